@@ -1,0 +1,26 @@
+package dev.aura.realtime.common.auth;
+
+import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The verified claims of a client token.
+ *
+ * @param role the {@code role} claim (anon, authenticated, service_role, ...)
+ * @param projectId the {@code ref} claim, falling back to {@code project_id}
+ * @param subject the {@code sub} claim or null
+ * @param expiresAt the {@code exp} claim
+ * @param all every claim, for {@code request.jwt.claims}
+ * @param json the claims as a JSON object text, as the token carried them
+ */
+public record Claims(String role, String projectId, String subject, Instant expiresAt, Map<String, Object> all, String json) {
+    public Claims {
+        all = Collections.unmodifiableMap(new LinkedHashMap<>(all));
+    }
+
+    public boolean isServiceRole() {
+        return "service_role".equals(role);
+    }
+}

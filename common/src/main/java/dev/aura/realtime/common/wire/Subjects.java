@@ -1,0 +1,120 @@
+package dev.aura.realtime.common.wire;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The NATS subjects of the product, all under {@code aura.realtime.>}, and the reversible
+ * encoding of arbitrary names (topics, table names) into one NATS-safe subject token.
+ *
+ * <pre>
+ * aura.realtime.changes.&lt;project_id&gt;.&lt;table token&gt;   postgres change events (cdc-worker → ws-front)
+ * aura.realtime.broadcast.&lt;project_id&gt;.&lt;topic token&gt;  client broadcasts (ws-front ↔ ws-front)
+ * aura.realtime.cdc.status                               cdc-worker status (see {@link CdcStatus})
+ * aura.realtime.rpc.subscription-check                   request/reply: validate a binding at join
+ * </pre>
+ *
+ * <p>Token encoding: ASCII letters, digits, {@code -} and {@code _} stand for themselves; every
+ * other UTF-8 byte is written {@code ~HH} (upper-case hex), so dots, spaces, {@code *},
+ * {@code >} and any unicode survive the round trip. The empty name is the token {@code ~}.
+ * NATS forbids {@code .}, whitespace, {@code *} and {@code >} inside a token and an empty token
+ * (nats-server subject rules); the encoding never produces them.
+ */
+public final class Subjects {
+    /** The subtree every ws-front replica subscribes to. */
+    public static final String ALL = "aura.realtime.>";
+    public static final String PREFIX = "aura.realtime.";
+    public static final String CHANGES = PREFIX + "changes";
+    public static final String BROADCAST = PREFIX + "broadcast";
+    public static final String CDC_STATUS = PREFIX + "cdc.status";
+    public static final String SUBSCRIPTION_CHECK = PREFIX + "rpc.subscription-check";
+
+    private static final char[] HEX = "0123456789ABCDEF".toCharArray();
+
+    private Subjects() {}
+
+    /** {@code aura.realtime.changes.<project>.<table token>}. */
+    public static String changes(String projectId, String table) {
+        return CHANGES + "." + encodeToken(projectId) + "." + encodeToken(table);
+    }
+
+    /** {@code aura.realtime.broadcast.<project>.<topic token>}. */
+    public static String broadcast(String projectId, String topic) {
+        return BROADCAST + "." + encodeToken(projectId) + "." + encodeToken(topic);
+    }
+
+    /** A parsed {@code changes} or {@code broadcast} subject. */
+    public record Parsed(String kind, String projectId, String name) {}
+
+    /**
+     * Parses a subject made by {@link #changes} or {@link #broadcast}.
+     *
+     * @return null for any other subject (including {@link #CDC_STATUS})
+     * @throws IllegalArgumentException when a token is not a valid encoding
+     */
+    public static Parsed parse(String subject) {
+        if (!subject.startsWith(PREFIX)) {
+            return null;
+        }
+        String[] parts = subject.substring(PREFIX.length()).split("\\.", -1);
+        if (parts.length != 3 || !(parts[0].equals("changes") || parts[0].equals("broadcast"))) {
+            return null;
+        }
+        return new Parsed(parts[0], decodeToken(parts[1]), decodeToken(parts[2]));
+    }
+
+    /** Encodes any string into one non-empty NATS subject token; see the class doc. */
+    public static String encodeToken(String name) {
+        if (name.isEmpty()) {
+            return "~";
+        }
+        StringBuilder out = new StringBuilder(name.length() + 8);
+        for (byte b : name.getBytes(StandardCharsets.UTF_8)) {
+            int c = b & 0xFF;
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_') {
+                out.append((char) c);
+            } else {
+                out.append('~').append(HEX[c >>> 4]).append(HEX[c & 0xF]);
+            }
+        }
+        return out.toString();
+    }
+
+    /**
+     * Inverse of {@link #encodeToken}.
+     *
+     * @throws IllegalArgumentException for a malformed escape or invalid UTF-8
+     */
+    public static String decodeToken(String token) {
+        if (token.equals("~")) {
+            return "";
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream(token.length());
+        for (int i = 0; i < token.length(); i++) {
+            char c = token.charAt(i);
+            if (c == '~') {
+                if (i + 2 >= token.length()) {
+                    throw new IllegalArgumentException("truncated escape in subject token: " + token);
+                }
+                int hi = Character.digit(token.charAt(i + 1), 16);
+                int lo = Character.digit(token.charAt(i + 2), 16);
+                if (hi < 0 || lo < 0) {
+                    throw new IllegalArgumentException("bad escape in subject token: " + token);
+                }
+                out.write((hi << 4) | lo);
+                i += 2;
+            } else if (c < 0x80) {
+                out.write(c);
+            } else {
+                throw new IllegalArgumentException("non-ASCII character in subject token: " + token);
+            }
+        }
+        byte[] bytes = out.toByteArray();
+        var decoder = StandardCharsets.UTF_8.newDecoder();
+        try {
+            return decoder.decode(java.nio.ByteBuffer.wrap(bytes)).toString();
+        } catch (java.nio.charset.CharacterCodingException e) {
+            throw new IllegalArgumentException("subject token is not UTF-8: " + token, e);
+        }
+    }
+}
