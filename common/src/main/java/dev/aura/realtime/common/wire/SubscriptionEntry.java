@@ -31,6 +31,10 @@ public record SubscriptionEntry(
 
     /** JetStream KV bucket of postgres_changes bindings (memory storage). */
     public static final String BUCKET = "aura_subscriptions";
+    /** The bucket's max age: an entry not refreshed for this long is dead (its owner crashed). */
+    public static final java.time.Duration MAX_AGE = java.time.Duration.ofSeconds(120);
+    /** How often owners re-put their live entries (well inside {@link #MAX_AGE}). */
+    public static final java.time.Duration REFRESH_INTERVAL = java.time.Duration.ofSeconds(30);
 
     /** KV key {@code <project_id>.<sub_id>} (KV keys allow {@code [-/_=.a-zA-Z0-9]}). */
     public static String key(String projectId, String subId) {

@@ -1,0 +1,44 @@
+package dev.aura.realtime.cdc.decode;
+
+import dev.aura.realtime.common.lsn.Lsn;
+import java.util.List;
+
+/**
+ * One I/U/D/T change of a committed transaction, as decoded from a wal2json format-version 2 row.
+ *
+ * @param action 'I', 'U', 'D' or 'T'
+ * @param schema real schema name (e.g. {@code project_<uuid>})
+ * @param table table name, unquoted
+ * @param columns new tuple ({@code columns}); empty for D and T; unchanged TOAST columns absent
+ * @param identity old tuple / replica identity ({@code identity}); empty for I and T
+ * @param pk primary key column names ({@code include-pk})
+ * @param commitLsn LSN of the transaction's commit record (wal2json {@code lsn} of the B row)
+ * @param ordinal 0-based position of this change among the transaction's I/U/D/T rows
+ * @param commitTimestamp commit time as wal2json printed it (session DateStyle ISO, TimeZone UTC)
+ */
+public record RowChange(
+        char action,
+        String schema,
+        String table,
+        List<DecodedColumn> columns,
+        List<DecodedColumn> identity,
+        List<String> pk,
+        Lsn commitLsn,
+        long ordinal,
+        String commitTimestamp) {
+
+    /** {@code <commit LSN>:<ordinal>}, stable across re-decoding of the same WAL. */
+    public String eventId() {
+        return commitLsn + ":" + ordinal;
+    }
+
+    public String type() {
+        return switch (action) {
+            case 'I' -> "INSERT";
+            case 'U' -> "UPDATE";
+            case 'D' -> "DELETE";
+            case 'T' -> "TRUNCATE";
+            default -> throw new IllegalStateException("not a row action: " + action);
+        };
+    }
+}

@@ -1,0 +1,105 @@
+package dev.aura.realtime.cdc.decode;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.common.lsn.Lsn;
+import dev.aura.realtime.common.wire.WireJson;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Decodes rows of {@code pg_logical_slot_peek_changes(..., 'format-version', '2',
+ * 'include-transaction', '1', 'include-timestamp', '1', 'include-type-oids', '1',
+ * 'include-types', '0', 'include-pk', '1', 'include-lsn', '1')}.
+ *
+ * <p>Row shapes (wal2json 2.x, {@code pg_decode_*_v2} in wal2json.c): {@code B} and {@code C}
+ * carry {@code lsn} (the commit record) and {@code nextlsn} (end of the commit); changes carry
+ * {@code schema, table, columns[{name,typeoid,value}], identity[...], pk[{name,typeoid}]}.
+ *
+ * <p>Not thread-safe: it numbers the changes of the current transaction (the ordinal of the
+ * event id), so one instance serves one poll loop.
+ */
+public final class Wal2JsonDecoder {
+    private final ObjectMapper mapper = WireJson.mapper();
+    private Lsn commitLsn = Lsn.ZERO;
+    private String commitTimestamp;
+    private long ordinal;
+
+    /**
+     * @param rowLsn the {@code lsn} column of the peek row
+     * @param data the {@code data} column
+     * @throws MalformedWalRowException when the row is not wal2json v2 JSON (never expected; logged with the LSN)
+     */
+    public WalMessage decode(Lsn rowLsn, String data) throws MalformedWalRowException {
+        JsonNode row;
+        try {
+            row = mapper.readTree(data);
+        } catch (JsonProcessingException e) {
+            throw new MalformedWalRowException("row at " + rowLsn + " is not JSON: " + e.getOriginalMessage());
+        }
+        String action = row.path("action").asText("");
+        switch (action) {
+            case "B" -> {
+                commitLsn = lsnField(row, "lsn", rowLsn);
+                commitTimestamp = row.path("timestamp").asText(null);
+                ordinal = 0;
+                return new WalMessage.Begin(commitLsn, lsnField(row, "nextlsn", rowLsn), commitTimestamp);
+            }
+            case "C" -> {
+                return new WalMessage.Commit(rowLsn);
+            }
+            case "I", "U", "D", "T" -> {
+                String ts = row.hasNonNull("timestamp") ? row.get("timestamp").asText() : commitTimestamp;
+                RowChange change = new RowChange(
+                        action.charAt(0),
+                        row.path("schema").asText(),
+                        row.path("table").asText(),
+                        columns(row.get("columns")),
+                        columns(row.get("identity")),
+                        names(row.get("pk")),
+                        commitLsn,
+                        ordinal++,
+                        ts);
+                return new WalMessage.Change(change);
+            }
+            default -> {
+                return new WalMessage.Other(action);
+            }
+        }
+    }
+
+    private static Lsn lsnField(JsonNode row, String field, Lsn rowLsn) throws MalformedWalRowException {
+        JsonNode node = row.get(field);
+        if (node == null || !node.isTextual()) {
+            throw new MalformedWalRowException("row at " + rowLsn + " lacks '" + field + "' (is include-lsn set?)");
+        }
+        try {
+            return Lsn.parse(node.asText());
+        } catch (IllegalArgumentException e) {
+            throw new MalformedWalRowException("row at " + rowLsn + ": " + e.getMessage());
+        }
+    }
+
+    private static List<DecodedColumn> columns(JsonNode array) {
+        if (array == null || !array.isArray() || array.isEmpty()) {
+            return List.of();
+        }
+        List<DecodedColumn> out = new ArrayList<>(array.size());
+        for (JsonNode c : array) {
+            out.add(new DecodedColumn(c.path("name").asText(), c.path("typeoid").asLong(0), c.get("value")));
+        }
+        return out;
+    }
+
+    private static List<String> names(JsonNode array) {
+        if (array == null || !array.isArray() || array.isEmpty()) {
+            return List.of();
+        }
+        List<String> out = new ArrayList<>(array.size());
+        for (JsonNode c : array) {
+            out.add(c.path("name").asText());
+        }
+        return out;
+    }
+}
