@@ -282,6 +282,7 @@ ws_listening() { port_in_use "$WS_PORT"; }
 seed_demo() {
   log "seeding demo project $DEMO_PROJECT_ID (schema $DEMO_SCHEMA, table messages)"
   psql_demo <<SQL
+set client_min_messages = warning;
 create schema if not exists $DEMO_SCHEMA;
 insert into aura_platform.projects (project_id, schema_name)
   values ('$DEMO_PROJECT_ID', '$DEMO_SCHEMA') on conflict (project_id) do nothing;

@@ -158,6 +158,16 @@ public final class RealtimeJsClient implements AutoCloseable {
     }
   }
 
+  /** Same as {@link #call(ObjectNode)}: sends a raw command object and returns the ack's result. */
+  public JsonNode send(ObjectNode command) {
+    return call(command);
+  }
+
+  /** Returns a new empty JSON object to build a raw command for {@link #send(ObjectNode)}. */
+  public static ObjectNode command(String type) {
+    return JSON.createObjectNode().put("type", type);
+  }
+
   // ---- typed helpers -----------------------------------------------------------------------
 
   /** Creates the client for {@code url} with protocol 2.0.0 and connects. */
