@@ -26,7 +26,9 @@ die() { echo "install-wal2json.sh: $*" >&2; exit 1; }
 install_plugin() {
   local pg_major="${1:-${PG_MAJOR:-15}}"
   local pkg="postgresql-${pg_major}-wal2json"
-  if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+  local status
+  status="$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)"
+  if [ "$status" = "install ok installed" ]; then
     echo "install-wal2json.sh: $pkg already installed"
     return 0
   fi
@@ -63,7 +65,7 @@ configure() {
   local knows_plugin_list=0
   local described
   described="$(describe_config "$postgres_bin")" || die "'$postgres_bin --describe-config' failed"
-  if printf '%s\n' "$described" | grep -q '^output_plugin_libraries[[:space:]]'; then
+  if grep -q '^output_plugin_libraries[[:space:]]' <<<"$described"; then
     knows_plugin_list=1
   fi
 
