@@ -1,0 +1,432 @@
+#!/usr/bin/env bash
+# Local aura-realtime stack: Postgres (wal2json) + nats-server + cdc-worker + ws-front.
+#
+# Usage: scripts/stack.sh install              install what is missing (apt, JDK check, npm ci in e2e/js)
+#        scripts/stack.sh up [--services-only] start everything (or only Postgres and NATS) and seed a demo
+#        scripts/stack.sh down [--purge]       stop everything (keep data; --purge deletes .stack/)
+#        scripts/stack.sh status               show what runs
+#
+# State lives in .stack/ (gitignored): pg/ (cluster), nats/ (JetStream store), logs/, *.pid.
+# Fixed ports (override with env): Postgres 54322, NATS 14222 (monitoring 18222), cdc-worker
+# HTTP 8081, ws-front 4000. All commands are idempotent.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+STACK="$ROOT/.stack"
+LOGS="$STACK/logs"
+PG_MAJOR="${PG_MAJOR:-15}"
+PG_BIN="/usr/lib/postgresql/$PG_MAJOR/bin"
+PG_DATA="$STACK/pg/data"
+PG_PORT="${STACK_PG_PORT:-54322}"
+NATS_PORT="${STACK_NATS_PORT:-14222}"
+NATS_MONITOR_PORT="${STACK_NATS_MONITOR_PORT:-18222}"
+CDC_HTTP_PORT="${CDC_HTTP_PORT:-8081}"
+WS_PORT="${WS_PORT:-4000}"
+AURA_JWT_SECRET="${AURA_JWT_SECRET:-aura-dev-secret-change-me-please-32bytes!}"
+WAL2JSON_SCRIPT="$ROOT/docker/postgres-wal2json/install-wal2json.sh"
+CDC_JAR="$ROOT/cdc-worker/target/cdc-worker.jar"
+WS_JAR="$ROOT/ws-front/target/ws-front.jar"
+DEMO_PROJECT_ID="00000000-0000-0000-0000-00000000d3e0"
+DEMO_SCHEMA="project_${DEMO_PROJECT_ID//-/_}"
+APT_PACKAGES=("postgresql-$PG_MAJOR" "postgresql-$PG_MAJOR-wal2json" "nats-server" "curl")
+
+log() { printf '\033[1mstack:\033[0m %s\n' "$*" >&2; }
+die() { printf 'stack: error: %s\n' "$*" >&2; exit 1; }
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+# Postgres refuses to run as root; run its tools as the postgres OS user when we are root.
+as_postgres() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+
+psql_demo() {
+  "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -v ON_ERROR_STOP=1 "$@"
+}
+
+# ---- install -----------------------------------------------------------------------------
+
+missing_apt_packages() {
+  local pkg status
+  for pkg in "${APT_PACKAGES[@]}"; do
+    # Capture first: "dpkg-query | grep -q" can fail on SIGPIPE under pipefail.
+    status="$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)"
+    [ "$status" = "install ok installed" ] || echo "$pkg"
+  done
+  command -v node >/dev/null || echo nodejs
+  command -v npm >/dev/null || echo npm
+  command -v mvn >/dev/null || echo maven
+}
+
+apt_install() {
+  export DEBIAN_FRONTEND=noninteractive
+  # A fresh box has empty package lists; refresh them when they are missing or the install fails.
+  if [ -z "$(ls -A /var/lib/apt/lists 2>/dev/null | grep -v -e lock -e partial || true)" ]; then
+    as_root apt-get update
+  fi
+  if ! as_root apt-get install -y --no-install-recommends "$@"; then
+    as_root apt-get update
+    as_root apt-get install -y --no-install-recommends "$@"
+  fi
+}
+
+# Prints the major version of the java binary $1 (e.g. 25), or 0.
+java_major() {
+  local version
+  version="$("$1" -version 2>&1 | awk -F'"' '/version/ {print $2; exit}')" || true
+  version="${version#1.}"
+  echo "${version%%[.+-]*}" | grep -E '^[0-9]+$' || echo 0
+}
+
+# Picks a JDK >= 21 for Maven: $JAVA_HOME if good, else Temurin 25, else any /usr/lib/jvm/* JDK.
+resolve_java_home() {
+  local candidate
+  for candidate in "${JAVA_HOME:-}" /usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/*; do
+    [ -n "$candidate" ] && [ -x "$candidate/bin/javac" ] || continue
+    if [ "$(java_major "$candidate/bin/java")" -ge 21 ]; then
+      echo "$candidate"
+      return 0
+    fi
+  done
+  return 1
+}
+
+npm_install_e2e() {
+  local dir="$ROOT/e2e/js"
+  if [ -f "$dir/package-lock.json" ]; then
+    # npm ci wipes node_modules; skip it when the installed tree matches the lock file.
+    if [ -f "$dir/node_modules/.package-lock.json" ] && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
+      log "e2e/js/node_modules is up to date"
+      return 0
+    fi
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  else
+    (cd "$dir" && npm install --no-audit --no-fund --loglevel=error)
+  fi
+}
+
+cmd_install() {
+  local missing
+  missing="$(missing_apt_packages | tr '\n' ' ')"
+  if [ -n "${missing// /}" ]; then
+    log "installing: $missing"
+    # shellcheck disable=SC2086
+    apt_install $missing
+  fi
+  bash "$WAL2JSON_SCRIPT" install "$PG_MAJOR"
+  [ -x "$PG_BIN/postgres" ] || die "$PG_BIN/postgres missing after installing postgresql-$PG_MAJOR"
+  command -v nats-server >/dev/null || [ -x /usr/sbin/nats-server ] || die "nats-server missing after apt-get install"
+  local jdk
+  jdk="$(resolve_java_home)" || die "no JDK >= 21 found (looked at \$JAVA_HOME and /usr/lib/jvm/*); install Temurin 25: https://adoptium.net/installation/linux/"
+  log "JDK for Maven: $jdk"
+  npm_install_e2e
+  log "install complete"
+}
+
+install_needed() {
+  [ -n "$(missing_apt_packages)" ] && return 0
+  [ -f "$PG_BIN/../lib/wal2json.so" ] || [ -f "/usr/lib/postgresql/$PG_MAJOR/lib/wal2json.so" ] || return 0
+  [ -d "$ROOT/e2e/js/node_modules/@supabase/realtime-js" ] || return 0
+  return 1
+}
+
+# ---- processes ---------------------------------------------------------------------------
+
+# True if the pid in file $1 is alive and its command line contains $2 (guards against pid reuse).
+pid_alive() {
+  local file="$1" needle="$2" pid
+  [ -f "$file" ] || return 1
+  pid="$(cat "$file")"
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$needle"
+}
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+wait_for() {
+  local what="$1" seconds="$2" log_file="$3" pid_file="$4" needle="$5"
+  shift 5
+  local deadline=$((SECONDS + seconds))
+  until "$@"; do
+    if [ -n "$pid_file" ] && ! pid_alive "$pid_file" "$needle"; then
+      tail -n 40 "$log_file" >&2 || true
+      die "$what: the process exited (log: $log_file)"
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      tail -n 40 "$log_file" >&2 || true
+      die "$what: not ready after ${seconds}s (log: $log_file)"
+    fi
+    sleep 0.5
+  done
+}
+
+# Sends SIGTERM to the process in pid file $1, waits up to $3 seconds, then SIGKILLs it.
+stop_pid() {
+  local file="$1" needle="$2" grace="$3" pid i
+  if pid_alive "$file" "$needle"; then
+    pid="$(cat "$file")"
+    log "stopping $(basename "$file" .pid) (pid $pid)"
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < grace * 10; i++)); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      log "$(basename "$file" .pid) did not stop within ${grace}s; sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  fi
+  rm -f "$file"
+}
+
+# ---- Postgres ----------------------------------------------------------------------------
+
+pg_running() { as_postgres "$PG_BIN/pg_ctl" -D "$PG_DATA" status >/dev/null 2>&1; }
+
+init_postgres() {
+  [ -f "$PG_DATA/PG_VERSION" ] && return 0
+  log "initialising Postgres cluster in $PG_DATA"
+  mkdir -p "$STACK/pg"
+  if [ "$(id -u)" -eq 0 ]; then chown postgres:postgres "$STACK/pg"; fi
+  chmod 700 "$STACK/pg"
+  as_postgres "$PG_BIN/initdb" -D "$PG_DATA" -U postgres -A trust -E UTF8 --locale=C.UTF-8 >"$LOGS/initdb.log" 2>&1 \
+    || { cat "$LOGS/initdb.log" >&2; die "initdb failed"; }
+  cat >>"$PG_DATA/postgresql.conf" <<EOF
+
+# aura-realtime local stack (scripts/stack.sh)
+listen_addresses = '127.0.0.1'
+port = $PG_PORT
+unix_socket_directories = '$STACK/pg'
+EOF
+  bash "$WAL2JSON_SCRIPT" configure "$PG_DATA/postgresql.conf" "$PG_BIN/postgres"
+}
+
+start_postgres() {
+  init_postgres
+  if pg_running; then
+    log "Postgres already running on 127.0.0.1:$PG_PORT"
+    return 0
+  fi
+  port_in_use "$PG_PORT" && die "port $PG_PORT is taken by another process; stop it or set STACK_PG_PORT (only before the first 'up')"
+  log "starting Postgres on 127.0.0.1:$PG_PORT"
+  touch "$LOGS/postgres.log"
+  if [ "$(id -u)" -eq 0 ]; then chown postgres "$LOGS/postgres.log"; fi
+  as_postgres "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$LOGS/postgres.log" -w -t 60 start >/dev/null \
+    || { tail -n 30 "$LOGS/postgres.log" >&2; die "Postgres did not start (log: $LOGS/postgres.log)"; }
+}
+
+# ---- NATS --------------------------------------------------------------------------------
+
+nats_healthy() { curl -fsS "http://127.0.0.1:$NATS_MONITOR_PORT/healthz" >/dev/null 2>&1; }
+
+start_nats() {
+  if pid_alive "$STACK/nats.pid" nats-server; then
+    log "nats-server already running on 127.0.0.1:$NATS_PORT"
+    return 0
+  fi
+  port_in_use "$NATS_PORT" && die "port $NATS_PORT is taken by another process; stop it or set STACK_NATS_PORT"
+  local bin
+  bin="$(command -v nats-server || echo /usr/sbin/nats-server)"
+  log "starting nats-server -js on 127.0.0.1:$NATS_PORT (monitoring :$NATS_MONITOR_PORT)"
+  mkdir -p "$STACK/nats"
+  nohup setsid "$bin" -js -a 127.0.0.1 -p "$NATS_PORT" -m "$NATS_MONITOR_PORT" -sd "$STACK/nats" -n aura-local \
+    >>"$LOGS/nats.log" 2>&1 </dev/null &
+  echo $! >"$STACK/nats.pid"
+  wait_for "nats-server" 20 "$LOGS/nats.log" "$STACK/nats.pid" nats-server nats_healthy
+}
+
+# ---- binaries ----------------------------------------------------------------------------
+
+jars_stale() {
+  [ -f "$CDC_JAR" ] && [ -f "$WS_JAR" ] || return 0
+  local oldest="$CDC_JAR"
+  [ "$WS_JAR" -ot "$oldest" ] && oldest="$WS_JAR"
+  [ -n "$(find "$ROOT/pom.xml" "$ROOT"/{common,cdc-worker,ws-front}/pom.xml "$ROOT"/{common,cdc-worker,ws-front}/src \
+    -newer "$oldest" -type f -print -quit 2>/dev/null)" ]
+}
+
+build_jars() {
+  jars_stale || { log "jars are up to date"; return 0; }
+  local jdk
+  jdk="$(resolve_java_home)" || die "no JDK >= 21 found; run scripts/stack.sh install"
+  log "building jars (mvn -q -DskipTests package, JAVA_HOME=$jdk)"
+  (cd "$ROOT" && JAVA_HOME="$jdk" mvn -q -B -DskipTests package) \
+    || die "the build failed (see the Maven output above); fix it or use 'up --services-only' for Postgres and NATS only"
+  [ -f "$CDC_JAR" ] || die "the build succeeded but $CDC_JAR is missing (does cdc-worker build a runnable jar named cdc-worker.jar?)"
+  [ -f "$WS_JAR" ] || die "the build succeeded but $WS_JAR is missing (does ws-front build a runnable jar named ws-front.jar?)"
+}
+
+# Starts jar $2 as service $1 with the environment given as the remaining KEY=VALUE arguments.
+start_service() {
+  local name="$1" jar="$2"
+  shift 2
+  if pid_alive "$STACK/$name.pid" "$jar"; then
+    log "$name already running (pid $(cat "$STACK/$name.pid"))"
+    return 0
+  fi
+  local java
+  java="$(resolve_java_home)/bin/java" || die "no JDK >= 21 found; run scripts/stack.sh install"
+  log "starting $name (log: $LOGS/$name.log)"
+  echo "=== $(date -Is) starting $name" >>"$LOGS/$name.log"
+  nohup setsid env -i PATH="$PATH" HOME="${HOME:-/root}" LANG="${LANG:-C.UTF-8}" "$@" "$java" -jar "$jar" \
+    >>"$LOGS/$name.log" 2>&1 </dev/null &
+  echo $! >"$STACK/$name.pid"
+}
+
+cdc_healthy() { curl -sS -o /dev/null "http://127.0.0.1:$CDC_HTTP_PORT/health" 2>/dev/null; }
+
+platform_ready() {
+  [ "$(psql_demo -tA -c "select to_regclass('aura_platform.realtime_tables') is not null
+      and exists (select 1 from pg_roles where rolname = 'aura_anon')
+      and exists (select 1 from pg_roles where rolname = 'aura_authenticated')" 2>/dev/null)" = "t" ]
+}
+
+ws_listening() { port_in_use "$WS_PORT"; }
+
+seed_demo() {
+  log "seeding demo project $DEMO_PROJECT_ID (schema $DEMO_SCHEMA, table messages)"
+  psql_demo <<SQL
+set client_min_messages = warning;
+create schema if not exists $DEMO_SCHEMA;
+insert into aura_platform.projects (project_id, schema_name)
+  values ('$DEMO_PROJECT_ID', '$DEMO_SCHEMA') on conflict (project_id) do nothing;
+create table if not exists $DEMO_SCHEMA.messages (
+  id bigserial primary key,
+  body text not null,
+  author text,
+  created_at timestamptz not null default now()
+);
+alter table $DEMO_SCHEMA.messages replica identity full;
+grant usage on schema $DEMO_SCHEMA to aura_anon, aura_authenticated;
+grant select, insert, update, delete on $DEMO_SCHEMA.messages to aura_anon, aura_authenticated;
+grant usage, select on sequence $DEMO_SCHEMA.messages_id_seq to aura_anon, aura_authenticated;
+insert into aura_platform.realtime_tables (project_id, table_name, enabled)
+  values ('$DEMO_PROJECT_ID', 'messages', true)
+  on conflict (project_id, table_name) do update set enabled = true, updated_at = now()
+  where not aura_platform.realtime_tables.enabled;
+SQL
+}
+
+mint() { node "$ROOT/scripts/mint-jwt.mjs" --secret "$AURA_JWT_SECRET" --role "$1" --ref "$DEMO_PROJECT_ID"; }
+
+print_banner() {
+  local anon service
+  anon="$(mint anon)"
+  service="$(mint service_role)"
+  cat <<EOF
+
+aura-realtime local stack is up.
+
+  WebSocket     ws://localhost:$WS_PORT/realtime/v1/websocket
+  supabase-js   createClient('http://localhost:$WS_PORT', ANON_KEY)
+  health        curl -s localhost:$CDC_HTTP_PORT/health
+  logs          $LOGS/
+
+  ANON_KEY=$anon
+  SERVICE_ROLE_KEY=$service
+
+Insert a row (schema 'public' for clients = $DEMO_SCHEMA):
+  psql -h 127.0.0.1 -p $PG_PORT -U postgres -d postgres -c "insert into $DEMO_SCHEMA.messages (body, author) values ('hello', 'me')"
+
+Listen with realtime-js (cd e2e/js && node --input-type=module):
+  import { RealtimeClient } from '@supabase/realtime-js'
+  import WebSocket from 'ws'
+  const client = new RealtimeClient('ws://localhost:$WS_PORT/realtime/v1', {
+    params: { apikey: '$anon' },
+    transport: WebSocket,
+  })
+  client.channel('room-1')
+    .on('postgres_changes', { event: '*', schema: 'public', table: 'messages' }, (p) => console.log(p))
+    .on('broadcast', { event: '*' }, (m) => console.log(m))
+    .subscribe((status, err) => console.log(status, err ?? ''))
+
+EOF
+}
+
+print_services_banner() {
+  cat <<EOF
+
+Postgres and NATS are up (--services-only; cdc-worker and ws-front not started).
+  Postgres  jdbc:postgresql://127.0.0.1:$PG_PORT/postgres?user=postgres
+            psql -h 127.0.0.1 -p $PG_PORT -U postgres -d postgres
+  NATS      nats://127.0.0.1:$NATS_PORT  (monitoring http://127.0.0.1:$NATS_MONITOR_PORT)
+EOF
+}
+
+cmd_up() {
+  local services_only=0
+  for arg in "$@"; do
+    case "$arg" in
+      --services-only) services_only=1 ;;
+      *) die "unknown option for up: $arg" ;;
+    esac
+  done
+  mkdir -p "$LOGS"
+  if install_needed; then cmd_install; fi
+  [ "$services_only" -eq 1 ] || build_jars
+  start_postgres
+  start_nats
+  if [ "$services_only" -eq 1 ]; then
+    print_services_banner
+    return 0
+  fi
+  start_service cdc-worker "$CDC_JAR" \
+    POSTGRES_REPLICATION_URL="jdbc:postgresql://127.0.0.1:$PG_PORT/postgres?user=postgres" \
+    NATS_URL="nats://127.0.0.1:$NATS_PORT" \
+    AURA_JWT_SECRET="$AURA_JWT_SECRET" \
+    CDC_HTTP_PORT="$CDC_HTTP_PORT" \
+    LEADER_ELECTION=disabled
+  wait_for "cdc-worker /health" 90 "$LOGS/cdc-worker.log" "$STACK/cdc-worker.pid" "$CDC_JAR" cdc_healthy
+  wait_for "aura_platform schema and roles" 60 "$LOGS/cdc-worker.log" "$STACK/cdc-worker.pid" "$CDC_JAR" platform_ready
+  seed_demo
+  start_service ws-front "$WS_JAR" \
+    NATS_URL="nats://127.0.0.1:$NATS_PORT" \
+    AURA_JWT_SECRET="$AURA_JWT_SECRET" \
+    WS_PORT="$WS_PORT"
+  wait_for "ws-front on port $WS_PORT" 60 "$LOGS/ws-front.log" "$STACK/ws-front.pid" "$WS_JAR" ws_listening
+  print_banner
+}
+
+cmd_down() {
+  local purge=0
+  for arg in "$@"; do
+    case "$arg" in
+      --purge) purge=1 ;;
+      *) die "unknown option for down: $arg" ;;
+    esac
+  done
+  stop_pid "$STACK/ws-front.pid" "$WS_JAR" 15
+  stop_pid "$STACK/cdc-worker.pid" "$CDC_JAR" 15
+  stop_pid "$STACK/nats.pid" nats-server 10
+  if [ -f "$PG_DATA/PG_VERSION" ] && pg_running; then
+    log "stopping Postgres"
+    as_postgres "$PG_BIN/pg_ctl" -D "$PG_DATA" -m fast -w -t 60 stop >/dev/null
+  fi
+  if [ "$purge" -eq 1 ]; then
+    log "deleting $STACK"
+    rm -rf "$STACK"
+  fi
+  log "stack is down"
+}
+
+cmd_status() {
+  local state
+  if [ -f "$PG_DATA/PG_VERSION" ] && pg_running; then state="running"; else state="stopped"; fi
+  printf '%-11s %-8s %s\n' postgres "$state" "127.0.0.1:$PG_PORT ($PG_DATA)"
+  if pid_alive "$STACK/nats.pid" nats-server; then state="running"; else state="stopped"; fi
+  printf '%-11s %-8s %s\n' nats "$state" "127.0.0.1:$NATS_PORT"
+  if pid_alive "$STACK/cdc-worker.pid" "$CDC_JAR"; then state="running"; else state="stopped"; fi
+  printf '%-11s %-8s %s\n' cdc-worker "$state" "health: $(curl -s --max-time 2 "http://127.0.0.1:$CDC_HTTP_PORT/health" 2>/dev/null || echo -)"
+  if pid_alive "$STACK/ws-front.pid" "$WS_JAR"; then state="running"; else state="stopped"; fi
+  printf '%-11s %-8s %s\n' ws-front "$state" "ws://localhost:$WS_PORT/realtime/v1/websocket"
+}
+
+main() {
+  local cmd="${1:-}"
+  shift || true
+  case "$cmd" in
+    install) cmd_install "$@" ;;
+    up) cmd_up "$@" ;;
+    down) cmd_down "$@" ;;
+    status) cmd_status "$@" ;;
+    *) sed -n '2,11p' "${BASH_SOURCE[0]}" >&2; exit 2 ;;
+  esac
+}
+
+main "$@"
