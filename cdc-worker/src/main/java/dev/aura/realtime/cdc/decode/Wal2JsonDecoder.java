@@ -25,6 +25,7 @@ public final class Wal2JsonDecoder {
     private Lsn commitLsn = Lsn.ZERO;
     private String commitTimestamp;
     private long ordinal;
+    private Lsn lastCommitEnd;
 
     /**
      * @param rowLsn the {@code lsn} column of the peek row
@@ -47,6 +48,7 @@ public final class Wal2JsonDecoder {
                 return new WalMessage.Begin(commitLsn, lsnField(row, "nextlsn", rowLsn), commitTimestamp);
             }
             case "C" -> {
+                lastCommitEnd = rowLsn;
                 return new WalMessage.Commit(rowLsn);
             }
             case "I", "U", "D", "T" -> {
@@ -67,6 +69,16 @@ public final class Wal2JsonDecoder {
                 return new WalMessage.Other(action);
             }
         }
+    }
+
+    /** The end LSN of the last commit row decoded since {@link #resetBatch()}, or null. */
+    public Lsn lastCommitEnd() {
+        return lastCommitEnd;
+    }
+
+    /** Forgets the last commit of the previous batch. */
+    public void resetBatch() {
+        lastCommitEnd = null;
     }
 
     private static Lsn lsnField(JsonNode row, String field, Lsn rowLsn) throws MalformedWalRowException {

@@ -84,7 +84,7 @@ public final class SubscriptionIndex implements AutoCloseable {
                 kvm.create(KeyValueConfiguration.builder()
                         .name(SubscriptionEntry.BUCKET)
                         .storageType(StorageType.Memory)
-                        .maxAge(SubscriptionEntry.MAX_AGE)
+                        .ttl(SubscriptionEntry.MAX_AGE)
                         .maxHistoryPerKey(1)
                         .build());
             } catch (JetStreamApiException raced) {

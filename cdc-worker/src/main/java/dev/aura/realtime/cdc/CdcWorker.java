@@ -1,0 +1,237 @@
+package dev.aura.realtime.cdc;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.aura.realtime.cdc.config.CdcConfig;
+import dev.aura.realtime.cdc.decode.TypeCatalog;
+import dev.aura.realtime.cdc.http.HttpApi;
+import dev.aura.realtime.cdc.leader.FencedException;
+import dev.aura.realtime.cdc.leader.LeaderGate;
+import dev.aura.realtime.cdc.match.SubscriptionIndex;
+import dev.aura.realtime.cdc.metrics.CdcMetrics;
+import dev.aura.realtime.cdc.pipeline.EventBuilder;
+import dev.aura.realtime.cdc.pipeline.ShardedPipeline;
+import dev.aura.realtime.cdc.platform.EnabledTablesCache;
+import dev.aura.realtime.cdc.platform.PlatformSchema;
+import dev.aura.realtime.cdc.publish.EventPublisher;
+import dev.aura.realtime.cdc.publish.StatusPublisher;
+import dev.aura.realtime.cdc.rls.OpenAccess;
+import dev.aura.realtime.cdc.rpc.SubscriptionCheckService;
+import dev.aura.realtime.cdc.slot.CdcState;
+import dev.aura.realtime.cdc.slot.SlotManager;
+import dev.aura.realtime.cdc.slot.SlotPoller;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.nats.client.Connection;
+import io.nats.client.Nats;
+import io.nats.client.Options;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The cdc-worker process as one object: wires every component, starts them in order and closes
+ * them in reverse. {@code CdcWorkerMain} runs one; tests run several in one JVM.
+ *
+ * <p>Start order: metrics, HTTP (so {@code /health} answers at once), NATS (reconnecting
+ * forever, also on the first connect), the Postgres pool, then on thread {@code aura-bootstrap}
+ * (retrying until Postgres answers) the platform schema, the registry watch, the subscription
+ * check responder, the RLS shards, the status publisher and finally leadership, which runs the
+ * poll loop while this process leads.
+ */
+public final class CdcWorker implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(CdcWorker.class);
+
+    private final CdcConfig config;
+    private final Clock clock;
+    private final Deque<AutoCloseable> started = new ArrayDeque<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final CdcState state;
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final CdcMetrics metrics = new CdcMetrics(registry);
+    private volatile boolean bootstrapped;
+    private volatile Connection nats;
+    private HttpApi http;
+    private Thread bootstrap;
+    private Thread pollThread;
+    private volatile EnabledTablesCache tables;
+
+    public CdcWorker(CdcConfig config, Clock clock) {
+        this.config = config;
+        this.clock = clock;
+        this.state = new CdcState(clock, Duration.ofSeconds(10).plus(config.idleBackoff().multipliedBy(2)));
+    }
+
+    /** Starts the worker; returns once the HTTP port listens (the rest comes up in the background). */
+    public synchronized void start() throws Exception {
+        http = new HttpApi(config.httpPort(), state, this::leaderView, this::ready, registry, config.instanceId(), config.slotName());
+        http.start();
+        started.push(http);
+
+        Options options = new Options.Builder()
+                .server(config.natsUrl())
+                .connectionName("aura-cdc-worker " + config.instanceId())
+                .maxReconnects(-1)
+                .reconnectWait(Duration.ofMillis(500))
+                .connectionTimeout(Duration.ofSeconds(5))
+                .connectionListener((conn, event) -> {
+                    log.info("nats: {}", event);
+                    SubscriptionIndex idx = index;
+                    if (idx != null) {
+                        idx.onConnectionEvent(event);
+                    }
+                })
+                .build();
+        nats = Nats.connectReconnectOnConnect(options);
+        started.push(() -> nats.close());
+
+        HikariConfig hc = new HikariConfig();
+        hc.setJdbcUrl(config.postgresUrl());
+        hc.setPoolName("aura-cdc-db");
+        hc.setMaximumPoolSize(config.numShards() + 4);
+        hc.setInitializationFailTimeout(-1);
+        hc.setConnectionTimeout(5000);
+        hc.addDataSourceProperty("ApplicationName", "aura-cdc-worker-pool");
+        HikariDataSource pool = new HikariDataSource(hc);
+        started.push(pool);
+
+        bootstrap = Thread.ofPlatform().name("aura-bootstrap").daemon().start(() -> bootstrap(pool));
+    }
+
+    private volatile SubscriptionIndex index;
+
+    private void bootstrap(HikariDataSource pool) {
+        long backoff = 200;
+        while (!closed.get()) {
+            try {
+                PlatformSchema.ensure(pool);
+                break;
+            } catch (Exception e) {
+                state.failed(dev.aura.realtime.cdc.slot.CdcReason.POSTGRES_UNAVAILABLE, "bootstrap: " + e.getMessage());
+                log.warn("platform bootstrap failed, retrying in {} ms: {}", backoff, e.getMessage());
+                try {
+                    Thread.sleep(backoff);
+                } catch (InterruptedException ie) {
+                    return;
+                }
+                backoff = Math.min(backoff * 2, 5000);
+            }
+        }
+        try {
+            synchronized (this) {
+                if (closed.get()) {
+                    return;
+                }
+                TypeCatalog types = new TypeCatalog(pool);
+                SubscriptionIndex idx = new SubscriptionIndex(nats, clock);
+                idx.start(60_000);
+                index = idx;
+                started.push(idx);
+
+                SubscriptionCheckService checks = new SubscriptionCheckService(nats, pool);
+                checks.start();
+                started.push(checks);
+
+                EventPublisher publisher = new EventPublisher(nats, config.instanceId());
+                ShardedPipeline pipeline = new ShardedPipeline(config.numShards(), 1024,
+                        new EventBuilder(types, config.maxRecordBytes()), idx, new OpenAccess(), publisher, metrics,
+                        Duration.ofSeconds(5));
+                pipeline.start();
+                started.push(pipeline);
+
+                StatusPublisher status = new StatusPublisher(state, publisher, metrics, config.instanceId(), clock, 5000);
+                status.start(250);
+                started.push(status);
+
+                tables = new EnabledTablesCache(pool, config.tableRefresh(), clock);
+                SlotPoller poller = new SlotPoller(
+                        new SlotPoller.Settings(config.replicationUrl(), config.batchSize(), config.fetchSize(), config.idleBackoff(),
+                                Duration.ofSeconds(5)),
+                        new SlotManager(config.slotName()), pipeline, tables, state, metrics,
+                        (from, to) -> status.publishNow());
+                LeaderGate alwaysLeader = new LeaderGate() {
+                    @Override
+                    public void checkFence() throws FencedException {}
+
+                    @Override
+                    public long leaseEpoch() {
+                        return 0;
+                    }
+                };
+                pipeline.useGate(alwaysLeader);
+                state.leading(true);
+                pollThread = Thread.ofPlatform().name("aura-poll").start(() -> {
+                    try {
+                        poller.run(alwaysLeader);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                });
+                started.push(() -> {
+                    pollThread.interrupt();
+                    pollThread.join(10_000);
+                });
+                bootstrapped = true;
+                log.info("cdc-worker {} started (slot {}, {} shards)", config.instanceId(), config.slotName(), config.numShards());
+            }
+        } catch (Exception e) {
+            log.error("cdc-worker start-up failed", e);
+            state.failed(dev.aura.realtime.cdc.slot.CdcReason.ERROR, "start-up failed: " + e);
+        }
+    }
+
+    private HttpApi.LeaderView leaderView() {
+        boolean leader = state.snapshot().leader();
+        return new HttpApi.LeaderView(leader, leader ? config.instanceId() : null, 0, "disabled");
+    }
+
+    private boolean ready() {
+        Connection n = nats;
+        return bootstrapped && n != null && n.getStatus() == Connection.Status.CONNECTED;
+    }
+
+    /** Entries in this worker's view of the subscription registry (0 before start-up completes). */
+    public int registrySize() {
+        SubscriptionIndex idx = index;
+        return idx == null ? 0 : idx.size();
+    }
+
+    public CdcState state() {
+        return state;
+    }
+
+    public int httpPort() {
+        return http.port();
+    }
+
+    public PrometheusMeterRegistry registry() {
+        return registry;
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        synchronized (this) {
+            if (bootstrap != null) {
+                bootstrap.interrupt();
+            }
+            while (!started.isEmpty()) {
+                AutoCloseable c = started.pop();
+                try {
+                    c.close();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } catch (Exception e) {
+                    log.warn("error while stopping {}: {}", c, e.toString());
+                }
+            }
+        }
+        log.info("cdc-worker {} stopped", config.instanceId());
+    }
+}

@@ -1,0 +1,289 @@
+package dev.aura.realtime.cdc.slot;
+
+import dev.aura.realtime.cdc.decode.Wal2JsonDecoder;
+import dev.aura.realtime.cdc.decode.WalMessage;
+import dev.aura.realtime.cdc.leader.FencedException;
+import dev.aura.realtime.cdc.leader.LeaderGate;
+import dev.aura.realtime.cdc.leader.LeaderWork;
+import dev.aura.realtime.cdc.metrics.CdcMetrics;
+import dev.aura.realtime.cdc.pipeline.ChangeSink;
+import dev.aura.realtime.cdc.pipeline.PipelineException;
+import dev.aura.realtime.cdc.platform.EnabledTables;
+import dev.aura.realtime.common.lsn.Lsn;
+import io.micrometer.core.instrument.Timer;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Properties;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The CDC poll loop (PRODUCT.md C2–C4), run while this process leads.
+ *
+ * <h2>Lifecycle</h2>
+ * Open a dedicated connection to {@code POSTGRES_REPLICATION_URL} (session pinned to
+ * {@code DateStyle=ISO}, {@code TimeZone=UTC}, {@code extra_float_digits=3}); check the
+ * prerequisites; create the slot if absent; recreate it when lost (logging the LSN gap). Any
+ * failure is classified ({@link CdcReason}), shown in {@code /health}, and retried with
+ * exponential backoff; the loop never exits on its own. Interrupting the thread (leadership
+ * lost, shutdown) stops it and closes the connection.
+ *
+ * <h2>Poll loop</h2>
+ * <ol>
+ *   <li>Read {@code pg_current_wal_flush_lsn()} as {@code upto}: decoding reads only flushed WAL.
+ *   <li>With no enabled table, do not peek (an absent add-tables means every table); advance to
+ *       {@code upto} and sleep {@code CDC_IDLE_BACKOFF_MS}.
+ *   <li>{@code pg_logical_slot_peek_changes(slot, upto, CDC_BATCH_SIZE, ...)}, streamed with a
+ *       fetch size in a read transaction, each change handed to the sink as it is read.
+ *       {@code upto_nchanges} is only checked at commit boundaries, so one transaction always
+ *       comes back whole; streaming keeps memory flat (seed 000).
+ *   <li>Flush the sink: every change is published and NATS confirmed it. Check the fence.
+ *   <li>Advance: when fewer rows than the batch size came back, everything up to {@code upto}
+ *       was seen, so advance to {@code upto} (keeps {@code confirmed_flush_lsn} moving while
+ *       only unwatched tables change); otherwise advance to the last commit row's LSN only.
+ *       Advancing to a change row would re-deliver its transaction.
+ *   <li>Poll again at once if rows came back, else sleep {@code CDC_IDLE_BACKOFF_MS}.
+ * </ol>
+ * A failure anywhere before the advance leaves the slot where it was: the batch is read again
+ * and re-published (at least once; receivers drop duplicates by {@code Aura-Event-Id}).
+ */
+public final class SlotPoller implements LeaderWork {
+    private static final Logger log = LoggerFactory.getLogger(SlotPoller.class);
+    private static final String PEEK = """
+            SELECT lsn::text, data FROM pg_logical_slot_peek_changes(?, ?::pg_lsn, ?,
+              'format-version', '2', 'include-transaction', '1', 'include-timestamp', '1',
+              'include-type-oids', '1', 'include-types', '0', 'include-pk', '1', 'include-lsn', '1',
+              'add-tables', ?)""";
+    private static final long INSPECT_EVERY_MS = 2000;
+    private static final long REDECODE_WARN_BYTES = 256L * 1024 * 1024;
+
+    /** Settings of the poll loop. */
+    public record Settings(String replicationUrl, int batchSize, int fetchSize, Duration idleBackoff, Duration maxBackoff) {}
+
+    private final Settings settings;
+    private final SlotManager slots;
+    private final ChangeSink sink;
+    private final Supplier<EnabledTables> tables;
+    private final CdcState state;
+    private final CdcMetrics metrics;
+    private final GapListener gapListener;
+
+    /** Told when a lost slot was recreated, so clients can be warned (PRODUCT.md D6). */
+    @FunctionalInterface
+    public interface GapListener {
+        void slotRecreated(Lsn lostFrom, Lsn resumedAt);
+    }
+
+    public SlotPoller(Settings settings, SlotManager slots, ChangeSink sink, Supplier<EnabledTables> tables, CdcState state,
+            CdcMetrics metrics, GapListener gapListener) {
+        this.settings = settings;
+        this.slots = slots;
+        this.sink = sink;
+        this.tables = tables;
+        this.state = state;
+        this.metrics = metrics;
+        this.gapListener = gapListener;
+    }
+
+    @Override
+    public void run(LeaderGate gate) throws InterruptedException {
+        long backoffMs = 100;
+        while (!Thread.currentThread().isInterrupted()) {
+            try (Connection c = open()) {
+                slots.checkPrerequisites(c);
+                SlotInfo info = slots.ensure(c);
+                if (info.lost()) {
+                    info = recreate(c, info);
+                }
+                state.slot(info);
+                backoffMs = 100;
+                pollLoop(c, gate, info.confirmedFlushLsn());
+            } catch (CdcFailure f) {
+                report(f.reason(), f.getMessage(), f.retriable());
+                if (f.reason() == CdcReason.SLOT_LOST) {
+                    recreateAfterError();
+                }
+            } catch (SQLException e) {
+                CdcFailure f = CdcFailure.classify(e);
+                report(f.reason(), f.getMessage(), f.retriable());
+                if (f.reason() == CdcReason.SLOT_LOST) {
+                    recreateAfterError();
+                    continue;
+                }
+            } catch (PipelineException e) {
+                report(e.reason(), e.getMessage(), true);
+            } catch (FencedException e) {
+                report(CdcReason.NOT_LEADER, "fenced: " + e.getMessage(), true);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            } catch (RuntimeException e) {
+                log.error("unexpected failure in the poll loop; retrying", e);
+                report(CdcReason.ERROR, e.toString(), true);
+            }
+            Thread.sleep(backoffMs);
+            backoffMs = Math.min(backoffMs * 2, settings.maxBackoff().toMillis());
+        }
+        log.info("poll loop stopped (slot {})", slots.slotName());
+    }
+
+    private void pollLoop(Connection c, LeaderGate gate, Lsn confirmed)
+            throws SQLException, InterruptedException, PipelineException, FencedException, CdcFailure {
+        Wal2JsonDecoder decoder = new Wal2JsonDecoder();
+        long lastInspect = 0;
+        while (!Thread.currentThread().isInterrupted()) {
+            gate.checkFence();
+            long now = System.currentTimeMillis();
+            if (now - lastInspect >= INSPECT_EVERY_MS) {
+                SlotInfo info = slots.inspect(c).orElseThrow(() -> new CdcFailure(CdcReason.SLOT_LOST, "slot vanished", true, null));
+                if (info.lost()) {
+                    throw new CdcFailure(CdcReason.SLOT_LOST, "wal_status = lost", true, null);
+                }
+                observe(info);
+                confirmed = max(confirmed, info.confirmedFlushLsn());
+                lastInspect = now;
+            }
+            Timer.Sample sample = Timer.start();
+            EnabledTables enabled = tables.get();
+            Lsn upto = flushLsn(c);
+            int rows = 0;
+            if (!enabled.isEmpty()) {
+                rows = peek(c, decoder, enabled, upto);
+                sink.flush();
+            }
+            Lsn target = rows < settings.batchSize() ? upto : decoder.lastCommitEnd();
+            gate.checkFence();
+            if (target != null && target.isAfter(confirmed)) {
+                confirmed = slots.advance(c, target);
+            }
+            metrics.polls.increment();
+            metrics.batchRows.record(rows);
+            sample.stop(metrics.pollDuration);
+            state.pollSucceeded();
+            if (rows == 0) {
+                Thread.sleep(settings.idleBackoff().toMillis());
+            }
+        }
+    }
+
+    /** Streams one peek into the sink. @return rows read (including B/C rows) */
+    private int peek(Connection c, Wal2JsonDecoder decoder, EnabledTables enabled, Lsn upto)
+            throws SQLException, InterruptedException, PipelineException {
+        decoder.resetBatch();
+        int rows = 0;
+        c.setAutoCommit(false);
+        try (PreparedStatement ps = c.prepareStatement(PEEK)) {
+            ps.setFetchSize(settings.fetchSize());
+            ps.setString(1, slots.slotName());
+            ps.setString(2, upto.toString());
+            ps.setInt(3, settings.batchSize());
+            ps.setString(4, enabled.addTablesOption());
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rows++;
+                    WalMessage msg;
+                    try {
+                        msg = decoder.decode(Lsn.parse(rs.getString(1)), rs.getString(2));
+                    } catch (dev.aura.realtime.cdc.decode.MalformedWalRowException e) {
+                        throw new SQLException("malformed wal2json row: " + e.getMessage());
+                    }
+                    if (msg instanceof WalMessage.Change ch) {
+                        String project = enabled.projectOf(ch.change().schema());
+                        if (project != null) {
+                            sink.accept(ch.change(), project);
+                        }
+                    }
+                }
+            }
+            c.commit();
+        } finally {
+            if (!c.isClosed()) {
+                try {
+                    c.rollback();
+                } finally {
+                    c.setAutoCommit(true);
+                }
+            }
+        }
+        return rows;
+    }
+
+    private SlotInfo recreate(Connection c, SlotInfo lost) throws CdcFailure, SQLException {
+        SlotInfo fresh = slots.recreate(c);
+        Lsn from = lost.confirmedFlushLsn() == null ? lost.restartLsn() : lost.confirmedFlushLsn();
+        Lsn to = fresh.confirmedFlushLsn();
+        long bytes = from == null || to == null ? -1 : to.bytesAfter(from);
+        log.error("slot {} was lost (wal_status=lost: its WAL was removed past max_slot_wal_keep_size); recreated it. "
+                + "Changes between {} and {} ({} bytes of WAL) are lost for good.", slots.slotName(), from, to, bytes);
+        metrics.slotRecreations.increment();
+        state.gap(String.valueOf(from), String.valueOf(to));
+        gapListener.slotRecreated(from, to);
+        return fresh;
+    }
+
+    private void recreateAfterError() {
+        try (Connection c = open()) {
+            SlotInfo info = slots.inspect(c).orElse(null);
+            if (info != null) {
+                state.slot(recreate(c, info));
+            }
+        } catch (SQLException | CdcFailure e) {
+            log.warn("could not recreate the lost slot yet: {}", e.getMessage());
+        }
+    }
+
+    private void observe(SlotInfo info) {
+        state.slot(info);
+        metrics.slot(info.lagBytes(), info.redecodeBytes(), info.retainedBytes(), info.safeWalSize());
+        if (info.redecodeBytes() > REDECODE_WARN_BYTES) {
+            log.warn("slot {}: restart_lsn is {} bytes behind confirmed_flush_lsn: a long-open transaction pins it and "
+                    + "every poll re-decodes that WAL. Find it in pg_stat_activity (xact_start) and end it.",
+                    slots.slotName(), info.redecodeBytes());
+        }
+    }
+
+    private void report(CdcReason reason, String detail, boolean retriable) {
+        state.failed(reason, detail);
+        if (retriable) {
+            log.warn("cdc not active: {}: {}", reason.code(), detail);
+        } else {
+            log.error("cdc not active: {}: {} (retrying, but this needs an operator)", reason.code(), detail);
+        }
+    }
+
+    private Connection open() throws SQLException {
+        Properties props = new Properties();
+        props.setProperty("ApplicationName", "aura-cdc-worker");
+        props.setProperty("tcpKeepAlive", "true");
+        Connection c = DriverManager.getConnection(settings.replicationUrl(), props);
+        try (Statement s = c.createStatement()) {
+            s.execute("SET DateStyle = ISO");
+            s.execute("SET TimeZone = 'UTC'");
+            s.execute("SET extra_float_digits = 3");
+        } catch (SQLException e) {
+            c.close();
+            throw e;
+        }
+        return c;
+    }
+
+    private static Lsn flushLsn(Connection c) throws SQLException {
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_current_wal_flush_lsn()::text")) {
+            rs.next();
+            return Lsn.parse(rs.getString(1));
+        }
+    }
+
+    private static Lsn max(Lsn a, Lsn b) {
+        if (a == null) {
+            return b;
+        }
+        return b == null || a.compareTo(b) >= 0 ? a : b;
+    }
+}

@@ -1,0 +1,154 @@
+package dev.aura.realtime.cdc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.cdc.config.CdcConfig;
+import dev.aura.realtime.cdc.match.SubscriptionIndex;
+import dev.aura.realtime.common.config.Env;
+import dev.aura.realtime.common.wire.AuraHeaders;
+import dev.aura.realtime.common.wire.Subjects;
+import dev.aura.realtime.common.wire.SubscriptionEntry;
+import dev.aura.realtime.common.wire.WireJson;
+import dev.aura.realtime.testkit.NatsServer;
+import dev.aura.realtime.testkit.PostgresServer;
+import io.nats.client.Connection;
+import io.nats.client.Dispatcher;
+import io.nats.client.Nats;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Predicate;
+import org.awaitility.Awaitility;
+
+/**
+ * A project with its own schema on the shared test Postgres, an in-process cdc-worker on its own
+ * slot, and a NATS subscriber recording every change event with its headers.
+ */
+public final class CdcFixture implements AutoCloseable {
+    public static final String SECRET = "test-secret-test-secret-test-secret-42";
+    public final PostgresServer pg;
+    public final NatsServer natsServer;
+    public final String projectId = UUID.randomUUID().toString();
+    public final String schema = "project_" + projectId.replace('-', '_');
+    public final String slot = "aura_t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    public final List<Received> received = new CopyOnWriteArrayList<>();
+    public final Connection nats;
+    private final ObjectMapper mapper = WireJson.mapper();
+    private final Dispatcher dispatcher;
+    private CdcWorker worker;
+
+    /** One received NATS message: subject, headers and the parsed ChangeEvent JSON. */
+    public record Received(String subject, String eventId, String origin, String epoch, JsonNode body) {
+        public JsonNode data() {
+            return body.get("data");
+        }
+    }
+
+    public CdcFixture(PostgresServer pg, NatsServer natsServer) throws Exception {
+        this.pg = pg;
+        this.natsServer = natsServer;
+        this.nats = Nats.connect(natsServer.url());
+        this.dispatcher = nats.createDispatcher(msg -> {
+            try {
+                received.add(new Received(msg.getSubject(), header(msg, AuraHeaders.EVENT_ID), header(msg, AuraHeaders.ORIGIN),
+                        header(msg, AuraHeaders.LEASE_EPOCH), mapper.readTree(msg.getData())));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        dispatcher.subscribe(Subjects.CHANGES + "." + Subjects.encodeToken(projectId) + ".>");
+    }
+
+    private static String header(io.nats.client.Message msg, String name) {
+        return msg.getHeaders() == null ? null : msg.getHeaders().getFirst(name);
+    }
+
+    public Map<String, String> env() {
+        Map<String, String> env = new HashMap<>();
+        env.put("POSTGRES_REPLICATION_URL", pg.jdbcUrl());
+        env.put("NATS_URL", natsServer.url());
+        env.put("AURA_JWT_SECRET", SECRET);
+        env.put("CDC_HTTP_PORT", "0");
+        env.put("CDC_SLOT_NAME", slot);
+        env.put("CDC_TABLE_REFRESH_MS", "300");
+        env.put("CDC_IDLE_BACKOFF_MS", "20");
+        env.put("LEADER_ELECTION", "disabled");
+        return env;
+    }
+
+    public CdcWorker startWorker(Map<String, String> overrides) throws Exception {
+        Map<String, String> env = env();
+        env.putAll(overrides);
+        worker = new CdcWorker(CdcConfig.fromEnv(new Env(env)), Clock.systemUTC());
+        worker.start();
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> worker.state().snapshot().active());
+        return worker;
+    }
+
+    public CdcWorker worker() {
+        return worker;
+    }
+
+    /** Registers the project and creates its schema (the platform tables exist once a worker started). */
+    public void createProject() {
+        pg.execute("CREATE SCHEMA IF NOT EXISTS \"" + schema + "\"",
+                "INSERT INTO aura_platform.projects(project_id, schema_name) VALUES ('" + projectId + "', '" + schema + "') ON CONFLICT DO NOTHING");
+    }
+
+    public void enable(String table) {
+        pg.execute("INSERT INTO aura_platform.realtime_tables(project_id, table_name) VALUES ('" + projectId + "', '"
+                + table.replace("'", "''") + "') ON CONFLICT (project_id, table_name) DO UPDATE SET enabled = true");
+    }
+
+    public void disable(String table) {
+        pg.execute("UPDATE aura_platform.realtime_tables SET enabled = false WHERE project_id = '" + projectId
+                + "' AND table_name = '" + table.replace("'", "''") + "'");
+    }
+
+    /** Puts a registry entry as ws-front would and waits until the worker's index has it. */
+    public String subscribe(String table, String event, String filter) throws Exception {
+        String subId = UUID.randomUUID().toString();
+        SubscriptionIndex.ensureBucket(nats);
+        SubscriptionEntry entry = new SubscriptionEntry(subId, projectId, table, event, filter, "service_role",
+                mapper.createObjectNode().put("role", "service_role").put("ref", projectId),
+                System.currentTimeMillis() + 3_600_000, "test");
+        int before = worker.registrySize();
+        nats.keyValue(SubscriptionEntry.BUCKET).put(entry.key(), mapper.writeValueAsBytes(entry));
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> worker.registrySize() > before);
+        return subId;
+    }
+
+    public List<Received> await(Predicate<List<Received>> condition, Duration timeout) {
+        Awaitility.await().atMost(timeout).pollInterval(Duration.ofMillis(20)).until(() -> condition.test(new ArrayList<>(received)));
+        return new ArrayList<>(received);
+    }
+
+    public List<Received> ofType(String type) {
+        return received.stream().filter(r -> type.equals(r.body().path("type").asText())).toList();
+    }
+
+    public void sql(String... statements) {
+        pg.execute(statements);
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (worker != null) {
+            worker.close();
+        }
+        nats.closeDispatcher(dispatcher);
+        nats.close();
+        try {
+            pg.execute("SELECT pg_drop_replication_slot('" + slot + "') FROM pg_replication_slots WHERE slot_name = '" + slot + "'");
+        } catch (RuntimeException e) {
+            assertThat(e).as("dropping test slot").isNotNull();
+        }
+    }
+}
