@@ -15,7 +15,10 @@ import dev.aura.realtime.cdc.platform.EnabledTablesCache;
 import dev.aura.realtime.cdc.platform.PlatformSchema;
 import dev.aura.realtime.cdc.publish.EventPublisher;
 import dev.aura.realtime.cdc.publish.StatusPublisher;
-import dev.aura.realtime.cdc.rls.OpenAccess;
+import dev.aura.realtime.cdc.control.ControlApi;
+import dev.aura.realtime.cdc.rls.RlsPolicy;
+import dev.aura.realtime.cdc.rls.TableSecurity;
+import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.cdc.rpc.SubscriptionCheckService;
 import dev.aura.realtime.cdc.slot.CdcState;
 import dev.aura.realtime.cdc.slot.SlotManager;
@@ -138,7 +141,8 @@ public final class CdcWorker implements AutoCloseable {
 
                 EventPublisher publisher = new EventPublisher(nats, config.instanceId());
                 ShardedPipeline pipeline = new ShardedPipeline(config.numShards(), 1024,
-                        new EventBuilder(types, config.maxRecordBytes()), idx, new OpenAccess(), publisher, metrics,
+                        new EventBuilder(types, config.maxRecordBytes()), idx,
+                        new RlsPolicy(pool, new TableSecurity(pool, clock, Duration.ofSeconds(2)), metrics, false), publisher, metrics,
                         Duration.ofSeconds(5));
                 pipeline.start();
                 started.push(pipeline);
@@ -148,6 +152,8 @@ public final class CdcWorker implements AutoCloseable {
                 started.push(status);
 
                 tables = new EnabledTablesCache(pool, config.tableRefresh(), clock);
+                EnabledTablesCache cache = tables;
+                http.mount("/v1/", new ControlApi(pool, new JwtVerifier(config.jwtSecret(), clock), cache::invalidate));
                 SlotPoller poller = new SlotPoller(
                         new SlotPoller.Settings(config.replicationUrl(), config.batchSize(), config.fetchSize(), config.idleBackoff(),
                                 Duration.ofSeconds(5)),

@@ -1,0 +1,241 @@
+package dev.aura.realtime.cdc.control;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
+import dev.aura.realtime.cdc.http.HttpApi;
+import dev.aura.realtime.common.auth.AuthException;
+import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.common.auth.JwtVerifier;
+import dev.aura.realtime.common.wire.WireJson;
+import java.io.IOException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The control API (PRODUCT.md C9), on the cdc-worker's HTTP port:
+ * <ul>
+ *   <li>{@code PUT /v1/db/{project_id}/schema/tables/{table}/realtime} with
+ *       {@code {"enabled": true|false}}: enabling writes {@code realtime_tables} and sets
+ *       {@code REPLICA IDENTITY FULL} in one transaction (wal2json needs it for complete
+ *       UPDATE/DELETE rows); idempotent. 404 when the table does not exist in the project's
+ *       schema, 422 when it has no primary key (wal2json would drop its UPDATE/DELETE and RLS
+ *       checks need a key).
+ *   <li>{@code GET /v1/db/{project_id}/realtime/tables}: the enabled tables.
+ * </ul>
+ * Authorised by a {@code service_role} JWT of that project in the {@code apikey} header or
+ * {@code Authorization: Bearer}; 401 otherwise. Errors are JSON {@code {"error": "..."}}.
+ */
+public final class ControlApi implements HttpHandler {
+    private static final Logger log = LoggerFactory.getLogger(ControlApi.class);
+    private static final Pattern PUT_PATH = Pattern.compile("^/v1/db/([^/]+)/schema/tables/([^/]+)/realtime/?$");
+    private static final Pattern LIST_PATH = Pattern.compile("^/v1/db/([^/]+)/realtime/tables/?$");
+
+    private final DataSource db;
+    private final JwtVerifier jwt;
+    private final Runnable onChange;
+    private final ObjectMapper mapper = WireJson.mapper();
+
+    /** @param onChange run after a successful change (e.g. refresh the table cache at once) */
+    public ControlApi(DataSource db, JwtVerifier jwt, Runnable onChange) {
+        this.db = db;
+        this.jwt = jwt;
+        this.onChange = onChange;
+    }
+
+    @Override
+    public void handle(HttpExchange ex) throws IOException {
+        try {
+            String path = ex.getRequestURI().getRawPath();
+            Matcher put = PUT_PATH.matcher(path);
+            Matcher list = LIST_PATH.matcher(path);
+            if (put.matches()) {
+                if (!"PUT".equals(ex.getRequestMethod())) {
+                    error(ex, 405, "use PUT");
+                    return;
+                }
+                String project = decode(put.group(1));
+                if (authorise(ex, project)) {
+                    setEnabled(ex, project, decode(put.group(2)));
+                }
+            } else if (list.matches()) {
+                String project = decode(list.group(1));
+                if (authorise(ex, project)) {
+                    list(ex, project);
+                }
+            } else {
+                error(ex, 404, "no such endpoint");
+            }
+        } catch (SQLException e) {
+            log.warn("control API database error: {}", e.getMessage());
+            error(ex, 503, "database unavailable");
+        } catch (RuntimeException e) {
+            log.error("control API failure", e);
+            error(ex, 500, "internal error");
+        }
+    }
+
+    private boolean authorise(HttpExchange ex, String project) throws IOException {
+        String token = ex.getRequestHeaders().getFirst("apikey");
+        String auth = ex.getRequestHeaders().getFirst("Authorization");
+        if (auth != null && auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            token = auth.substring(7).trim();
+        }
+        if (token == null) {
+            error(ex, 401, "API key is missing");
+            return false;
+        }
+        try {
+            Claims claims = jwt.verify(token);
+            if (!claims.isServiceRole() || !claims.projectId().equals(project)) {
+                error(ex, 401, "a service_role key of project " + project + " is required");
+                return false;
+            }
+            return true;
+        } catch (AuthException e) {
+            error(ex, 401, e.reason());
+            return false;
+        }
+    }
+
+    private void setEnabled(HttpExchange ex, String project, String table) throws IOException, SQLException {
+        JsonNode body;
+        try {
+            body = mapper.readTree(ex.getRequestBody());
+        } catch (IOException e) {
+            error(ex, 400, "body must be JSON {\"enabled\": true|false}");
+            return;
+        }
+        if (body == null || !body.path("enabled").isBoolean()) {
+            error(ex, 400, "body must be JSON {\"enabled\": true|false}");
+            return;
+        }
+        boolean enabled = body.get("enabled").asBoolean();
+        UUID projectId = uuid(project);
+        if (projectId == null) {
+            error(ex, 404, "unknown project " + project);
+            return;
+        }
+        try (Connection c = db.getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                String schema = schemaOf(c, projectId);
+                if (schema == null) {
+                    c.rollback();
+                    error(ex, 404, "unknown project " + project);
+                    return;
+                }
+                if (enabled) {
+                    Boolean hasPk = primaryKeyOf(c, schema, table);
+                    if (hasPk == null) {
+                        c.rollback();
+                        error(ex, 404, "table " + table + " does not exist");
+                        return;
+                    }
+                    if (!hasPk) {
+                        c.rollback();
+                        error(ex, 422, "table " + table + " has no primary key: add one before enabling realtime");
+                        return;
+                    }
+                    try (Statement s = c.createStatement()) {
+                        s.execute("ALTER TABLE " + ident(schema) + "." + ident(table) + " REPLICA IDENTITY FULL");
+                    }
+                }
+                try (PreparedStatement ps = c.prepareStatement("""
+                        INSERT INTO aura_platform.realtime_tables(project_id, table_name, enabled, updated_at)
+                        VALUES (?, ?, ?, now())
+                        ON CONFLICT (project_id, table_name) DO UPDATE SET enabled = excluded.enabled, updated_at = now()""")) {
+                    ps.setObject(1, projectId);
+                    ps.setString(2, table);
+                    ps.setBoolean(3, enabled);
+                    ps.executeUpdate();
+                }
+                c.commit();
+            } catch (SQLException e) {
+                c.rollback();
+                throw e;
+            }
+        }
+        log.info("realtime {} for {}.{}", enabled ? "enabled" : "disabled", project, table);
+        onChange.run();
+        ObjectNode out = mapper.createObjectNode().put("project_id", project).put("table", table).put("enabled", enabled);
+        HttpApi.send(ex, 200, "application/json", mapper.writeValueAsBytes(out));
+    }
+
+    private void list(HttpExchange ex, String project) throws IOException, SQLException {
+        UUID projectId = uuid(project);
+        ArrayNode tables = mapper.createArrayNode();
+        if (projectId != null) {
+            try (Connection c = db.getConnection();
+                    PreparedStatement ps = c.prepareStatement("""
+                            SELECT table_name, updated_at FROM aura_platform.realtime_tables
+                             WHERE project_id = ? AND enabled ORDER BY table_name""")) {
+                ps.setObject(1, projectId);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        tables.addObject().put("table", rs.getString(1)).put("updated_at", rs.getTimestamp(2).toInstant().toString());
+                    }
+                }
+            }
+        }
+        ObjectNode out = mapper.createObjectNode().put("project_id", project);
+        out.set("tables", tables);
+        HttpApi.send(ex, 200, "application/json", mapper.writeValueAsBytes(out));
+    }
+
+    private static String schemaOf(Connection c, UUID project) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT schema_name FROM aura_platform.projects WHERE project_id = ?")) {
+            ps.setObject(1, project);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        }
+    }
+
+    /** @return null when the table does not exist, else whether it has a primary key */
+    private static Boolean primaryKeyOf(Connection c, String schema, String table) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("""
+                SELECT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = r.oid AND i.indisprimary)
+                  FROM (SELECT to_regclass(format('%I.%I', ?::text, ?::text)) AS oid) r WHERE r.oid IS NOT NULL""")) {
+            ps.setString(1, schema);
+            ps.setString(2, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getBoolean(1) : null;
+            }
+        }
+    }
+
+    private void error(HttpExchange ex, int status, String message) throws IOException {
+        HttpApi.send(ex, status, "application/json", mapper.writeValueAsBytes(mapper.createObjectNode().put("error", message)));
+    }
+
+    private static UUID uuid(String text) {
+        try {
+            return UUID.fromString(text);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    private static String decode(String raw) {
+        return URLDecoder.decode(raw.replace("+", "%2B"), StandardCharsets.UTF_8);
+    }
+
+    private static String ident(String name) {
+        return "\"" + name.replace("\"", "\"\"") + "\"";
+    }
+}
