@@ -1,8 +1,13 @@
 package dev.aura.realtime.cdc.leader;
 
-/** Leadership can no longer be vouched for: stop publishing and advancing at once. */
-public class FencedException extends Exception {
+/**
+ * Thrown by {@link LeaderGate#checkFence()} when this process may no longer act as leader: the
+ * lease was not renewed within the renew deadline, or leadership was lost or released. The CDC
+ * loop must not publish or advance the slot after seeing it; the message says why.
+ */
+public final class FencedException extends Exception {
+
     public FencedException(String message) {
-        super(message);
+        super(message, null, false, false);
     }
 }

@@ -1,0 +1,211 @@
+package dev.aura.realtime.cdc.leader;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.aura.realtime.cdc.leader.PublishLog.Publish;
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Elections racing on one Lease in fabric8's CRUD mock API server, with fake CDC loops that check the fence. */
+class LeaseLeaderElectionTest {
+    private static final String LEASE = "aura-cdc-worker";
+
+    private final PublishLog log = new PublishLog();
+    private final List<AutoCloseable> resources = new ArrayList<>();
+    private MockApiServer server;
+
+    @BeforeEach
+    void startServer() {
+        server = new MockApiServer();
+    }
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            resources.get(i).close();
+        }
+        server.close();
+    }
+
+    @Test
+    void twoElectorsOnOneLease_exactlyOneRunsTheWork() {
+        LeaseLeaderElection a = election("a", 3, null);
+        LeaseLeaderElection b = election("b", 3, null);
+        a.start();
+        b.start();
+        await().atMost(Duration.ofSeconds(5)).until(() -> a.status().leader() || b.status().leader());
+
+        long until = System.nanoTime() + Duration.ofMillis(2500).toNanos(); // covers two renewals
+        while (System.nanoTime() < until) {
+            assertThat(a.status().leader() && b.status().leader()).as("both leading").isFalse();
+            sleep(25);
+        }
+        LeaseLeaderElection leader = a.status().leader() ? a : b;
+        LeaseLeaderElection standby = leader == a ? b : a;
+        String leaderId = leader == a ? "a" : "b";
+        assertThat(leader.status().holder()).isEqualTo(leaderId);
+        assertThat(standby.status()).satisfies(s -> {
+            assertThat(s.leader()).isFalse();
+            assertThat(s.holder()).isEqualTo(leaderId);
+            assertThat(s.reason()).contains("held by " + leaderId);
+        });
+        assertThat(log.handovers()).isZero();
+        assertThat(log.count(leaderId)).isGreaterThan(50);
+    }
+
+    @Test
+    void gracefulClose_releasesLease_standbyTakesOverUnder2Seconds() {
+        SimpleMeterRegistry registryA = new SimpleMeterRegistry();
+        LeaseLeaderElection a = election("a", 2, null, registryA);
+        LeaseLeaderElection b = election("b", 2, null);
+        a.start();
+        await().atMost(Duration.ofSeconds(4)).until(() -> a.status().leader());
+        b.start();
+        await().atMost(Duration.ofSeconds(4)).until(() -> "a".equals(b.status().holder()));
+
+        long closing = System.nanoTime();
+        a.close();
+        a.close(); // idempotent
+        await().atMost(Duration.ofSeconds(4)).until(() -> log.first("b").isPresent());
+
+        long takeoverMs = millisBetween(closing, log.first("b").orElseThrow().nanos());
+        System.out.printf("graceful release: standby published %d ms after close() began%n", takeoverMs);
+        assertThat(takeoverMs).isLessThan(2000);
+        assertThat(log.last("a").orElseThrow().nanos()).isLessThan(log.first("b").orElseThrow().nanos());
+        assertThat(log.handovers()).isEqualTo(1);
+        assertThat(log.first("b").orElseThrow().epoch()).isEqualTo(log.first("a").orElseThrow().epoch() + 1);
+        assertThat(a.status().reason()).isEqualTo("closed");
+        assertThat(registryA.get(LeaderMetrics.TRANSITIONS).tag("direction", "acquired").counter().count()).isEqualTo(1);
+        assertThat(registryA.get(LeaderMetrics.TRANSITIONS).tag("direction", "lost").counter().count()).isEqualTo(1);
+    }
+
+    @Test
+    void leaderCutOffWithoutRelease_standbyTakesOverWithinLeaseDurationPlusRetry() throws IOException {
+        PartitionableProxy proxy = track(new PartitionableProxy(server.port()));
+        LeaseLeaderElection a = election("a", 3, proxy);
+        LeaseLeaderElection b = election("b", 3, null);
+        LeaderConfig timings = config("a", 3);
+        a.start();
+        await().atMost(Duration.ofSeconds(4)).until(() -> a.status().leader());
+        b.start();
+        await().atMost(Duration.ofSeconds(4)).until(() -> "a".equals(b.status().holder()));
+
+        long cut = System.nanoTime();
+        proxy.cut(); // to b, a has crashed: it neither renews nor releases
+        await().atMost(Duration.ofSeconds(10)).until(() -> log.first("b").isPresent());
+
+        long takeoverMs = millisBetween(cut, log.first("b").orElseThrow().nanos());
+        long aStoppedMs = millisBetween(cut, log.last("a").orElseThrow().nanos());
+        System.out.printf("no release: a stopped publishing %d ms after the cut, b published %d ms after it%n",
+                aStoppedMs, takeoverMs);
+        long leaseMs = timings.leaseDuration().toMillis();
+        long retryMs = timings.retryPeriod().toMillis();
+        // a renewed at most one retry period before the cut, so the lease cannot expire earlier than D - R after it;
+        // b polls every R..2.2R (fabric8 jitter), so it notices expiry at the latest D + 2.2R after the cut.
+        assertThat(takeoverMs).isBetween(leaseMs - retryMs, leaseMs + retryMs * 22 / 10 + 300);
+        assertThat(aStoppedMs).isLessThanOrEqualTo(timings.renewDeadline().toMillis() + 100);
+        assertThat(log.handovers()).isEqualTo(1);
+        await().atMost(Duration.ofSeconds(3)).untilAsserted(() -> assertThat(a.status().reason()).contains("unreachable"));
+
+        proxy.heal();
+        await().atMost(Duration.ofSeconds(5)).until(() -> a.status().reason().contains("held by b"));
+        assertThat(a.status().leader()).isFalse();
+        assertThat(log.handovers()).isEqualTo(1);
+    }
+
+    @Test
+    void apiUnreachableMidTerm_fenceStopsPublishingBeforeLeaseExpires_thenResumesAfterReacquire() throws IOException {
+        PartitionableProxy proxy = track(new PartitionableProxy(server.port()));
+        LeaseLeaderElection a = election("a", 3, proxy);
+        LeaderConfig timings = config("a", 3);
+        a.start();
+        await().atMost(Duration.ofSeconds(4)).until(() -> a.status().leader());
+        sleep(timings.retryPeriod().toMillis() + 100); // at least one renewal
+
+        long cut = System.nanoTime();
+        proxy.cut();
+        await().atMost(Duration.ofSeconds(4)).until(() -> !a.status().leader());
+        long fencedMs = millisBetween(cut, System.nanoTime());
+        assertThat(a.status().reason()).containsAnyOf("fenced", "unreachable");
+        Publish lastBeforeOutage = log.last("a").orElseThrow();
+        Lease lease = server.client(timings).leases().inNamespace(MockApiServer.NAMESPACE).withName(LEASE).get();
+        Instant expiresForOthers = lease.getSpec().getRenewTime().toInstant().plus(timings.leaseDuration());
+        System.out.printf("outage: leader fenced %d ms after the cut; last publish %d ms before others could take the lease%n",
+                fencedMs, Duration.between(lastBeforeOutage.at(), expiresForOthers).toMillis());
+        assertThat(lastBeforeOutage.at()).isBefore(expiresForOthers);
+        assertThat(millisBetween(cut, lastBeforeOutage.nanos())).isLessThanOrEqualTo(timings.renewDeadline().toMillis() + 100);
+
+        await().atMost(Duration.ofSeconds(3)).untilAsserted(() -> assertThat(a.status().reason()).contains("unreachable"));
+        long healed = System.nanoTime();
+        proxy.heal();
+        await().atMost(Duration.ofSeconds(6)).until(() -> log.last("a").orElseThrow().nanos() > healed);
+        System.out.printf("outage: publishing resumed %d ms after the API returned%n",
+                millisBetween(healed, log.last("a").orElseThrow().nanos()));
+        assertThat(a.status().leader()).isTrue();
+        assertThat(log.last("a").orElseThrow().epoch()).isEqualTo(lastBeforeOutage.epoch()); // nobody else held it
+    }
+
+    @Test
+    void autoInsidePod_apiServerNotAnswering_notLeadingWithReason() throws IOException {
+        LeaderConfig auto = LeaderConfig.fromEnv(new dev.aura.realtime.common.config.Env(java.util.Map.of(
+                "LEADER_ELECTION", "auto", "KUBERNETES_SERVICE_HOST", "10.96.0.1", "POD_NAME", "a",
+                "LEASE_NAMESPACE", MockApiServer.NAMESPACE, "LEASE_DURATION_SECONDS", "3")));
+        assertThat(auto.usesKubernetes()).isTrue();
+        try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            LeaseLeaderElection a = track(new LeaseLeaderElection(auto, server.clientAt(silent.getLocalPort(), auto),
+                    log.workFor("a"), new SimpleMeterRegistry(), System::nanoTime));
+            a.start();
+            await().atMost(Duration.ofSeconds(4)).untilAsserted(() -> assertThat(a.status().reason()).contains("unreachable"));
+            LeadershipStatus status = a.status();
+            System.out.println("auto in pod, silent API server: " + status);
+            assertThat(status.leader()).isFalse();
+            assertThat(status.mode()).isEqualTo(LeadershipStatus.MODE_KUBERNETES);
+            assertThat(log.count("a")).isZero();
+            a.close();
+        }
+    }
+
+    private LeaseLeaderElection election(String id, int leaseSeconds, PartitionableProxy proxy) {
+        return election(id, leaseSeconds, proxy, new SimpleMeterRegistry());
+    }
+
+    private LeaseLeaderElection election(String id, int leaseSeconds, PartitionableProxy proxy, SimpleMeterRegistry registry) {
+        LeaderConfig config = config(id, leaseSeconds);
+        KubernetesClient client = proxy == null ? server.client(config) : server.clientAt(proxy.port(), config);
+        return track(new LeaseLeaderElection(config, client, log.workFor(id), registry, System::nanoTime));
+    }
+
+    private static LeaderConfig config(String id, int leaseSeconds) {
+        return LeaderConfig.withDerivedTimings(ElectionMode.KUBERNETES, LEASE, MockApiServer.NAMESPACE, id, true,
+                Duration.ofSeconds(leaseSeconds));
+    }
+
+    private <T extends AutoCloseable> T track(T resource) {
+        resources.add(resource);
+        return resource;
+    }
+
+    private static long millisBetween(long fromNanos, long toNanos) {
+        return TimeUnit.NANOSECONDS.toMillis(toNanos - fromNanos);
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+}

@@ -1,0 +1,93 @@
+package dev.aura.realtime.cdc.leader;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A TCP forwarder in front of the mock API server that can cut one client off: {@link #cut()}
+ * closes every forwarded connection and closes new ones at once (connection reset), as a
+ * network partition or a crashed node looks to the others; {@link #heal()} restores it.
+ */
+final class PartitionableProxy implements AutoCloseable {
+    private final ServerSocket listener;
+    private final int targetPort;
+    private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+    private volatile boolean cut;
+
+    PartitionableProxy(int targetPort) throws IOException {
+        this.targetPort = targetPort;
+        this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Thread.ofPlatform().name("test-proxy-accept").daemon().start(this::acceptLoop);
+    }
+
+    int port() {
+        return listener.getLocalPort();
+    }
+
+    void cut() {
+        cut = true;
+        open.forEach(PartitionableProxy::closeQuietly);
+        open.clear();
+    }
+
+    void heal() {
+        cut = false;
+    }
+
+    @Override
+    public void close() {
+        closeQuietly(listener);
+        cut();
+    }
+
+    private void acceptLoop() {
+        while (!listener.isClosed()) {
+            try {
+                Socket downstream = listener.accept();
+                if (cut) {
+                    closeQuietly(downstream);
+                    continue;
+                }
+                Socket upstream = new Socket(InetAddress.getLoopbackAddress(), targetPort);
+                open.add(downstream);
+                open.add(upstream);
+                Thread.ofVirtual().name("test-proxy-up").start(() -> pump(downstream, upstream));
+                Thread.ofVirtual().name("test-proxy-down").start(() -> pump(upstream, downstream));
+            } catch (IOException e) {
+                // listener closed, or the target refused: the client sees a reset
+            }
+        }
+    }
+
+    private void pump(Socket from, Socket to) {
+        byte[] buffer = new byte[8192];
+        try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+            int n;
+            while ((n = in.read(buffer)) >= 0) {
+                out.write(buffer, 0, n);
+                out.flush();
+            }
+        } catch (IOException e) {
+            // either side closed
+        } finally {
+            closeQuietly(from);
+            closeQuietly(to);
+            open.remove(from);
+            open.remove(to);
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable closeable) {
+        try {
+            closeable.close();
+        } catch (Exception e) {
+            // already closed
+        }
+    }
+}
