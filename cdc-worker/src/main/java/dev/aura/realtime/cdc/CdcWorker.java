@@ -5,8 +5,9 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.aura.realtime.cdc.config.CdcConfig;
 import dev.aura.realtime.cdc.decode.TypeCatalog;
 import dev.aura.realtime.cdc.http.HttpApi;
-import dev.aura.realtime.cdc.leader.FencedException;
-import dev.aura.realtime.cdc.leader.LeaderGate;
+import dev.aura.realtime.cdc.leader.LeaderElection;
+import dev.aura.realtime.cdc.leader.LeadershipStatus;
+import dev.aura.realtime.cdc.slot.CdcReason;
 import dev.aura.realtime.cdc.match.SubscriptionIndex;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
 import dev.aura.realtime.cdc.pipeline.EventBuilder;
@@ -60,7 +61,7 @@ public final class CdcWorker implements AutoCloseable {
     private volatile Connection nats;
     private HttpApi http;
     private Thread bootstrap;
-    private Thread pollThread;
+    private volatile LeaderElection election;
     private volatile EnabledTablesCache tables;
 
     public CdcWorker(CdcConfig config, Clock clock) {
@@ -114,7 +115,7 @@ public final class CdcWorker implements AutoCloseable {
                 PlatformSchema.ensure(pool);
                 break;
             } catch (Exception e) {
-                state.failed(dev.aura.realtime.cdc.slot.CdcReason.POSTGRES_UNAVAILABLE, "bootstrap: " + e.getMessage());
+                state.failed(CdcReason.POSTGRES_UNAVAILABLE, "bootstrap: " + e.getMessage());
                 log.warn("platform bootstrap failed, retrying in {} ms: {}", backoff, e.getMessage());
                 try {
                     Thread.sleep(backoff);
@@ -159,40 +160,52 @@ public final class CdcWorker implements AutoCloseable {
                                 Duration.ofSeconds(5)),
                         new SlotManager(config.slotName()), pipeline, tables, state, metrics,
                         (from, to) -> status.publishNow());
-                LeaderGate alwaysLeader = new LeaderGate() {
-                    @Override
-                    public void checkFence() throws FencedException {}
-
-                    @Override
-                    public long leaseEpoch() {
-                        return 0;
-                    }
-                };
-                pipeline.useGate(alwaysLeader);
-                state.leading(true);
-                pollThread = Thread.ofPlatform().name("aura-poll").start(() -> {
+                LeaderElection elect = LeaderElection.fromConfig(config.leader(), gate -> {
+                    pipeline.useGate(gate);
+                    state.leading(true);
                     try {
-                        poller.run(alwaysLeader);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
+                        poller.run(gate);
+                    } finally {
+                        state.leading(false);
                     }
-                });
-                started.push(() -> {
-                    pollThread.interrupt();
-                    pollThread.join(10_000);
-                });
+                }, registry);
+                election = elect;
+                elect.start();
+                started.push(elect);
+                status.syncWith(this::syncLeadership);
                 bootstrapped = true;
                 log.info("cdc-worker {} started (slot {}, {} shards)", config.instanceId(), config.slotName(), config.numShards());
             }
         } catch (Exception e) {
             log.error("cdc-worker start-up failed", e);
-            state.failed(dev.aura.realtime.cdc.slot.CdcReason.ERROR, "start-up failed: " + e);
+            state.failed(CdcReason.ERROR, "start-up failed: " + e);
         }
     }
 
     private HttpApi.LeaderView leaderView() {
-        boolean leader = state.snapshot().leader();
-        return new HttpApi.LeaderView(leader, leader ? config.instanceId() : null, 0, "disabled");
+        LeaderElection e = election;
+        if (e == null) {
+            return new HttpApi.LeaderView(false, null, 0, config.leader().mode().configValue());
+        }
+        LeadershipStatus s = e.status();
+        return new HttpApi.LeaderView(s.leader(), s.holder(), s.leaseEpoch(), s.mode());
+    }
+
+    /** Mirrors why this process does not lead into the CDC state (for /health and clients). */
+    private void syncLeadership() {
+        LeaderElection e = election;
+        if (e == null) {
+            return;
+        }
+        LeadershipStatus s = e.status();
+        if (s.leader() || state.snapshot().leader()) {
+            return; // the work itself reports leading/stopped
+        }
+        if (s.reason() != null && !s.reason().startsWith("standby")) {
+            state.notLeading(CdcReason.LEASE_UNAVAILABLE, s.reason());
+        } else {
+            state.leading(false);
+        }
     }
 
     private boolean ready() {

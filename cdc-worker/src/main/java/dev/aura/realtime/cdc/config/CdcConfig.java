@@ -2,6 +2,7 @@ package dev.aura.realtime.cdc.config;
 
 import static dev.aura.realtime.common.config.EnvVars.*;
 
+import dev.aura.realtime.cdc.leader.LeaderConfig;
 import dev.aura.realtime.common.config.Env;
 import java.net.InetAddress;
 import java.time.Duration;
@@ -24,6 +25,7 @@ import java.util.UUID;
  * @param numShards RLS worker shards
  * @param maxRecordBytes serialized record size above which values over 64 bytes are dropped
  * @param instanceId this process's id (Aura-Origin header, lease identity fallback)
+ * @param leader leader election settings ({@code LEADER_ELECTION}, {@code LEASE_*})
  */
 public record CdcConfig(
         String replicationUrl,
@@ -38,7 +40,8 @@ public record CdcConfig(
         Duration tableRefresh,
         int numShards,
         int maxRecordBytes,
-        String instanceId) {
+        String instanceId,
+        LeaderConfig leader) {
 
     /** @throws dev.aura.realtime.common.config.ConfigException naming the first bad variable */
     public static CdcConfig fromEnv(Env env) {
@@ -62,7 +65,8 @@ public record CdcConfig(
                 env.millis(CDC_TABLE_REFRESH_MS.name(), 3000, 100, 3_600_000),
                 env.integer(CDC_NUM_SHARDS.name(), 4, 1, 256),
                 env.integer(CDC_MAX_RECORD_BYTES.name(), 1024 * 1024, 1024, 64 * 1024 * 1024),
-                instanceId(env));
+                instanceId(env),
+                LeaderConfig.fromEnv(env));
     }
 
     static String instanceId(Env env) {

@@ -35,6 +35,7 @@ public final class StatusPublisher implements AutoCloseable {
     private CdcStatus last;
     private long lastSentMs;
     private volatile boolean everLed;
+    private volatile Runnable sync = () -> {};
 
     public StatusPublisher(CdcState state, EventPublisher publisher, CdcMetrics metrics, String instance, Clock clock, long heartbeatMs) {
         this.state = state;
@@ -43,6 +44,11 @@ public final class StatusPublisher implements AutoCloseable {
         this.instance = instance;
         this.clock = clock;
         this.heartbeatMs = heartbeatMs;
+    }
+
+    /** Runs {@code beforeTick} at the start of every tick (e.g. to mirror leadership into the state). */
+    public void syncWith(Runnable beforeTick) {
+        this.sync = beforeTick;
     }
 
     public void start(long tickMs) {
@@ -62,6 +68,7 @@ public final class StatusPublisher implements AutoCloseable {
 
     private void tick() {
         try {
+            sync.run();
             CdcState.Snapshot snap = state.snapshot();
             metrics.active(snap.active());
             if (snap.leader()) {
