@@ -121,3 +121,15 @@ NATS URL: the service of the NATS subchart (its fullname rule: release name, or
       {{- .selector | nindent 6 }}
 {{- end }}
 {{- end }}
+
+{{/*
+Fails when extra env repeats a variable the chart already sets (a duplicate name in a pod spec
+is silently resolved by the last entry): (dict "env" .Values.x.env "managed" (list ...) "where" "cdcWorker.env")
+*/}}
+{{- define "aura.checkExtraEnv" -}}
+{{- range .env }}
+{{- if has .name $.managed }}
+{{- fail (printf "%s: %s is set by the chart; use its value key instead" $.where .name) }}
+{{- end }}
+{{- end }}
+{{- end }}
