@@ -112,12 +112,23 @@ public final class CdcFixture implements AutoCloseable {
                 + "' AND table_name = '" + table.replace("'", "''") + "'");
     }
 
-    /** Puts a registry entry as ws-front would and waits until the worker's index has it. */
+    /** Puts a service_role registry entry as ws-front would and waits until the worker's index has it. */
     public String subscribe(String table, String event, String filter) throws Exception {
+        return subscribeAs(projectId, table, event, filter, "service_role", null);
+    }
+
+    /**
+     * Puts a registry entry for {@code role} (claims {@code role}, {@code ref}, and {@code sub} when
+     * not null) and waits until the worker's index has it.
+     */
+    public String subscribeAs(String project, String table, String event, String filter, String role, String sub) throws Exception {
         String subId = UUID.randomUUID().toString();
         SubscriptionIndex.ensureBucket(nats);
-        SubscriptionEntry entry = new SubscriptionEntry(subId, projectId, table, event, filter, "service_role",
-                mapper.createObjectNode().put("role", "service_role").put("ref", projectId),
+        var claims = mapper.createObjectNode().put("role", role).put("ref", project);
+        if (sub != null) {
+            claims.put("sub", sub);
+        }
+        SubscriptionEntry entry = new SubscriptionEntry(subId, project, table, event, filter, role, claims,
                 System.currentTimeMillis() + 3_600_000, "test");
         int before = worker.registrySize();
         nats.keyValue(SubscriptionEntry.BUCKET).put(entry.key(), mapper.writeValueAsBytes(entry));
