@@ -1,0 +1,144 @@
+package dev.aura.realtime.front;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.common.auth.JwtVerifier;
+import dev.aura.realtime.common.wire.WireJson;
+import dev.aura.realtime.front.channel.ChannelServices;
+import dev.aura.realtime.front.channel.ClientSession;
+import dev.aura.realtime.front.channel.Fanout;
+import dev.aura.realtime.front.channel.Limits;
+import dev.aura.realtime.front.channel.LocalTopics;
+import dev.aura.realtime.front.channel.PresenceExtension;
+import dev.aura.realtime.front.channel.Reasons;
+import dev.aura.realtime.front.channel.Sessions;
+import dev.aura.realtime.front.config.FrontConfig;
+import dev.aura.realtime.front.metrics.FrontMetrics;
+import dev.aura.realtime.front.protocol.BinaryFrames;
+import dev.aura.realtime.front.protocol.BroadcastFrames;
+import dev.aura.realtime.front.protocol.JsonFrames;
+import dev.aura.realtime.front.relay.KvSubscriptionRegistry;
+import dev.aura.realtime.front.relay.NatsConnection;
+import dev.aura.realtime.front.relay.NatsRelay;
+import dev.aura.realtime.front.transport.FrontServer;
+import dev.aura.realtime.front.transport.TransportContext;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.netty.buffer.ByteBufAllocator;
+import java.time.Clock;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One running ws-front: NATS connection, subscription registry, relay, channel layer and the
+ * HTTP/WebSocket server, started in that order and closed in reverse. Also used by tests to run
+ * several replicas in one JVM.
+ *
+ * <p>{@link #close()} is the graceful shutdown: stop accepting, send every channel
+ * {@code system} "Server requested disconnect" and {@code phx_close}, close sockets, wait up to
+ * {@code SHUTDOWN_GRACE_MS} for them, then delete remaining registry entries and stop.
+ */
+public final class FrontApp implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(FrontApp.class);
+
+    private final FrontConfig config;
+    private final NatsConnection nats;
+    private final KvSubscriptionRegistry registry;
+    private final NatsRelay relay;
+    private final Sessions sessions;
+    private final FrontServer server;
+    private final PrometheusMeterRegistry meters;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private FrontApp(FrontConfig config, NatsConnection nats, KvSubscriptionRegistry registry, NatsRelay relay,
+            Sessions sessions, FrontServer server, PrometheusMeterRegistry meters) {
+        this.config = config;
+        this.nats = nats;
+        this.registry = registry;
+        this.relay = relay;
+        this.sessions = sessions;
+        this.server = server;
+        this.meters = meters;
+    }
+
+    /** Starts every component; on failure closes what was started and rethrows. */
+    public static FrontApp start(FrontConfig config) throws Exception {
+        Clock clock = Clock.systemUTC();
+        ObjectMapper mapper = WireJson.mapper();
+        PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        FrontMetrics metrics = new FrontMetrics(meters);
+        JwtVerifier verifier = new JwtVerifier(config.jwtSecret(), clock);
+        NatsConnection nats = NatsConnection.connect(config.natsUrl(), "ws-front " + config.instanceId());
+        KvSubscriptionRegistry registry = null;
+        NatsRelay relay = null;
+        try {
+            registry = new KvSubscriptionRegistry(nats.connection(), config.subscriptionTtl(), config.subscriptionRefresh(), mapper);
+            registry.start();
+            nats.onReconnect(registry::reputAll);
+            relay = new NatsRelay(nats.connection(), config.instanceId(), config.subscriptionCheckTimeout(), mapper, metrics);
+            JsonFrames json = new JsonFrames(mapper);
+            BinaryFrames binary = new BinaryFrames(json);
+            LocalTopics topics = new LocalTopics(config.historySize());
+            Fanout fanout = new Fanout(topics, new BroadcastFrames(json, binary), json, ByteBufAllocator.DEFAULT, metrics, clock);
+            Sessions sessions = new Sessions();
+            ChannelServices services = new ChannelServices(verifier, relay, registry, relay, topics, fanout,
+                    new PresenceExtension.Unavailable(), sessions, Limits.from(config), metrics, config.instanceId(), clock, mapper);
+            relay.start(fanout);
+            TransportContext transport = new TransportContext(services, verifier, json, binary, config.maxFrameBytes(),
+                    config.idleTimeout(), config.slowClientTimeout(), nats::isConnected, meters::scrape);
+            FrontServer server = new FrontServer(transport, config.wsPort(), config.ioThreads(),
+                    config.writeBufferLowBytes(), config.writeBufferHighBytes());
+            log.info("ws-front {} started on port {}", config.instanceId(), server.port());
+            return new FrontApp(config, nats, registry, relay, sessions, server, meters);
+        } catch (Exception | Error e) {
+            if (relay != null) {
+                relay.close();
+            }
+            if (registry != null) {
+                registry.close();
+            }
+            nats.close();
+            throw e;
+        }
+    }
+
+    public int port() {
+        return server.port();
+    }
+
+    public String instanceId() {
+        return config.instanceId();
+    }
+
+    /** Open WebSocket connections. */
+    public int connections() {
+        return sessions.size();
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        log.info("shutting down: {} connections", sessions.size());
+        server.stopAccepting();
+        for (ClientSession s : sessions.snapshot()) {
+            s.disconnect(Reasons.SERVER_DISCONNECT);
+        }
+        long deadline = System.nanoTime() + config.shutdownGrace().toNanos();
+        while (sessions.size() > 0 && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        server.close(); // closes remaining sockets; their channels delete registry entries
+        relay.close();
+        registry.close();
+        nats.close();
+        meters.close();
+        log.info("ws-front {} stopped", config.instanceId());
+    }
+}

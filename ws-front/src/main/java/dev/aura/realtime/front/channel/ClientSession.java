@@ -1,0 +1,121 @@
+package dev.aura.realtime.front.channel;
+
+import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.front.metrics.FrontMetrics;
+import dev.aura.realtime.front.protocol.PhoenixMessage;
+import dev.aura.realtime.front.protocol.Vsn;
+import io.netty.channel.Channel;
+import io.netty.handler.codec.http.websocketx.WebSocketFrame;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+
+/**
+ * One WebSocket connection: its serializer version, the claims of its {@code apikey}, and the
+ * channels it joined.
+ *
+ * <p>Threading: {@link #deliver} and {@link #send} may be called from any thread (Netty queues
+ * foreign writes onto the event loop in order). Everything else, including the membership
+ * maps, is confined to the connection's event loop.
+ *
+ * <p>Backpressure: a frame is refused and the connection closed (counted once as a dropped
+ * slow client) when more than {@code maxOutboundBytes} are already queued; the softer
+ * unwritable-for-too-long rule lives in the transport's slow-client guard.
+ */
+public final class ClientSession {
+    private final Channel channel;
+    private final Vsn vsn;
+    private final Claims apiKeyClaims;
+    private final long maxOutboundBytes;
+    private final FrontMetrics metrics;
+    private final AtomicBoolean droppedSlow = new AtomicBoolean();
+    private Consumer<String> disconnector = message -> {};
+
+    final Map<String, Membership> memberships = new HashMap<>();
+    final Map<String, Object> pendingJoins = new HashMap<>();
+    final RateWindow joins;
+    final RateWindow events;
+
+    public ClientSession(Channel channel, Vsn vsn, Claims apiKeyClaims, Limits limits, FrontMetrics metrics) {
+        this.channel = channel;
+        this.vsn = vsn;
+        this.apiKeyClaims = apiKeyClaims;
+        this.maxOutboundBytes = limits.maxOutboundBytes();
+        this.metrics = metrics;
+        this.joins = new RateWindow(limits.maxJoinsPerSecond());
+        this.events = new RateWindow(limits.maxEventsPerSecond());
+    }
+
+    public Channel channel() {
+        return channel;
+    }
+
+    public Vsn vsn() {
+        return vsn;
+    }
+
+    public Claims apiKeyClaims() {
+        return apiKeyClaims;
+    }
+
+    /** Joined channels by full topic; event loop only. */
+    public Map<String, Membership> memberships() {
+        return memberships;
+    }
+
+    /** Writes a pre-encoded frame (ownership passes to this call). Any thread. */
+    public void deliver(WebSocketFrame frame) {
+        if (!admit()) {
+            frame.release();
+            return;
+        }
+        channel.writeAndFlush(frame, channel.voidPromise());
+        metrics.messagesOut(1);
+    }
+
+    /** Encodes and writes a reply or push. Any thread. */
+    public void send(PhoenixMessage.Outbound message) {
+        if (!admit()) {
+            return;
+        }
+        channel.writeAndFlush(message, channel.voidPromise());
+        metrics.messagesOut(1);
+    }
+
+    private boolean admit() {
+        if (!channel.isActive()) {
+            return false;
+        }
+        if (channel.bytesBeforeWritable() > maxOutboundBytes) {
+            dropSlowClient();
+            return false;
+        }
+        return true;
+    }
+
+    /** Closes the connection as a slow client, counting it once. Any thread. */
+    public void dropSlowClient() {
+        if (droppedSlow.compareAndSet(false, true)) {
+            metrics.slowClientDropped();
+            channel.close();
+        }
+    }
+
+    void onDisconnect(Consumer<String> action) {
+        this.disconnector = action;
+    }
+
+    /**
+     * Server-initiated disconnect (shutdown): every channel gets a {@code system} message with
+     * {@code message} and {@code phx_close}, then the socket is closed. Any thread.
+     */
+    public void disconnect(String message) {
+        channel.eventLoop().execute(() -> disconnector.accept(message));
+    }
+
+    @Override
+    public String toString() {
+        return "ClientSession[" + channel.id().asShortText() + ", " + vsn.wire() + ", project=" + apiKeyClaims.projectId() + "]";
+    }
+}

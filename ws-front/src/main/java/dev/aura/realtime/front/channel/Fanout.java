@@ -1,0 +1,178 @@
+package dev.aura.realtime.front.channel;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.common.wire.CdcStatus;
+import dev.aura.realtime.common.wire.ChangeEvent;
+import dev.aura.realtime.front.metrics.FrontMetrics;
+import dev.aura.realtime.front.protocol.BroadcastFrames;
+import dev.aura.realtime.front.protocol.JsonFrames;
+import dev.aura.realtime.front.protocol.OutFrame;
+import dev.aura.realtime.front.protocol.UserBroadcast;
+import dev.aura.realtime.front.protocol.Vsn;
+import dev.aura.realtime.front.relay.RelayListener;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Delivers broadcasts, postgres changes and CDC status to local channels. Each outgoing frame is
+ * encoded once per (channel, vsn) — for changes once per (channel, ids, vsn) around a
+ * {@code data} object serialised once per event — and shared by reference between sockets.
+ *
+ * <p>Runs on the caller's thread (the relay's dispatcher or a sender's event loop); writes are
+ * queued onto each recipient's event loop by Netty, so a slow recipient never blocks others.
+ */
+public final class Fanout implements RelayListener {
+    private static final Logger log = LoggerFactory.getLogger(Fanout.class);
+
+    private final LocalTopics topics;
+    private final BroadcastFrames broadcastFrames;
+    private final JsonFrames json;
+    private final ObjectMapper mapper;
+    private final ByteBufAllocator alloc;
+    private final FrontMetrics metrics;
+    private final Clock clock;
+    private volatile Boolean cdcActive;
+    private volatile String cdcReason;
+
+    public Fanout(LocalTopics topics, BroadcastFrames broadcastFrames, JsonFrames json, ByteBufAllocator alloc,
+            FrontMetrics metrics, Clock clock) {
+        this.topics = topics;
+        this.broadcastFrames = broadcastFrames;
+        this.json = json;
+        this.mapper = json.mapper();
+        this.alloc = alloc;
+        this.metrics = metrics;
+        this.clock = clock;
+    }
+
+    /**
+     * Sends a broadcast to the local members of a channel and records it in the history.
+     *
+     * @param exclude the sender's connection when it must not receive its own message, else null
+     */
+    public void broadcastLocal(String projectId, String channel, UserBroadcast message, ClientSession exclude) {
+        LocalTopics.TopicState state = topics.state(projectId, channel);
+        if (state == null) {
+            return;
+        }
+        state.history().add(message, clock.millis());
+        OutFrame[] byVsn = new OutFrame[Vsn.values().length];
+        boolean[] unrepresentable = new boolean[byVsn.length];
+        try {
+            for (Membership m : state.members()) {
+                if (!m.active() || m.session() == exclude) {
+                    continue;
+                }
+                int v = m.session().vsn().ordinal();
+                if (byVsn[v] == null && !unrepresentable[v]) {
+                    byVsn[v] = broadcastFrames.encode(m.topic(), message, m.session().vsn(), alloc);
+                    unrepresentable[v] = byVsn[v] == null;
+                }
+                if (byVsn[v] != null) {
+                    m.session().deliver(byVsn[v].retainedFrame());
+                }
+            }
+        } finally {
+            for (OutFrame f : byVsn) {
+                if (f != null) {
+                    f.release();
+                }
+            }
+        }
+    }
+
+    @Override
+    public void onBroadcast(String projectId, String channel, UserBroadcast message) {
+        broadcastLocal(projectId, channel, message, null);
+    }
+
+    @Override
+    public void onChange(ChangeEvent event) {
+        Map<Membership, Set<Integer>> groups = new LinkedHashMap<>();
+        for (String subId : event.allowedSubIds()) {
+            LocalTopics.BindingRef ref = topics.binding(subId);
+            if (ref == null || !ref.membership().active() || !ref.membership().projectId().equals(event.projectId())) {
+                continue;
+            }
+            groups.computeIfAbsent(ref.membership(), k -> new LinkedHashSet<>()).add(ref.binding().id());
+        }
+        if (groups.isEmpty()) {
+            return;
+        }
+        ByteBuf data;
+        try {
+            data = Unpooled.wrappedBuffer(mapper.writeValueAsBytes(event.data()));
+        } catch (JsonProcessingException e) {
+            log.warn("[ChangeEncodeFailed] event {}: {}", event.eventId(), e.toString());
+            return;
+        }
+        Map<String, OutFrame> cache = new HashMap<>();
+        try {
+            for (Map.Entry<Membership, Set<Integer>> g : groups.entrySet()) {
+                Membership m = g.getKey();
+                Vsn vsn = m.session().vsn();
+                String ids = idsJson(g.getValue());
+                OutFrame frame = cache.computeIfAbsent(vsn.wire() + '\u0000' + m.topic() + '\u0000' + ids,
+                        k -> new OutFrame(json.encodeWithSharedPayload(vsn, m.topic(), "postgres_changes",
+                                "{\"ids\":" + ids + ",\"data\":", data, "}", alloc), false));
+                m.session().deliver(frame.retainedFrame());
+            }
+            metrics.changesDelivered(groups.size());
+        } finally {
+            cache.values().forEach(OutFrame::release);
+        }
+    }
+
+    private static String idsJson(Set<Integer> ids) {
+        StringBuilder sb = new StringBuilder("[");
+        for (Integer id : ids) {
+            if (sb.length() > 1) {
+                sb.append(',');
+            }
+            sb.append(id.intValue());
+        }
+        return sb.append(']').toString();
+    }
+
+    @Override
+    public void onCdcStatus(CdcStatus status) {
+        Boolean previous = cdcActive;
+        cdcReason = status.reason();
+        cdcActive = status.active();
+        boolean flippedDown = !status.active() && !Boolean.FALSE.equals(previous);
+        boolean recovered = status.active() && Boolean.FALSE.equals(previous);
+        if (!flippedDown && !recovered) {
+            return;
+        }
+        log.info("CDC status changed to {} ({})", status.active() ? "active" : "inactive", status.reason());
+        List<Membership> affected = new ArrayList<>(topics.withPostgresBindings());
+        for (Membership m : affected) {
+            m.push("system", recovered
+                    ? SystemMessages.ok(SystemMessages.EXT_POSTGRES, Reasons.SUBSCRIBED, m.channelName())
+                    : SystemMessages.error(SystemMessages.EXT_POSTGRES, inactiveMessage(), m.channelName()));
+        }
+    }
+
+    /** False only when the last status said the cdc-worker is not active (unknown counts as active). */
+    public boolean cdcKnownInactive() {
+        return Boolean.FALSE.equals(cdcActive);
+    }
+
+    /** The message sent to postgres_changes subscribers while CDC is inactive. */
+    public String inactiveMessage() {
+        String reason = cdcReason;
+        return reason == null || reason.isBlank() ? "CDC unavailable" : reason;
+    }
+}

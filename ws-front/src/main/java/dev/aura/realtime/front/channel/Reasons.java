@@ -1,0 +1,38 @@
+package dev.aura.realtime.front.channel;
+
+/**
+ * The closed set of error reasons ws-front sends, in Supabase Realtime's {@code "Code: message"}
+ * wording where Supabase has one. Token errors come from {@code AuthException#reason()}.
+ */
+public final class Reasons {
+    public static final String TOPIC_NAME_REQUIRED = "TopicNameRequired: You must provide a topic name";
+    public static final String TOO_MANY_CHANNELS = "ChannelRateLimitReached: Too many channels";
+    public static final String TOO_MANY_JOINS = "ClientJoinRateLimitReached: Too many joins per second";
+    public static final String UNMATCHED_TOPIC = "unmatched topic";
+    public static final String PROJECT_MISMATCH =
+            "InvalidJWTToken: The access token belongs to another project than the API key";
+    public static final String TOO_MANY_MESSAGES = "Too many messages per second";
+    public static final String CDC_UNAVAILABLE = "Unable to validate subscription: CDC unavailable";
+    public static final String SUBSCRIBED = "Subscribed to PostgreSQL";
+    public static final String SERVER_DISCONNECT = "Server requested disconnect";
+    public static final String PRESENCE_UNAVAILABLE = "PresenceUnavailable: presence is not enabled on this server";
+
+    private Reasons() {}
+
+    /** Supabase's refusal of a postgres_changes binding it cannot serve. */
+    public static String unableToSubscribe(String event, String schema, String table, String filter, String why) {
+        return "Unable to subscribe to changes with given parameters. Please check Realtime is enabled for the given"
+                + " connect parameters: [event: " + event + ", schema: " + schema + ", table: " + table
+                + ", filters: [" + (filter == null ? "" : filter) + "]]" + (why == null ? "" : " (" + why + ")");
+    }
+
+    /** Broadcast payload over the configured limit. */
+    public static String payloadTooLarge(int limitBytes) {
+        return "PayloadTooLarge: Payload size exceeds the limit of " + limitBytes + " bytes";
+    }
+
+    /** A frame the codec could not read. */
+    public static String malformed(String detail) {
+        return "MalformedMessage: " + detail;
+    }
+}

@@ -1,0 +1,201 @@
+package dev.aura.realtime.front.channel;
+
+import dev.aura.realtime.common.auth.AuthException;
+import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.front.protocol.PhoenixMessage;
+import dev.aura.realtime.front.protocol.UserBroadcast;
+import dev.aura.realtime.front.protocol.Vsn;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
+import io.netty.channel.ChannelFutureListener;
+import java.util.List;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Phoenix channel layer of one connection: one method per client event. Runs on the
+ * connection's event loop; never throws into the pipeline (unexpected errors are logged and the
+ * frame is dropped). Not sharable.
+ */
+public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMessage.Inbound> {
+    private static final Logger log = LoggerFactory.getLogger(SessionHandler.class);
+    private static final String PHOENIX = "phoenix";
+
+    private final ChannelServices services;
+    private final Vsn vsn;
+    private final Claims apiKeyClaims;
+    private ClientSession session;
+    private ChannelLifecycle lifecycle;
+    private JoinFlow joins;
+    private boolean closed;
+
+    public SessionHandler(ChannelServices services, Vsn vsn, Claims apiKeyClaims) {
+        this.services = services;
+        this.vsn = vsn;
+        this.apiKeyClaims = apiKeyClaims;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        session = new ClientSession(ctx.channel(), vsn, apiKeyClaims, services.limits(), services.metrics());
+        lifecycle = new ChannelLifecycle(services, session);
+        joins = new JoinFlow(services, session, lifecycle);
+        session.onDisconnect(this::disconnect);
+        services.sessions().add(session);
+        services.metrics().connectionOpened();
+    }
+
+    /** The connection's session (for tests and the transport). */
+    public ClientSession session() {
+        return session;
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, PhoenixMessage.Inbound msg) {
+        services.metrics().messageIn();
+        try {
+            switch (msg) {
+                case PhoenixMessage.Heartbeat h -> session.send(new PhoenixMessage.Reply(h.joinRef(), h.ref(), PHOENIX, "ok", Replies.empty()));
+                case PhoenixMessage.Join j -> joins.join(j);
+                case PhoenixMessage.Leave l -> leave(l);
+                case PhoenixMessage.AccessToken t -> accessToken(t);
+                case PhoenixMessage.BroadcastPush b -> broadcast(b);
+                case PhoenixMessage.PresencePush p -> presence(p);
+                case PhoenixMessage.Malformed m -> malformed(m);
+                case PhoenixMessage.Other o -> log.debug("ignoring event {} on {}", o.event(), o.topic());
+            }
+        } catch (RuntimeException e) {
+            log.warn("[HandlerFailed] {} on {}: {}", msg.getClass().getSimpleName(), session, e.toString(), e);
+        }
+    }
+
+    private void leave(PhoenixMessage.Leave l) {
+        Membership m = session.memberships.get(l.topic());
+        if (m != null) {
+            session.send(new PhoenixMessage.Reply(l.joinRef(), l.ref(), l.topic(), "ok", Replies.empty()));
+            lifecycle.close(m, true);
+        } else if (session.pendingJoins.remove(l.topic()) != null) {
+            session.send(new PhoenixMessage.Reply(l.joinRef(), l.ref(), l.topic(), "ok", Replies.empty()));
+            session.send(new PhoenixMessage.Push(l.joinRef(), l.joinRef(), l.topic(), "phx_close", Replies.empty()));
+        } else {
+            unmatched(l);
+        }
+    }
+
+    private void accessToken(PhoenixMessage.AccessToken t) {
+        Membership m = session.memberships.get(t.topic());
+        if (m == null) {
+            unmatched(t);
+            return;
+        }
+        String token = t.token();
+        if (token == null || token.equals(m.accessToken())) {
+            return;
+        }
+        Claims claims;
+        try {
+            claims = services.verifier().verify(token);
+        } catch (AuthException e) {
+            lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, e.getMessage());
+            return;
+        }
+        if (!claims.projectId().equals(m.projectId())) {
+            lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, Reasons.PROJECT_MISMATCH);
+            return;
+        }
+        m.claims(claims, token);
+        lifecycle.scheduleExpiry(m);
+        lifecycle.putEntries(m);
+    }
+
+    private void broadcast(PhoenixMessage.BroadcastPush b) {
+        Membership m = session.memberships.get(b.topic());
+        if (m == null) {
+            unmatched(b);
+            return;
+        }
+        if (!session.events.tryAcquire(services.clock().millis())) {
+            lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, Reasons.TOO_MANY_MESSAGES);
+            return;
+        }
+        UserBroadcast message = b.broadcast();
+        if (message.payload().length > services.limits().maxBroadcastPayloadBytes()) {
+            if (m.ack() && b.ref() != null) {
+                m.reply(b.ref(), "error", Replies.reason(Reasons.payloadTooLarge(services.limits().maxBroadcastPayloadBytes())));
+            }
+            return;
+        }
+        message = message.withId(UUID.randomUUID().toString());
+        services.fanout().broadcastLocal(m.projectId(), m.channelName(), message, m.self() ? null : session);
+        services.publisher().publish(m.projectId(), m.channelName(), message);
+        if (m.ack() && b.ref() != null) {
+            m.reply(b.ref(), "ok", Replies.empty());
+        }
+    }
+
+    private void presence(PhoenixMessage.PresencePush p) {
+        Membership m = session.memberships.get(p.topic());
+        if (m == null) {
+            unmatched(p);
+            return;
+        }
+        if (!session.events.tryAcquire(services.clock().millis())) {
+            lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, Reasons.TOO_MANY_MESSAGES);
+            return;
+        }
+        services.presence().onPresence(m, p);
+    }
+
+    private void malformed(PhoenixMessage.Malformed m) {
+        if (m.ref() != null) {
+            session.send(new PhoenixMessage.Reply(m.joinRef(), m.ref(), m.topic() == null ? PHOENIX : m.topic(), "error",
+                    Replies.reason(Reasons.malformed(m.reason()))));
+        }
+    }
+
+    private void unmatched(PhoenixMessage.Inbound msg) {
+        if (msg.ref() != null) {
+            session.send(new PhoenixMessage.Reply(msg.joinRef(), msg.ref(), msg.topic(), "error", Replies.reason(Reasons.UNMATCHED_TOPIC)));
+        }
+    }
+
+    /** Server shutdown: tell every channel, close them with phx_close, then close the socket (going away). */
+    private void disconnect(String message) {
+        for (Membership m : List.copyOf(session.memberships.values())) {
+            lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, message);
+        }
+        session.pendingJoins.clear();
+        session.channel().writeAndFlush(new CloseWebSocketFrame(WebSocketCloseStatus.ENDPOINT_UNAVAILABLE))
+                .addListener(ChannelFutureListener.CLOSE);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        cleanup();
+        super.channelInactive(ctx);
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        cleanup();
+    }
+
+    private void cleanup() {
+        if (closed || session == null) {
+            return;
+        }
+        closed = true;
+        lifecycle.closeAll();
+        services.sessions().remove(session);
+        services.metrics().connectionClosed();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        log.debug("connection {} failed: {}", session, cause.toString());
+        ctx.close();
+    }
+}

@@ -1,0 +1,109 @@
+package dev.aura.realtime.front.config;
+
+import dev.aura.realtime.common.config.ConfigException;
+import dev.aura.realtime.common.config.Env;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.UUID;
+
+/**
+ * The whole ws-front configuration, read once at start-up from environment variables.
+ *
+ * @param natsUrl {@code NATS_URL}, comma-separated server URLs
+ * @param jwtSecret {@code AURA_JWT_SECRET} (required), HS256 secret of client tokens
+ * @param wsPort {@code WS_PORT} (4000), the one HTTP/WebSocket port; 0 picks a free port
+ * @param historySize {@code HISTORY_SIZE} (100 messages), broadcast history ring per channel
+ * @param instanceId {@code INSTANCE_ID}, else {@code POD_NAME}, else hostname-random
+ * @param ioThreads {@code WS_IO_THREADS} (0 = Netty's default of 2 x cores), event loop threads
+ * @param maxFrameBytes {@code WS_MAX_FRAME_BYTES} (5,000,000 bytes), largest WebSocket message
+ * @param idleTimeout {@code WS_IDLE_TIMEOUT_MS} (60,000 ms) without any inbound frame closes a socket
+ * @param maxChannelsPerConnection {@code WS_MAX_CHANNELS_PER_CONNECTION} (100)
+ * @param maxJoinsPerSecond {@code WS_MAX_JOINS_PER_SECOND} (100 joins/s per connection)
+ * @param maxEventsPerSecond {@code WS_MAX_EVENTS_PER_SECOND} (100 client events/s per connection)
+ * @param maxBroadcastPayloadBytes {@code WS_MAX_BROADCAST_PAYLOAD_BYTES} (262,144 bytes)
+ * @param writeBufferLowBytes {@code WS_WRITE_BUFFER_LOW_BYTES} (262,144 bytes), writable again below
+ * @param writeBufferHighBytes {@code WS_WRITE_BUFFER_HIGH_BYTES} (1,048,576 bytes), unwritable above
+ * @param maxOutboundBytes {@code WS_MAX_OUTBOUND_BYTES} (8,388,608 bytes), queued bytes that disconnect at once
+ * @param slowClientTimeout {@code WS_SLOW_CLIENT_TIMEOUT_MS} (10,000 ms) unwritable before disconnect
+ * @param subscriptionCheckTimeout {@code SUBSCRIPTION_CHECK_TIMEOUT_MS} (2,000 ms) for the cdc-worker's answer
+ * @param subscriptionRefresh {@code SUBSCRIPTION_REFRESH_MS} (30,000 ms) between re-puts of registry entries
+ * @param subscriptionTtl {@code SUBSCRIPTION_TTL_MS} (120,000 ms), max age of the KV bucket
+ * @param shutdownGrace {@code SHUTDOWN_GRACE_MS} (5,000 ms) between "Server requested disconnect" and forced close
+ */
+public record FrontConfig(
+        String natsUrl,
+        String jwtSecret,
+        int wsPort,
+        int historySize,
+        String instanceId,
+        int ioThreads,
+        int maxFrameBytes,
+        Duration idleTimeout,
+        int maxChannelsPerConnection,
+        int maxJoinsPerSecond,
+        int maxEventsPerSecond,
+        int maxBroadcastPayloadBytes,
+        int writeBufferLowBytes,
+        int writeBufferHighBytes,
+        long maxOutboundBytes,
+        Duration slowClientTimeout,
+        Duration subscriptionCheckTimeout,
+        Duration subscriptionRefresh,
+        Duration subscriptionTtl,
+        Duration shutdownGrace) {
+
+    public FrontConfig {
+        if (writeBufferLowBytes > writeBufferHighBytes) {
+            throw new ConfigException("WS_WRITE_BUFFER_LOW_BYTES=" + writeBufferLowBytes
+                    + " must not exceed WS_WRITE_BUFFER_HIGH_BYTES=" + writeBufferHighBytes);
+        }
+        if (maxOutboundBytes < writeBufferHighBytes) {
+            throw new ConfigException("WS_MAX_OUTBOUND_BYTES=" + maxOutboundBytes
+                    + " must be at least WS_WRITE_BUFFER_HIGH_BYTES=" + writeBufferHighBytes);
+        }
+        if (subscriptionRefresh.compareTo(subscriptionTtl) >= 0) {
+            throw new ConfigException("SUBSCRIPTION_REFRESH_MS must be shorter than SUBSCRIPTION_TTL_MS,"
+                    + " else registry entries expire between refreshes");
+        }
+    }
+
+    /** Reads every variable; fails naming the first missing or malformed one. */
+    public static FrontConfig load(Env env) {
+        return new FrontConfig(
+                env.string("NATS_URL", "nats://127.0.0.1:4222"),
+                env.required("AURA_JWT_SECRET"),
+                env.integer("WS_PORT", 4000, 0, 65535),
+                env.integer("HISTORY_SIZE", 100, 0, 100_000),
+                instanceId(env),
+                env.integer("WS_IO_THREADS", 0, 0, 1024),
+                env.integer("WS_MAX_FRAME_BYTES", 5_000_000, 1024, 64 * 1024 * 1024),
+                env.millis("WS_IDLE_TIMEOUT_MS", 60_000, 1_000, 3_600_000),
+                env.integer("WS_MAX_CHANNELS_PER_CONNECTION", 100, 1, 100_000),
+                env.integer("WS_MAX_JOINS_PER_SECOND", 100, 1, 1_000_000),
+                env.integer("WS_MAX_EVENTS_PER_SECOND", 100, 1, 1_000_000),
+                env.integer("WS_MAX_BROADCAST_PAYLOAD_BYTES", 262_144, 1, 64 * 1024 * 1024),
+                env.integer("WS_WRITE_BUFFER_LOW_BYTES", 262_144, 1024, Integer.MAX_VALUE),
+                env.integer("WS_WRITE_BUFFER_HIGH_BYTES", 1_048_576, 1024, Integer.MAX_VALUE),
+                env.longValue("WS_MAX_OUTBOUND_BYTES", 8_388_608, 1024, Long.MAX_VALUE),
+                env.millis("WS_SLOW_CLIENT_TIMEOUT_MS", 10_000, 10, 600_000),
+                env.millis("SUBSCRIPTION_CHECK_TIMEOUT_MS", 2_000, 10, 60_000),
+                env.millis("SUBSCRIPTION_REFRESH_MS", 30_000, 100, 3_600_000),
+                env.millis("SUBSCRIPTION_TTL_MS", 120_000, 1_000, 86_400_000),
+                env.millis("SHUTDOWN_GRACE_MS", 5_000, 0, 600_000));
+    }
+
+    private static String instanceId(Env env) {
+        return env.optional("INSTANCE_ID")
+                .or(() -> env.optional("POD_NAME"))
+                .orElseGet(() -> hostname() + "-" + UUID.randomUUID().toString().substring(0, 8));
+    }
+
+    private static String hostname() {
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (UnknownHostException e) {
+            return "ws-front";
+        }
+    }
+}

@@ -1,0 +1,206 @@
+package dev.aura.realtime.front.protocol;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.NullNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufInputStream;
+import io.netty.buffer.ByteBufOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * JSON text frames of both serializer versions.
+ *
+ * <ul>
+ *   <li>vsn 1.0.0: {@code {"topic","event","payload","ref","join_ref"}}; the server writes
+ *       {@code {"topic","event","payload","ref"}} like Phoenix's V1 serializer (no join_ref);
+ *   <li>vsn 2.0.0: {@code [join_ref, ref, topic, event, payload]} both ways.
+ * </ul>
+ *
+ * Thread-safe; one instance per server.
+ */
+public final class JsonFrames {
+    private final ObjectMapper mapper;
+    private final JsonFactory factory;
+
+    public JsonFrames(ObjectMapper mapper) {
+        this.mapper = mapper;
+        this.factory = mapper.getFactory();
+    }
+
+    public ObjectMapper mapper() {
+        return mapper;
+    }
+
+    /** Decodes one text frame; never throws, a bad frame becomes {@link PhoenixMessage.Malformed}. */
+    public PhoenixMessage.Inbound decode(ByteBuf text, Vsn vsn) {
+        JsonNode root;
+        try (JsonParser parser = factory.createParser((java.io.InputStream) new ByteBufInputStream(text.duplicate()))) {
+            root = mapper.readTree(parser);
+            if (parser.nextToken() != null) {
+                return new PhoenixMessage.Malformed(null, null, null, "trailing data after the JSON frame");
+            }
+        } catch (IOException | RuntimeException e) {
+            return new PhoenixMessage.Malformed(null, null, null, "invalid JSON");
+        }
+        String joinRef;
+        String ref;
+        JsonNode topic;
+        JsonNode event;
+        JsonNode payload;
+        if (vsn == Vsn.V2) {
+            if (!(root instanceof ArrayNode a) || a.size() != 5) {
+                return new PhoenixMessage.Malformed(null, null, null, "expected [join_ref, ref, topic, event, payload]");
+            }
+            joinRef = refText(a.get(0));
+            ref = refText(a.get(1));
+            topic = a.get(2);
+            event = a.get(3);
+            payload = a.get(4);
+        } else {
+            if (!(root instanceof ObjectNode o)) {
+                return new PhoenixMessage.Malformed(null, null, null, "expected a JSON object");
+            }
+            joinRef = refText(o.get("join_ref"));
+            ref = refText(o.get("ref"));
+            topic = o.get("topic");
+            event = o.get("event");
+            payload = o.get("payload");
+        }
+        if (topic == null || !topic.isTextual()) {
+            return new PhoenixMessage.Malformed(joinRef, ref, null, "topic must be a string");
+        }
+        if (event == null || !event.isTextual()) {
+            return new PhoenixMessage.Malformed(joinRef, ref, topic.asText(), "event must be a string");
+        }
+        return Inbounds.of(mapper, joinRef, ref, topic.asText(), event.asText(), payload == null ? NullNode.getInstance() : payload);
+    }
+
+    /** Encodes a reply or push as a text frame body for {@code vsn}. */
+    public ByteBuf encode(PhoenixMessage.Outbound message, Vsn vsn, ByteBufAllocator alloc) {
+        return switch (message) {
+            case PhoenixMessage.Reply r -> frame(alloc, vsn, r.joinRef(), r.ref(), r.topic(), "phx_reply", g -> {
+                g.writeStartObject();
+                g.writeStringField("status", r.status());
+                g.writeFieldName("response");
+                writeTree(g, r.response());
+                g.writeEndObject();
+            });
+            case PhoenixMessage.Push p -> frame(alloc, vsn, p.joinRef(), p.ref(), p.topic(), p.event(),
+                    g -> writeTree(g, p.payload()));
+        };
+    }
+
+    /**
+     * A text frame for a server push whose payload is given as ready JSON bytes, so one
+     * serialisation of a large payload is shared by every recipient.
+     *
+     * @param payloadPrefix JSON written before {@code shared}, e.g. {@code {"ids":[1],"data":}}
+     * @param shared ready JSON bytes (not copied, not released)
+     * @param payloadSuffix JSON written after {@code shared}, e.g. <code>}</code>
+     */
+    public ByteBuf encodeWithSharedPayload(Vsn vsn, String topic, String event, String payloadPrefix,
+            ByteBuf shared, String payloadSuffix, ByteBufAllocator alloc) {
+        String head;
+        String tail;
+        if (vsn == Vsn.V2) {
+            head = "[null,null," + quote(topic) + "," + quote(event) + "," + payloadPrefix;
+            tail = payloadSuffix + "]";
+        } else {
+            head = "{\"topic\":" + quote(topic) + ",\"event\":" + quote(event) + ",\"payload\":" + payloadPrefix;
+            tail = payloadSuffix + ",\"ref\":null}";
+        }
+        byte[] h = head.getBytes(StandardCharsets.UTF_8);
+        byte[] t = tail.getBytes(StandardCharsets.UTF_8);
+        ByteBuf out = alloc.buffer(h.length + shared.readableBytes() + t.length);
+        out.writeBytes(h).writeBytes(shared, shared.readerIndex(), shared.readableBytes()).writeBytes(t);
+        return out;
+    }
+
+    /** Quotes and escapes a string as a JSON string literal. */
+    public String quote(String s) {
+        try {
+            return mapper.writeValueAsString(s);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Body writer for {@link #frame}. */
+    @FunctionalInterface
+    interface PayloadWriter {
+        void write(JsonGenerator g) throws IOException;
+    }
+
+    ByteBuf frame(ByteBufAllocator alloc, Vsn vsn, String joinRef, String ref, String topic, String event,
+            PayloadWriter payload) {
+        ByteBuf out = alloc.buffer(128);
+        boolean ok = false;
+        try (OutputStream os = new ByteBufOutputStream(out); JsonGenerator g = factory.createGenerator(os)) {
+            if (vsn == Vsn.V2) {
+                g.writeStartArray();
+                g.writeString(joinRef);
+                g.writeString(ref);
+                g.writeString(topic);
+                g.writeString(event);
+                payload.write(g);
+                g.writeEndArray();
+            } else {
+                g.writeStartObject();
+                g.writeStringField("topic", topic);
+                g.writeStringField("event", event);
+                g.writeFieldName("payload");
+                payload.write(g);
+                g.writeStringField("ref", ref);
+                g.writeEndObject();
+            }
+            ok = true;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } finally {
+            if (!ok) {
+                out.release();
+            }
+        }
+        return out;
+    }
+
+    void writeTree(JsonGenerator g, JsonNode node) throws IOException {
+        if (node == null) {
+            g.writeNull();
+        } else {
+            mapper.writeTree(g, node);
+        }
+    }
+
+    /** Checks that {@code bytes} hold exactly one JSON value. */
+    public boolean isSingleJsonValue(byte[] bytes) {
+        try (JsonParser p = factory.createParser(bytes)) {
+            JsonToken t = p.nextToken();
+            if (t == null) {
+                return false;
+            }
+            p.skipChildren();
+            return p.nextToken() == null;
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    private static String refText(JsonNode node) {
+        if (node == null || node.isNull()) {
+            return null;
+        }
+        return node.isValueNode() ? node.asText() : null;
+    }
+}

@@ -1,0 +1,176 @@
+package dev.aura.realtime.front.relay;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.common.wire.SubscriptionEntry;
+import io.nats.client.Connection;
+import io.nats.client.JetStreamApiException;
+import io.nats.client.KeyValue;
+import io.nats.client.KeyValueManagement;
+import io.nats.client.api.KeyValueConfiguration;
+import io.nats.client.api.StorageType;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@link SubscriptionRegistry} on the JetStream KV bucket {@link SubscriptionEntry#BUCKET}
+ * (memory storage, max age {@code SUBSCRIPTION_TTL_MS}; created when absent).
+ *
+ * <p>Threads: one named thread {@code aura-registry} does every KV call (they block on the
+ * JetStream ack), so puts and deletes of one key keep their order and event loops never block.
+ * Every {@code SUBSCRIPTION_REFRESH_MS} it re-puts all live entries, keeping them younger than
+ * the bucket's max age; {@link #reputAll()} does the same after a NATS reconnect.
+ */
+public final class KvSubscriptionRegistry implements SubscriptionRegistry {
+    private static final Logger log = LoggerFactory.getLogger(KvSubscriptionRegistry.class);
+
+    private final Connection connection;
+    private final Duration ttl;
+    private final ObjectMapper mapper;
+    private final Map<String, SubscriptionEntry> live = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService worker;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile KeyValue kv;
+
+    public KvSubscriptionRegistry(Connection connection, Duration ttl, Duration refresh, ObjectMapper mapper) {
+        this.connection = connection;
+        this.ttl = ttl;
+        this.mapper = mapper;
+        this.worker = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "aura-registry");
+            t.setDaemon(true);
+            return t;
+        });
+        worker.scheduleAtFixedRate(this::refreshAll, refresh.toMillis(), refresh.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** Creates the bucket when absent and binds to it (blocking, at start-up). */
+    public void start() throws IOException, JetStreamApiException {
+        bucket();
+    }
+
+    private KeyValue bucket() throws IOException, JetStreamApiException {
+        KeyValue current = kv;
+        if (current != null) {
+            return current;
+        }
+        KeyValueManagement kvm = connection.keyValueManagement();
+        try {
+            kvm.getStatus(SubscriptionEntry.BUCKET);
+        } catch (JetStreamApiException notFound) {
+            try {
+                kvm.create(KeyValueConfiguration.builder()
+                        .name(SubscriptionEntry.BUCKET)
+                        .storageType(StorageType.Memory)
+                        .ttl(ttl)
+                        .build());
+                log.info("created KV bucket {} (memory, max age {} ms)", SubscriptionEntry.BUCKET, ttl.toMillis());
+            } catch (JetStreamApiException raced) {
+                log.debug("bucket creation raced: {}", raced.toString());
+            }
+        }
+        kv = connection.keyValue(SubscriptionEntry.BUCKET);
+        return kv;
+    }
+
+    @Override
+    public CompletableFuture<Void> put(SubscriptionEntry entry) {
+        live.put(entry.key(), entry);
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        try {
+            worker.execute(() -> {
+                try {
+                    write(entry);
+                    done.complete(null);
+                } catch (Exception e) {
+                    done.completeExceptionally(e);
+                }
+            });
+        } catch (RuntimeException rejected) {
+            done.completeExceptionally(rejected);
+        }
+        return done;
+    }
+
+    private void write(SubscriptionEntry entry) throws Exception {
+        if (live.get(entry.key()) == null) {
+            return; // removed before its turn
+        }
+        bucket().put(entry.key(), mapper.writeValueAsBytes(live.getOrDefault(entry.key(), entry)));
+    }
+
+    @Override
+    public void remove(String key) {
+        if (live.remove(key) == null) {
+            return;
+        }
+        try {
+            worker.execute(() -> {
+                try {
+                    bucket().delete(key);
+                } catch (Exception e) {
+                    log.warn("[RegistryDeleteFailed] {}: {} (expires with the bucket's max age)", key, e.toString());
+                }
+            });
+        } catch (RuntimeException rejected) {
+            log.warn("[RegistryDeleteFailed] {}: registry closed", key);
+        }
+    }
+
+    @Override
+    public int size() {
+        return live.size();
+    }
+
+    /** Re-puts every live entry soon (after a NATS reconnect). Any thread. */
+    public void reputAll() {
+        try {
+            worker.execute(this::refreshAll);
+        } catch (RuntimeException rejected) {
+            log.debug("registry closed; no re-put");
+        }
+    }
+
+    private void refreshAll() {
+        int failed = 0;
+        for (SubscriptionEntry e : live.values()) {
+            try {
+                write(e);
+            } catch (Exception ex) {
+                failed++;
+                if (failed == 1) {
+                    log.warn("[RegistryRefreshFailed] {}: {}", e.key(), ex.toString());
+                }
+            }
+        }
+        if (failed > 0) {
+            log.warn("[RegistryRefreshFailed] {} of {} entries not refreshed", failed, live.size());
+        }
+    }
+
+    /** Lets queued writes and deletes finish (bounded to 5 s), then stops the thread. Idempotent. */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        worker.shutdown();
+        try {
+            if (!worker.awaitTermination(5, TimeUnit.SECONDS)) {
+                log.warn("[RegistryCloseTimeout] pending KV operations abandoned");
+                worker.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            worker.shutdownNow();
+        }
+    }
+}

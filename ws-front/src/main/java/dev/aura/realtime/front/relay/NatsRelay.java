@@ -1,0 +1,147 @@
+package dev.aura.realtime.front.relay;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.common.wire.AuraHeaders;
+import dev.aura.realtime.common.wire.CdcStatus;
+import dev.aura.realtime.common.wire.ChangeEvent;
+import dev.aura.realtime.common.wire.Subjects;
+import dev.aura.realtime.common.wire.SubscriptionCheck;
+import dev.aura.realtime.front.metrics.FrontMetrics;
+import dev.aura.realtime.front.protocol.UserBroadcast;
+import io.nats.client.Connection;
+import io.nats.client.Dispatcher;
+import io.nats.client.Message;
+import io.nats.client.impl.Headers;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * ws-front's side of NATS: subscribes {@code aura.realtime.>} and hands broadcasts, change events
+ * and CDC status to a {@link RelayListener}; publishes this replica's broadcasts; asks
+ * cdc-workers to validate bindings.
+ *
+ * <p>Threads: one jnats dispatcher thread calls the listener in subject order. Messages whose
+ * {@code Aura-Origin} is this instance are dropped (our own broadcast echoes). Undecodable
+ * messages are logged with a code, counted and skipped.
+ */
+public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker, AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(NatsRelay.class);
+
+    private final Connection connection;
+    private final String instanceId;
+    private final Duration checkTimeout;
+    private final ObjectMapper mapper;
+    private final FrontMetrics metrics;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private RelayListener listener;
+    private Dispatcher dispatcher;
+
+    public NatsRelay(Connection connection, String instanceId, Duration checkTimeout, ObjectMapper mapper,
+            FrontMetrics metrics) {
+        this.connection = connection;
+        this.instanceId = instanceId;
+        this.checkTimeout = checkTimeout;
+        this.mapper = mapper;
+        this.metrics = metrics;
+    }
+
+    /** Subscribes {@link Subjects#ALL} and starts delivering to {@code target}. Call once. */
+    public void start(RelayListener target) {
+        this.listener = target;
+        this.dispatcher = connection.createDispatcher(this::onMessage);
+        dispatcher.subscribe(Subjects.ALL);
+    }
+
+    private void onMessage(Message msg) {
+        String origin = msg.hasHeaders() ? msg.getHeaders().getFirst(AuraHeaders.ORIGIN) : null;
+        if (instanceId.equals(origin)) {
+            return;
+        }
+        String subject = msg.getSubject();
+        try {
+            if (subject.equals(Subjects.CDC_STATUS)) {
+                metrics.relayIn("cdc_status");
+                listener.onCdcStatus(mapper.readValue(msg.getData(), CdcStatus.class));
+                return;
+            }
+            if (subject.equals(Subjects.SUBSCRIPTION_CHECK)) {
+                return; // requests for cdc-workers
+            }
+            Subjects.Parsed parsed = Subjects.parse(subject);
+            if (parsed == null) {
+                return;
+            }
+            if (parsed.kind().equals("broadcast")) {
+                metrics.relayIn("broadcast");
+                String id = msg.hasHeaders() ? msg.getHeaders().getFirst(AuraHeaders.EVENT_ID) : null;
+                listener.onBroadcast(parsed.projectId(), parsed.name(), BroadcastWire.decode(msg.getData(), id));
+            } else {
+                metrics.relayIn("change");
+                listener.onChange(mapper.readValue(msg.getData(), ChangeEvent.class));
+            }
+        } catch (Exception e) {
+            metrics.relayError();
+            log.warn("[RelayDecodeFailed] subject {}: {}", subject, e.toString());
+        }
+    }
+
+    @Override
+    public void publish(String projectId, String channel, UserBroadcast message) {
+        Headers headers = new Headers().add(AuraHeaders.ORIGIN, instanceId);
+        if (message.id() != null) {
+            headers.add(AuraHeaders.EVENT_ID, message.id());
+        }
+        try {
+            connection.publish(Subjects.broadcast(projectId, channel), headers, BroadcastWire.encode(message));
+            metrics.relayOutBroadcast();
+        } catch (RuntimeException e) {
+            metrics.relayError();
+            log.warn("[BroadcastPublishFailed] {}: {}", channel, e.toString());
+        }
+    }
+
+    @Override
+    public CompletableFuture<Outcome> check(SubscriptionCheck.Request request) {
+        byte[] body;
+        try {
+            body = mapper.writeValueAsBytes(request);
+        } catch (Exception e) {
+            return CompletableFuture.completedFuture(new Outcome.Unavailable(e.toString()));
+        }
+        CompletableFuture<Message> reply;
+        try {
+            reply = connection.requestWithTimeout(Subjects.SUBSCRIPTION_CHECK, body, checkTimeout);
+        } catch (RuntimeException e) {
+            return CompletableFuture.completedFuture(new Outcome.Unavailable(e.toString()));
+        }
+        return reply.handle((msg, err) -> {
+            if (err != null) {
+                return new Outcome.Unavailable(err.toString());
+            }
+            if (msg.isStatusMessage()) {
+                return new Outcome.Unavailable("status " + msg.getStatus().getCode());
+            }
+            try {
+                SubscriptionCheck.Reply r = mapper.readValue(msg.getData(), SubscriptionCheck.Reply.class);
+                return r.ok() ? new Outcome.Valid(r.columnType()) : new Outcome.Invalid(r.error());
+            } catch (Exception e) {
+                return new Outcome.Unavailable("undecodable reply: " + e);
+            }
+        });
+    }
+
+    /** Unsubscribes; idempotent. Does not close the connection (owned by {@link NatsConnection}). */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true) && dispatcher != null) {
+            try {
+                connection.closeDispatcher(dispatcher);
+            } catch (RuntimeException e) {
+                log.debug("closing dispatcher: {}", e.toString());
+            }
+        }
+    }
+}

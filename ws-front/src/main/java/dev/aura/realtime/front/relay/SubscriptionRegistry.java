@@ -1,0 +1,25 @@
+package dev.aura.realtime.front.relay;
+
+import dev.aura.realtime.common.wire.SubscriptionEntry;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The registry of this replica's postgres_changes bindings that the cdc-worker matches changes
+ * against (JetStream KV bucket {@code aura_subscriptions}, PRODUCT.md C8). Implementations keep
+ * every live entry, refresh it before the bucket's max age and re-put all after a reconnect.
+ * Thread-safe; calls never block the caller.
+ */
+public interface SubscriptionRegistry extends AutoCloseable {
+    /** Adds or replaces the entry under {@link SubscriptionEntry#key()}; the future fails when the write failed. */
+    CompletableFuture<Void> put(SubscriptionEntry entry);
+
+    /** Forgets and deletes the entry with this key (no-op when unknown). */
+    void remove(String key);
+
+    /** Number of live entries kept for refresh. */
+    int size();
+
+    /** Stops refreshing; pending writes and deletes are given a bounded time to finish. Idempotent. */
+    @Override
+    void close();
+}

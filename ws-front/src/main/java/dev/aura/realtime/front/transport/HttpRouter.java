@@ -1,0 +1,158 @@
+package dev.aura.realtime.front.transport;
+
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.aura.realtime.common.auth.AuthException;
+import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.front.channel.SessionHandler;
+import dev.aura.realtime.front.protocol.PhoenixCodec;
+import dev.aura.realtime.front.protocol.Vsn;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPipeline;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
+import io.netty.handler.codec.http.websocketx.WebSocketServerHandshaker;
+import io.netty.handler.codec.http.websocketx.WebSocketServerHandshakerFactory;
+import io.netty.handler.timeout.IdleStateHandler;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Routes HTTP requests of one connection: {@code GET /health}, {@code GET /metrics}, and the
+ * WebSocket upgrade at {@code /realtime/v1/websocket} and {@code /socket/websocket}. The
+ * {@code apikey} is verified before the upgrade; failures answer HTTP 401 with
+ * {@code {"error": msg}} like Supabase. After a successful upgrade this handler replaces itself
+ * with the WebSocket pipeline (aggregator, idle timeout, control frames, slow-client guard,
+ * Phoenix codec, session handler).
+ */
+final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
+    static final Set<String> WS_PATHS = Set.of("/realtime/v1/websocket", "/socket/websocket");
+
+    private final TransportContext context;
+    private final AtomicBoolean draining;
+
+    HttpRouter(TransportContext context, AtomicBoolean draining) {
+        this.context = context;
+        this.draining = draining;
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
+        if (!req.decoderResult().isSuccess()) {
+            respond(ctx, req, HttpResponseStatus.BAD_REQUEST, "application/json", error("Bad request"));
+            return;
+        }
+        QueryStringDecoder query = new QueryStringDecoder(req.uri());
+        String path = query.path();
+        if (WS_PATHS.contains(path)) {
+            upgrade(ctx, req, query);
+        } else if (path.equals("/health") && req.method() == HttpMethod.GET) {
+            ObjectNode body = JsonNodeFactory.instance.objectNode();
+            body.put("status", draining.get() ? "draining" : "ok");
+            body.put("nats_connected", context.natsConnected().getAsBoolean());
+            body.put("connections", context.services().sessions().size());
+            respond(ctx, req, HttpResponseStatus.OK, "application/json", body.toString());
+        } else if (path.equals("/metrics") && req.method() == HttpMethod.GET) {
+            respond(ctx, req, HttpResponseStatus.OK, "text/plain; version=0.0.4; charset=utf-8", context.prometheusScrape().get());
+        } else {
+            respond(ctx, req, HttpResponseStatus.NOT_FOUND, "application/json", error("Not found"));
+        }
+    }
+
+    private void upgrade(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder query) {
+        if (draining.get()) {
+            respond(ctx, req, HttpResponseStatus.SERVICE_UNAVAILABLE, "application/json", error("Server is shutting down"));
+            return;
+        }
+        if (!"websocket".equalsIgnoreCase(req.headers().get(HttpHeaderNames.UPGRADE))) {
+            respond(ctx, req, HttpResponseStatus.BAD_REQUEST, "application/json", error("WebSocket upgrade expected"));
+            return;
+        }
+        String apikey = first(query, "apikey");
+        if (apikey == null || apikey.isBlank()) {
+            respond(ctx, req, HttpResponseStatus.UNAUTHORIZED, "application/json", error("API key is missing"));
+            return;
+        }
+        Vsn vsn = Vsn.fromQuery(first(query, "vsn"));
+        if (vsn == null) {
+            respond(ctx, req, HttpResponseStatus.BAD_REQUEST, "application/json", error("Unsupported vsn: " + first(query, "vsn")));
+            return;
+        }
+        Claims claims;
+        try {
+            claims = context.verifier().verify(apikey);
+        } catch (AuthException e) {
+            respond(ctx, req, HttpResponseStatus.UNAUTHORIZED, "application/json", error(e.getMessage()));
+            return;
+        }
+        String url = "ws://" + req.headers().get(HttpHeaderNames.HOST, "localhost") + query.path();
+        WebSocketServerHandshaker handshaker = new WebSocketServerHandshakerFactory(url, "phoenix", false,
+                context.maxFrameBytes()).newHandshaker(req);
+        if (handshaker == null) {
+            WebSocketServerHandshakerFactory.sendUnsupportedVersionResponse(ctx.channel());
+            return;
+        }
+        ChannelPipeline p = ctx.pipeline();
+        String me = ctx.name();
+        p.addAfter(me, "ws-aggregator", new WebSocketFrameAggregator(context.maxFrameBytes()));
+        p.addAfter("ws-aggregator", "ws-idle", new IdleStateHandler(context.idleTimeout().toMillis(), 0, 0, TimeUnit.MILLISECONDS));
+        p.addAfter("ws-idle", "ws-control", new WebSocketControlHandler(handshaker));
+        p.addAfter("ws-control", "ws-slow", new SlowClientGuard(context.slowClientTimeout()));
+        p.addAfter("ws-slow", "phoenix-codec", new PhoenixCodec(vsn, context.json(), context.binary(),
+                context.services().metrics()::malformed));
+        p.addAfter("phoenix-codec", "session", new SessionHandler(context.services(), vsn, claims));
+        p.remove(this);
+        handshaker.handshake(ctx.channel(), req).addListener((ChannelFutureListener) f -> {
+            if (!f.isSuccess()) {
+                f.channel().close();
+            }
+        });
+    }
+
+    private static String first(QueryStringDecoder query, String name) {
+        List<String> values = query.parameters().get(name);
+        return values == null || values.isEmpty() ? null : values.get(0);
+    }
+
+    private static String error(String message) {
+        ObjectNode node = JsonNodeFactory.instance.objectNode();
+        node.put("error", message);
+        return node.toString();
+    }
+
+    private static void respond(ChannelHandlerContext ctx, FullHttpRequest req, HttpResponseStatus status,
+            String contentType, String body) {
+        FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
+                Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
+        res.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
+        HttpUtil.setContentLength(res, res.content().readableBytes());
+        boolean keepAlive = HttpUtil.isKeepAlive(req) && status.code() < 400;
+        if (keepAlive) {
+            res.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
+            ctx.writeAndFlush(res);
+        } else {
+            res.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+            ctx.writeAndFlush(res).addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        ctx.close();
+    }
+}

@@ -1,0 +1,192 @@
+package dev.aura.realtime.front;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.common.config.Env;
+import dev.aura.realtime.common.wire.AuraHeaders;
+import dev.aura.realtime.common.wire.ChangeEvent;
+import dev.aura.realtime.common.wire.Subjects;
+import dev.aura.realtime.common.wire.SubscriptionEntry;
+import dev.aura.realtime.common.wire.WireJson;
+import dev.aura.realtime.front.config.FrontConfig;
+import dev.aura.realtime.front.testing.NatsServerProcess;
+import dev.aura.realtime.front.testing.Tokens;
+import dev.aura.realtime.front.testing.WsTestClient;
+import io.nats.client.Connection;
+import io.nats.client.KeyValue;
+import io.nats.client.Nats;
+import io.nats.client.impl.Headers;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.WebSocketHandshakeException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Two ws-front replicas on one real nats-server, driven by raw WebSocket clients. */
+class FrontClusterIT {
+    private static final Duration WAIT = Duration.ofSeconds(5);
+    private static NatsServerProcess nats;
+    private static FrontApp a;
+    private static FrontApp b;
+    private static final HttpClient http = HttpClient.newHttpClient();
+    private final ObjectMapper mapper = WireJson.mapper();
+    private final List<WsTestClient> clients = new ArrayList<>();
+
+    @BeforeAll
+    static void start() throws Exception {
+        nats = new NatsServerProcess();
+        a = FrontApp.start(config("front-a"));
+        b = FrontApp.start(config("front-b"));
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (a != null) {
+            a.close();
+        }
+        if (b != null) {
+            b.close();
+        }
+        if (nats != null) {
+            nats.close();
+        }
+    }
+
+    private static FrontConfig config(String instance) {
+        return FrontConfig.load(new Env(Map.of(
+                "NATS_URL", nats.url(),
+                "AURA_JWT_SECRET", Tokens.SECRET,
+                "WS_PORT", "0",
+                "INSTANCE_ID", instance,
+                "WS_IO_THREADS", "2",
+                "SHUTDOWN_GRACE_MS", "500")));
+    }
+
+    private WsTestClient connect(FrontApp app) {
+        String key = Tokens.anon(Instant.now().plusSeconds(3600));
+        WsTestClient c = new WsTestClient(http, "ws://127.0.0.1:" + app.port() + "/realtime/v1/websocket?apikey=" + key + "&vsn=2.0.0");
+        clients.add(c);
+        return c;
+    }
+
+    private JsonNode nextJson(WsTestClient c) throws Exception {
+        WsTestClient.Received r = c.poll(WAIT);
+        assertThat(r).as("a message within " + WAIT).isNotNull();
+        assertThat(r.binary()).as("text frame").isFalse();
+        return mapper.readTree(r.text());
+    }
+
+    private JsonNode joinOk(WsTestClient c, String topic, String config) throws Exception {
+        c.send("[\"1\",\"1\",\"" + topic + "\",\"phx_join\",{\"config\":" + config + "}]");
+        JsonNode reply = nextJson(c);
+        assertThat(reply.get(3).asText()).isEqualTo("phx_reply");
+        assertThat(reply.get(4).get("status").asText()).as(reply.toString()).isEqualTo("ok");
+        return reply;
+    }
+
+    @Test
+    void broadcastCrossesReplicasExactlyOnceAndIsNotEchoed() throws Exception {
+        try {
+            WsTestClient a1 = connect(a);
+            WsTestClient a2 = connect(a);
+            WsTestClient b1 = connect(b);
+            joinOk(a1, "realtime:room", "{\"broadcast\":{\"self\":false,\"ack\":true}}");
+            joinOk(a2, "realtime:room", "{}");
+            joinOk(b1, "realtime:room", "{}");
+            a1.send("[\"1\",\"2\",\"realtime:room\",\"broadcast\",{\"type\":\"broadcast\",\"event\":\"hi\",\"payload\":{\"n\":1}}]");
+            JsonNode ack = nextJson(a1);
+            assertThat(ack.get(1).asText()).isEqualTo("2");
+            assertThat(ack.get(4).get("status").asText()).isEqualTo("ok");
+            for (WsTestClient receiver : List.of(a2, b1)) {
+                WsTestClient.Received r = receiver.poll(WAIT);
+                assertThat(r).isNotNull();
+                assertThat(r.binary()).isTrue();
+                assertThat(r.bytes()[0]).isEqualTo((byte) 4);
+                assertThat(WsTestClient.latin1(r.bytes())).contains("realtime:room").contains("hi").endsWith("{\"n\":1}");
+            }
+            Duration quiet = Duration.ofMillis(500);
+            assertThat(a1.poll(quiet)).as("sender does not get its own message (self=false)").isNull();
+            assertThat(a2.poll(quiet)).as("no second copy on the sender's replica").isNull();
+            assertThat(b1.poll(quiet)).as("no second copy on the other replica").isNull();
+        } finally {
+            clients.forEach(WsTestClient::close);
+        }
+    }
+
+    @Test
+    void changeEventReachesTheMatchingBindingWithItsId() throws Exception {
+        try (Connection test = Nats.connect(nats.url())) {
+            WsTestClient b2 = connect(b);
+            JsonNode reply = joinOk(b2, "realtime:db",
+                    "{\"postgres_changes\":[{\"event\":\"UPDATE\",\"schema\":\"public\",\"table\":\"other\"},"
+                            + "{\"event\":\"*\",\"schema\":\"public\",\"table\":\"todos\"}]}");
+            int id = reply.get(4).get("response").get("postgres_changes").get(1).get("id").asInt();
+            JsonNode system = nextJson(b2);
+            assertThat(system.get(3).asText()).isEqualTo("system");
+            assertThat(system.get(4).get("message").asText()).isEqualTo("Unable to validate subscription: CDC unavailable");
+
+            KeyValue kv = test.keyValue(SubscriptionEntry.BUCKET);
+            String subId = await().atMost(WAIT).until(() -> findSubId(kv, "todos"), s -> s != null);
+            String data = "{\"schema\":\"public\",\"table\":\"todos\",\"commit_timestamp\":\"2026-01-01T00:00:00Z\",\"type\":\"INSERT\","
+                    + "\"columns\":[{\"name\":\"id\",\"type\":\"int8\"}],\"record\":{\"id\":9007199254740993},\"errors\":null}";
+            ChangeEvent event = new ChangeEvent("0/16B3748:0", Tokens.PROJECT, "todos", "INSERT", List.of(subId), mapper.readTree(data));
+            test.publish(Subjects.changes(Tokens.PROJECT, "todos"), new Headers().add(AuraHeaders.ORIGIN, "cdc-test"),
+                    mapper.writeValueAsBytes(event));
+            JsonNode push = nextJson(b2);
+            assertThat(push.toString()).isEqualTo("[null,null,\"realtime:db\",\"postgres_changes\",{\"ids\":[" + id + "],\"data\":" + data + "}]");
+
+            b2.close();
+            await().atMost(WAIT).until(() -> findSubId(kv, "todos") == null);
+        } finally {
+            clients.forEach(WsTestClient::close);
+        }
+    }
+
+    private String findSubId(KeyValue kv, String table) throws Exception {
+        for (String key : kv.keys()) {
+            var entry = kv.get(key);
+            if (entry == null || entry.getValue() == null) {
+                continue;
+            }
+            SubscriptionEntry e = mapper.readValue(entry.getValue(), SubscriptionEntry.class);
+            if (e.table().equals(table) && e.instance().equals("front-b")) {
+                return e.subId();
+            }
+        }
+        return null;
+    }
+
+    @Test
+    void healthAndConnectErrors() throws Exception {
+        HttpResponse<String> health = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.port() + "/health")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(health.statusCode()).isEqualTo(200);
+        assertThat(mapper.readTree(health.body()).get("nats_connected").asBoolean()).isTrue();
+        HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.port() + "/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(metrics.body()).contains("aura_ws_connections");
+        assertThatThrownBy(() -> http.newWebSocketBuilder()
+                .buildAsync(URI.create("ws://127.0.0.1:" + a.port() + "/realtime/v1/websocket?vsn=2.0.0"), new java.net.http.WebSocket.Listener() {})
+                .join())
+                .isInstanceOf(CompletionException.class)
+                .cause().isInstanceOf(WebSocketHandshakeException.class)
+                .satisfies(e -> {
+                    HttpResponse<?> r = ((WebSocketHandshakeException) e).getResponse();
+                    assertThat(r.statusCode()).isEqualTo(401);
+                    assertThat(String.valueOf(r.body())).contains("API key is missing");
+                });
+    }
+}
