@@ -36,6 +36,13 @@ class PostgresChangesE2EIT {
         return "postgres_changes".equals(e.path("type").asText()) && type.equals(e.path("payload").path("eventType").asText());
     }
 
+    /** Supabase semantics: changes flow once the server said "Subscribed to PostgreSQL". */
+    static void awaitSubscribedToPostgres(RealtimeJsClient js) {
+        JsonNode sys = js.awaitEvent(e -> "system".equals(e.path("type").asText())
+                && e.path("payload").path("message").asText().contains("PostgreSQL"), Duration.ofSeconds(10));
+        assertThat(sys.path("payload").path("status").asText()).isEqualTo("ok");
+    }
+
     @ParameterizedTest(name = "vsn {0}")
     @ValueSource(strings = {"1.0.0", "2.0.0"})
     void realtimeJsReceivesInsertUpdateDeleteOfAnEnabledTable(String vsn) throws Exception {
@@ -43,7 +50,9 @@ class PostgresChangesE2EIT {
             js.connect(stack.wsUrl(0), stack.tokens.anon(stack.projectId), vsn, Map.of());
             js.channel("db-" + vsn);
             js.onPostgresChanges("db-" + vsn, Map.of("event", "*", "schema", "public", "table", "messages"));
+            js.onSystem("db-" + vsn);
             js.subscribeAndAwait("db-" + vsn, Duration.ofSeconds(15));
+            awaitSubscribedToPostgres(js);
 
             String body = "hello " + vsn;
             stack.sql("INSERT INTO " + stack.table("messages") + "(body, tags, meta) VALUES ('" + body + "', '{a,b}', '{\"k\": 1}')");
@@ -82,7 +91,9 @@ class PostgresChangesE2EIT {
 
             js.channel("all");
             js.onPostgresChanges("all", Map.of("event", "*", "schema", "public", "table", "*"));
+            js.onSystem("all");
             js.subscribeAndAwait("all", Duration.ofSeconds(15));
+            awaitSubscribedToPostgres(js);
             int mark = js.eventCount();
             stack.sql("INSERT INTO " + stack.table("unwatched") + " VALUES (" + (vsn.startsWith("1") ? 1 : 2) + ", 'x')",
                     "INSERT INTO " + stack.table("messages") + "(body) VALUES ('marker " + vsn + "')");
