@@ -14,8 +14,8 @@ public final class EnvVars {
     public static final EnvVar NATS_URL = new EnvVar("NATS_URL", "nats://127.0.0.1:4222", "", "NATS server URL(s), comma-separated");
     public static final EnvVar AURA_JWT_SECRET = new EnvVar("AURA_JWT_SECRET", null, "", "HS256 secret of client JWTs (at least 32 bytes); required");
     public static final EnvVar INSTANCE_ID = new EnvVar("INSTANCE_ID", "POD_NAME, else hostname-random", "", "Instance id used in Aura-Origin and lease identity");
-    public static final EnvVar POD_NAME = new EnvVar("POD_NAME", null, "", "Pod name from the downward API (identity in Kubernetes)");
-    public static final EnvVar POD_NAMESPACE = new EnvVar("POD_NAMESPACE", null, "", "Pod namespace from the downward API");
+    public static final EnvVar POD_NAME = new EnvVar("POD_NAME", "(unset)", "", "Pod name from the downward API (identity in Kubernetes)");
+    public static final EnvVar POD_NAMESPACE = new EnvVar("POD_NAMESPACE", "(unset)", "", "Pod namespace from the downward API");
 
     // cdc-worker.
     public static final EnvVar POSTGRES_REPLICATION_URL = new EnvVar("POSTGRES_REPLICATION_URL", null, "", "JDBC URL of a role with REPLICATION (slot polling); required");
