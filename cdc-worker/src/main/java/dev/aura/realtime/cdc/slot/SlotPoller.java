@@ -61,10 +61,14 @@ public final class SlotPoller implements LeaderWork {
               'include-type-oids', '1', 'include-types', '0', 'include-pk', '1', 'include-lsn', '1',
               'add-tables', ?)""";
     private static final long INSPECT_EVERY_MS = 2000;
-    private static final long REDECODE_WARN_BYTES = 256L * 1024 * 1024;
 
-    /** Settings of the poll loop. */
-    public record Settings(String replicationUrl, int batchSize, int fetchSize, Duration idleBackoff, Duration maxBackoff) {}
+    /**
+     * Settings of the poll loop.
+     *
+     * @param redecodeWarnBytes warn when restart_lsn lags confirmed_flush_lsn by more than this ({@code CDC_REDECODE_WARN_BYTES})
+     */
+    public record Settings(String replicationUrl, int batchSize, int fetchSize, Duration idleBackoff, Duration maxBackoff,
+            long redecodeWarnBytes) {}
 
     private final Settings settings;
     private final SlotManager slots;
@@ -223,6 +227,8 @@ public final class SlotPoller implements LeaderWork {
                 + "Changes between {} and {} ({} bytes of WAL) are lost for good.", slots.slotName(), from, to, bytes);
         metrics.slotRecreations.increment();
         state.gap(String.valueOf(from), String.valueOf(to));
+        // Not active until the new slot was polled once: clients first hear "lost, with this gap", then "active".
+        state.failed(CdcReason.SLOT_LOST, "slot recreated; changes between " + from + " and " + to + " are lost");
         gapListener.slotRecreated(from, to);
         return fresh;
     }
@@ -241,7 +247,7 @@ public final class SlotPoller implements LeaderWork {
     private void observe(SlotInfo info) {
         state.slot(info);
         metrics.slot(info.lagBytes(), info.redecodeBytes(), info.retainedBytes(), info.safeWalSize());
-        if (info.redecodeBytes() > REDECODE_WARN_BYTES) {
+        if (info.redecodeBytes() > settings.redecodeWarnBytes()) {
             log.warn("slot {}: restart_lsn is {} bytes behind confirmed_flush_lsn: a long-open transaction pins it and "
                     + "every poll re-decodes that WAL. Find it in pg_stat_activity (xact_start) and end it.",
                     slots.slotName(), info.redecodeBytes());
