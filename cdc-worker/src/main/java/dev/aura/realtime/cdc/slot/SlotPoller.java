@@ -99,6 +99,7 @@ public final class SlotPoller implements LeaderWork {
     public void run(LeaderGate gate) throws InterruptedException {
         long backoffMs = 100;
         while (!Thread.currentThread().isInterrupted()) {
+            long pollsBefore = state.snapshot().polls();
             try (Connection c = open()) {
                 slots.checkPrerequisites(c);
                 SlotInfo info = slots.ensure(c);
@@ -106,7 +107,6 @@ public final class SlotPoller implements LeaderWork {
                     info = recreate(c, info);
                 }
                 state.slot(info);
-                backoffMs = 100;
                 pollLoop(c, gate, info.confirmedFlushLsn());
             } catch (CdcFailure f) {
                 report(f.reason(), f.getMessage(), f.retriable());
@@ -130,6 +130,11 @@ public final class SlotPoller implements LeaderWork {
             } catch (RuntimeException e) {
                 log.error("unexpected failure in the poll loop; retrying", e);
                 report(CdcReason.ERROR, e.toString(), true);
+            }
+            // Reset the backoff only after a poll succeeded: a failure that recurs right after the
+            // checks (e.g. slot_active_elsewhere at the first peek) must not retry ten times a second.
+            if (state.snapshot().polls() > pollsBefore) {
+                backoffMs = 100;
             }
             Thread.sleep(backoffMs);
             backoffMs = Math.min(backoffMs * 2, settings.maxBackoff().toMillis());

@@ -113,8 +113,11 @@ class SlotLifecycleIT {
             JsonNode health = fx.awaitReason("slot_active_elsewhere", Duration.ofSeconds(20));
             assertThat(health.get("reason").asText()).contains("is active for PID " + pid);
             assertThat(health.get("cdc_active").asBoolean()).isFalse();
-            // Retried with backoff (at most 5 s apart), not a crash loop.
+            // Retried with exponential backoff (100 ms doubling to 5 s), not a tight loop.
             Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> logs.count(Level.WARN, "cdc not active: slot_active_elsewhere") >= 3);
+            long attempts = logs.count(Level.WARN, "cdc not active: slot_active_elsewhere");
+            Thread.sleep(3000);
+            assertThat(logs.count(Level.WARN, "cdc not active: slot_active_elsewhere") - attempts).isBetween(1L, 4L);
             assertThat(fx.worker().state().snapshot().leader()).isTrue();
             stream.close();
         }
