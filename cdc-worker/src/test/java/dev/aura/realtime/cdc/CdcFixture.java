@@ -49,7 +49,7 @@ public final class CdcFixture implements AutoCloseable {
     private CdcWorker worker;
 
     /** One received NATS message: subject, headers and the parsed ChangeEvent JSON. */
-    public record Received(String subject, String eventId, String origin, String epoch, JsonNode body) {
+    public record Received(String subject, String eventId, String origin, String epoch, JsonNode body, String raw) {
         public JsonNode data() {
             return body.get("data");
         }
@@ -63,7 +63,8 @@ public final class CdcFixture implements AutoCloseable {
         this.dispatcher = nats.createDispatcher(msg -> {
             try {
                 received.add(new Received(msg.getSubject(), header(msg, AuraHeaders.EVENT_ID), header(msg, AuraHeaders.ORIGIN),
-                        header(msg, AuraHeaders.LEASE_EPOCH), mapper.readTree(msg.getData())));
+                        header(msg, AuraHeaders.LEASE_EPOCH), mapper.readTree(msg.getData()),
+                        new String(msg.getData(), java.nio.charset.StandardCharsets.UTF_8)));
             } catch (Exception e) {
                 throw new IllegalStateException(e);
             }
@@ -236,6 +237,12 @@ public final class CdcFixture implements AutoCloseable {
         nats.closeDispatcher(dispatcher);
         nats.closeDispatcher(statusDispatcher);
         nats.close();
+        try {
+            // Later tests on the shared server should not decode this project's tables any more.
+            pg.execute("UPDATE aura_platform.realtime_tables SET enabled = false WHERE project_id = '" + projectId + "'");
+        } catch (RuntimeException platformTablesNotCreated) {
+            // the worker never bootstrapped (e.g. a failure test): nothing to disable
+        }
         try {
             pg.execute("SELECT pg_drop_replication_slot('" + slot + "') FROM pg_replication_slots WHERE slot_name = '" + slot + "'");
         } catch (RuntimeException e) {
