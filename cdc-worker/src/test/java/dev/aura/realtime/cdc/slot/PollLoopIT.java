@@ -82,7 +82,9 @@ class PollLoopIT {
         watchedAndBulkTables();
         double before = fx.metric("aura_cdc_polls_total");
         Thread.sleep(3000);
-        assertThat(fx.metric("aura_cdc_polls_total") - before).as("polls in 3 s of idleness at 1 s backoff").isBetween(2.0, 5.0);
+        // About 3 empty polls; a few more when other sessions' transactions (autovacuum, other tests'
+        // clean-up) produce B/C rows, which count as non-empty. Without the backoff it would be >100.
+        assertThat(fx.metric("aura_cdc_polls_total") - before).as("polls in 3 s of idleness at 1 s backoff").isBetween(2.0, 10.0);
 
         // 30 one-row transactions = 90 rows; a peek of upto_nchanges=4 returns 2 transactions. Sleeping
         // 1 s after each of those 15 full batches would take 15 s.
