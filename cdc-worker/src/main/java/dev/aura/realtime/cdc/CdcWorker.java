@@ -157,7 +157,7 @@ public final class CdcWorker implements AutoCloseable {
                 http.mount("/v1/", new ControlApi(pool, new JwtVerifier(config.jwtSecret(), clock), cache::invalidate));
                 SlotPoller poller = new SlotPoller(
                         new SlotPoller.Settings(config.replicationUrl(), config.batchSize(), config.fetchSize(), config.idleBackoff(),
-                                Duration.ofSeconds(5)),
+                                Duration.ofSeconds(5), config.redecodeWarnBytes()),
                         new SlotManager(config.slotName()), pipeline, tables, state, metrics,
                         (from, to) -> status.publishNow());
                 LeaderElection elect = LeaderElection.fromConfig(config.leader(), gate -> {

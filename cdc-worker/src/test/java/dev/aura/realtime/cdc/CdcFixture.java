@@ -39,13 +39,17 @@ public final class CdcFixture implements AutoCloseable {
     public final String schema = "project_" + projectId.replace('-', '_');
     public final String slot = "aura_t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     public final List<Received> received = new CopyOnWriteArrayList<>();
+    /** Every {@code CdcStatus} published on {@link Subjects#CDC_STATUS} (by any worker on this NATS). */
+    public final List<JsonNode> statuses = new CopyOnWriteArrayList<>();
     public final Connection nats;
     private final ObjectMapper mapper = WireJson.mapper();
     private final Dispatcher dispatcher;
+    private final Dispatcher statusDispatcher;
+    private final java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
     private CdcWorker worker;
 
     /** One received NATS message: subject, headers and the parsed ChangeEvent JSON. */
-    public record Received(String subject, String eventId, String origin, String epoch, JsonNode body) {
+    public record Received(String subject, String eventId, String origin, String epoch, JsonNode body, String raw) {
         public JsonNode data() {
             return body.get("data");
         }
@@ -54,16 +58,27 @@ public final class CdcFixture implements AutoCloseable {
     public CdcFixture(PostgresServer pg, NatsServer natsServer) throws Exception {
         this.pg = pg;
         this.natsServer = natsServer;
-        this.nats = Nats.connect(natsServer.url());
+        this.nats = Nats.connect(new io.nats.client.Options.Builder().server(natsServer.url())
+                .maxReconnects(-1).reconnectWait(Duration.ofMillis(50)).build());
         this.dispatcher = nats.createDispatcher(msg -> {
             try {
                 received.add(new Received(msg.getSubject(), header(msg, AuraHeaders.EVENT_ID), header(msg, AuraHeaders.ORIGIN),
-                        header(msg, AuraHeaders.LEASE_EPOCH), mapper.readTree(msg.getData())));
+                        header(msg, AuraHeaders.LEASE_EPOCH), mapper.readTree(msg.getData()),
+                        new String(msg.getData(), java.nio.charset.StandardCharsets.UTF_8)));
             } catch (Exception e) {
                 throw new IllegalStateException(e);
             }
         });
         dispatcher.subscribe(Subjects.CHANGES + "." + Subjects.encodeToken(projectId) + ".>");
+        statusDispatcher = nats.createDispatcher(msg -> {
+            try {
+                statuses.add(mapper.readTree(msg.getData()));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        statusDispatcher.subscribe(Subjects.CDC_STATUS);
+        nats.flush(Duration.ofSeconds(5));
     }
 
     private static String header(io.nats.client.Message msg, String name) {
@@ -92,8 +107,84 @@ public final class CdcFixture implements AutoCloseable {
         return worker;
     }
 
+    /** Starts a worker without waiting for {@code cdc_active} (for tests of failure states). */
+    public CdcWorker startWorkerInactive(Map<String, String> overrides) throws Exception {
+        Map<String, String> env = env();
+        env.putAll(overrides);
+        worker = new CdcWorker(CdcConfig.fromEnv(new Env(env)), Clock.systemUTC());
+        worker.start();
+        return worker;
+    }
+
+    /** Closes the running worker (as a shutdown would); the slot stays. */
+    public void stopWorker() {
+        if (worker != null) {
+            worker.close();
+            worker = null;
+        }
+    }
+
     public CdcWorker worker() {
         return worker;
+    }
+
+    /** {@code GET /health} of the running worker. */
+    public JsonNode health() throws Exception {
+        return mapper.readTree(get("/health"));
+    }
+
+    /** {@code GET /metrics} of the running worker (Prometheus text). */
+    public String metrics() throws Exception {
+        return get("/metrics");
+    }
+
+    /** The value of a Prometheus sample line starting with {@code name} (first match), or NaN. */
+    public double metric(String name) throws Exception {
+        for (String line : metrics().split("\n")) {
+            if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
+                return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return Double.NaN;
+    }
+
+    private String get(String path) throws Exception {
+        var request = java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + worker.httpPort() + path)).build();
+        return http.send(request, java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    /** Waits until {@code /health} shows the given {@code reason_code}; returns that health document. */
+    public JsonNode awaitReason(String code, Duration timeout) {
+        JsonNode[] last = new JsonNode[1];
+        Awaitility.await().atMost(timeout).pollInterval(Duration.ofMillis(50)).until(() -> {
+            last[0] = health();
+            return code.equals(last[0].path("reason_code").asText(null));
+        });
+        return last[0];
+    }
+
+    /** One column of this fixture's slot in {@code pg_replication_slots} (as text), or null. */
+    public String slotColumn(String column) {
+        try (var c = pg.connect(); var s = c.createStatement();
+                var rs = s.executeQuery("SELECT " + column + "::text FROM pg_replication_slots WHERE slot_name = '" + slot + "'")) {
+            return rs.next() ? rs.getString(1) : null;
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The first column of the first row of a query, as text. */
+    public String queryOne(String sql) {
+        try (var c = pg.connect(); var s = c.createStatement(); var rs = s.executeQuery(sql)) {
+            return rs.next() ? rs.getString(1) : null;
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(sql, e);
+        }
+    }
+
+    /** {@code "schema".name} quoted for SQL. */
+    public String table(String name) {
+        return "\"" + schema + "\".\"" + name.replace("\"", "\"\"") + "\"";
     }
 
     /** Registers the project and creates its schema (the platform tables exist once a worker started). */
@@ -155,7 +246,14 @@ public final class CdcFixture implements AutoCloseable {
             worker.close();
         }
         nats.closeDispatcher(dispatcher);
+        nats.closeDispatcher(statusDispatcher);
         nats.close();
+        try {
+            // Later tests on the shared server should not decode this project's tables any more.
+            pg.execute("UPDATE aura_platform.realtime_tables SET enabled = false WHERE project_id = '" + projectId + "'");
+        } catch (RuntimeException platformTablesNotCreated) {
+            // the worker never bootstrapped (e.g. a failure test): nothing to disable
+        }
         try {
             pg.execute("SELECT pg_drop_replication_slot('" + slot + "') FROM pg_replication_slots WHERE slot_name = '" + slot + "'");
         } catch (RuntimeException e) {

@@ -24,6 +24,7 @@ import java.util.UUID;
  * @param tableRefresh refresh period of the enabled-table list
  * @param numShards RLS worker shards
  * @param maxRecordBytes serialized record size above which values over 64 bytes are dropped
+ * @param redecodeWarnBytes restart_lsn → confirmed_flush_lsn distance above which each inspection warns
  * @param instanceId this process's id (Aura-Origin header, lease identity fallback)
  * @param leader leader election settings ({@code LEADER_ELECTION}, {@code LEASE_*})
  */
@@ -40,6 +41,7 @@ public record CdcConfig(
         Duration tableRefresh,
         int numShards,
         int maxRecordBytes,
+        long redecodeWarnBytes,
         String instanceId,
         LeaderConfig leader) {
 
@@ -65,6 +67,7 @@ public record CdcConfig(
                 env.millis(CDC_TABLE_REFRESH_MS.name(), 3000, 100, 3_600_000),
                 env.integer(CDC_NUM_SHARDS.name(), 4, 1, 256),
                 env.integer(CDC_MAX_RECORD_BYTES.name(), 1024 * 1024, 1024, 64 * 1024 * 1024),
+                env.longValue(CDC_REDECODE_WARN_BYTES.name(), Long.parseLong(CDC_REDECODE_WARN_BYTES.defaultValue()), 0, Long.MAX_VALUE),
                 instanceId(env),
                 LeaderConfig.fromEnv(env));
     }

@@ -48,6 +48,11 @@ public final class EnabledTablesCache implements Supplier<EnabledTables> {
             EnabledTables next = EnabledTablesLoader.load(c);
             if (!next.equals(current)) {
                 log.info("realtime tables now: {}", next.isEmpty() ? "(none)" : next.addTablesOption());
+                for (String table : EnabledTablesLoader.withoutReplicaIdentity(c)) {
+                    log.warn("realtime table {} has neither a primary key nor a replica identity: wal2json drops its UPDATE "
+                            + "and DELETE, only INSERT and TRUNCATE reach clients. Add a primary key or run "
+                            + "ALTER TABLE {} REPLICA IDENTITY FULL", table, table);
+                }
             }
             current = next;
             loadedAtMs = now;

@@ -16,7 +16,38 @@ public final class EnabledTablesLoader {
              WHERE rt.enabled
              ORDER BY 1, 3""";
 
+    /** Enabled tables whose UPDATE/DELETE wal2json drops: no replica identity at all (C6). */
+    private static final String WITHOUT_IDENTITY = """
+            SELECT format('%I.%I', p.schema_name, rt.table_name)
+              FROM aura_platform.realtime_tables rt
+              JOIN aura_platform.projects p USING (project_id)
+              JOIN pg_namespace n ON n.nspname = p.schema_name
+              JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = rt.table_name
+             WHERE rt.enabled
+               AND (c.relreplident = 'n'
+                    OR (c.relreplident = 'd' AND NOT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary))
+                    OR (c.relreplident = 'i' AND NOT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisreplident)))
+             ORDER BY 1""";
+
     private EnabledTablesLoader() {}
+
+    /**
+     * Enabled tables with neither a primary key nor another replica identity: wal2json silently
+     * drops their UPDATE and DELETE (only INSERT and TRUNCATE arrive).
+     *
+     * @return quoted {@code schema.table} names
+     * @throws SQLException on query failure
+     */
+    public static List<String> withoutReplicaIdentity(Connection c) throws SQLException {
+        List<String> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(WITHOUT_IDENTITY);
+                ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                out.add(rs.getString(1));
+            }
+        }
+        return out;
+    }
 
     /** @throws SQLException on query failure */
     public static EnabledTables load(Connection c) throws SQLException {

@@ -55,9 +55,14 @@ public final class StatusPublisher implements AutoCloseable {
         scheduler.scheduleWithFixedDelay(this::tick, 0, tickMs, TimeUnit.MILLISECONDS);
     }
 
-    /** Publishes now (e.g. right after a slot was recreated). */
+    /**
+     * Publishes the state as it is now (e.g. right after a slot was recreated). The snapshot is
+     * taken on the caller's thread: by the time the scheduler runs, the poll loop may already be
+     * active again, and clients must still see the inactive status carrying the gap.
+     */
     public void publishNow() {
-        scheduler.execute(() -> send(current()));
+        CdcStatus now = current();
+        scheduler.execute(() -> send(now));
     }
 
     private CdcStatus current() {

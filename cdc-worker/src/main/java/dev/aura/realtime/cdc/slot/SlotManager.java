@@ -36,22 +36,25 @@ public final class SlotManager {
      */
     public void checkPrerequisites(Connection c) throws CdcFailure, SQLException {
         try (Statement s = c.createStatement()) {
+            // Read everything first, so the -1 warning is logged even when another prerequisite fails.
+            boolean privileged;
             try (ResultSet rs = s.executeQuery(
-                    "SELECT rolsuper, rolreplication FROM pg_roles WHERE rolname = current_user")) {
-                if (rs.next() && !rs.getBoolean(1) && !rs.getBoolean(2)) {
-                    throw new CdcFailure(CdcReason.NO_REPLICATION_PRIVILEGE,
-                            "role of POSTGRES_REPLICATION_URL has neither REPLICATION nor SUPERUSER: ALTER ROLE ... REPLICATION", false, null);
-                }
+                    "SELECT rolsuper OR rolreplication FROM pg_roles WHERE rolname = current_user")) {
+                privileged = !rs.next() || rs.getBoolean(1);
             }
             String walLevel = show(s, "wal_level");
-            if (!"logical".equals(walLevel)) {
-                throw new CdcFailure(CdcReason.WAL_LEVEL_NOT_LOGICAL,
-                        "wal_level is '" + walLevel + "': set wal_level = logical and restart Postgres", false, null);
-            }
             String keep = show(s, "max_slot_wal_keep_size");
             if ("-1".equals(keep)) {
                 log.warn("max_slot_wal_keep_size = -1: a stalled slot retains WAL without limit and can fill the "
                         + "Postgres disk. Set max_slot_wal_keep_size (e.g. 10GB); the worker recreates a lost slot.");
+            }
+            if (!privileged) {
+                throw new CdcFailure(CdcReason.NO_REPLICATION_PRIVILEGE,
+                        "role of POSTGRES_REPLICATION_URL has neither REPLICATION nor SUPERUSER: ALTER ROLE ... REPLICATION", false, null);
+            }
+            if (!"logical".equals(walLevel)) {
+                throw new CdcFailure(CdcReason.WAL_LEVEL_NOT_LOGICAL,
+                        "wal_level is '" + walLevel + "': set wal_level = logical and restart Postgres", false, null);
             }
         }
     }

@@ -61,10 +61,14 @@ public final class SlotPoller implements LeaderWork {
               'include-type-oids', '1', 'include-types', '0', 'include-pk', '1', 'include-lsn', '1',
               'add-tables', ?)""";
     private static final long INSPECT_EVERY_MS = 2000;
-    private static final long REDECODE_WARN_BYTES = 256L * 1024 * 1024;
 
-    /** Settings of the poll loop. */
-    public record Settings(String replicationUrl, int batchSize, int fetchSize, Duration idleBackoff, Duration maxBackoff) {}
+    /**
+     * Settings of the poll loop.
+     *
+     * @param redecodeWarnBytes warn when restart_lsn lags confirmed_flush_lsn by more than this ({@code CDC_REDECODE_WARN_BYTES})
+     */
+    public record Settings(String replicationUrl, int batchSize, int fetchSize, Duration idleBackoff, Duration maxBackoff,
+            long redecodeWarnBytes) {}
 
     private final Settings settings;
     private final SlotManager slots;
@@ -95,6 +99,7 @@ public final class SlotPoller implements LeaderWork {
     public void run(LeaderGate gate) throws InterruptedException {
         long backoffMs = 100;
         while (!Thread.currentThread().isInterrupted()) {
+            long pollsBefore = state.snapshot().polls();
             try (Connection c = open()) {
                 slots.checkPrerequisites(c);
                 SlotInfo info = slots.ensure(c);
@@ -102,7 +107,6 @@ public final class SlotPoller implements LeaderWork {
                     info = recreate(c, info);
                 }
                 state.slot(info);
-                backoffMs = 100;
                 pollLoop(c, gate, info.confirmedFlushLsn());
             } catch (CdcFailure f) {
                 report(f.reason(), f.getMessage(), f.retriable());
@@ -126,6 +130,11 @@ public final class SlotPoller implements LeaderWork {
             } catch (RuntimeException e) {
                 log.error("unexpected failure in the poll loop; retrying", e);
                 report(CdcReason.ERROR, e.toString(), true);
+            }
+            // Reset the backoff only after a poll succeeded: a failure that recurs right after the
+            // checks (e.g. slot_active_elsewhere at the first peek) must not retry ten times a second.
+            if (state.snapshot().polls() > pollsBefore) {
+                backoffMs = 100;
             }
             Thread.sleep(backoffMs);
             backoffMs = Math.min(backoffMs * 2, settings.maxBackoff().toMillis());
@@ -223,6 +232,8 @@ public final class SlotPoller implements LeaderWork {
                 + "Changes between {} and {} ({} bytes of WAL) are lost for good.", slots.slotName(), from, to, bytes);
         metrics.slotRecreations.increment();
         state.gap(String.valueOf(from), String.valueOf(to));
+        // Not active until the new slot was polled once: clients first hear "lost, with this gap", then "active".
+        state.failed(CdcReason.SLOT_LOST, "slot recreated; changes between " + from + " and " + to + " are lost");
         gapListener.slotRecreated(from, to);
         return fresh;
     }
@@ -241,7 +252,7 @@ public final class SlotPoller implements LeaderWork {
     private void observe(SlotInfo info) {
         state.slot(info);
         metrics.slot(info.lagBytes(), info.redecodeBytes(), info.retainedBytes(), info.safeWalSize());
-        if (info.redecodeBytes() > REDECODE_WARN_BYTES) {
+        if (info.redecodeBytes() > settings.redecodeWarnBytes()) {
             log.warn("slot {}: restart_lsn is {} bytes behind confirmed_flush_lsn: a long-open transaction pins it and "
                     + "every poll re-decodes that WAL. Find it in pg_stat_activity (xact_start) and end it.",
                     slots.slotName(), info.redecodeBytes());

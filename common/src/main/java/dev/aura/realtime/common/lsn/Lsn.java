@@ -24,13 +24,15 @@ public record Lsn(long value) implements Comparable<Lsn> {
         if (slash <= 0 || slash == text.length() - 1 || slash > 8 || text.length() - slash - 1 > 8) {
             throw new IllegalArgumentException("not an LSN (expected X/Y in hex): " + text);
         }
-        try {
-            long hi = Long.parseLong(text.substring(0, slash), 16);
-            long lo = Long.parseLong(text.substring(slash + 1), 16);
-            return new Lsn((hi << 32) | lo);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("not an LSN (expected X/Y in hex): " + text, e);
+        for (int i = 0; i < text.length(); i++) {
+            // Long.parseLong alone would also take a sign: "0/-1" must not become FFFFFFFF/FFFFFFFF.
+            if (i != slash && Character.digit(text.charAt(i), 16) < 0) {
+                throw new IllegalArgumentException("not an LSN (expected X/Y in hex): " + text);
+            }
         }
+        long hi = Long.parseLong(text.substring(0, slash), 16);
+        long lo = Long.parseLong(text.substring(slash + 1), 16);
+        return new Lsn((hi << 32) | lo);
     }
 
     /** Bytes of WAL from {@code older} to this LSN; negative when {@code older} is ahead. */
