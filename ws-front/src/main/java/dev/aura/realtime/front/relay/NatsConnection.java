@@ -32,6 +32,8 @@ public final class NatsConnection implements AutoCloseable {
                 .maxReconnects(-1)
                 .reconnectWait(Duration.ofMillis(500))
                 .connectionTimeout(Duration.ofSeconds(5))
+                // a request nobody serves (no cdc-worker) fails at once instead of timing out
+                .reportNoResponders()
                 .connectionListener(this::onEvent)
                 .errorListener(new ErrorListener() {
                     @Override

@@ -19,7 +19,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * ws-front's side of NATS: subscribes {@code aura.realtime.>} and hands broadcasts, change events
+ * ws-front's side of NATS: subscribes the changes, broadcast and status subjects and hands broadcasts, change events
  * and CDC status to a {@link RelayListener}; publishes this replica's broadcasts; asks
  * cdc-workers to validate bindings.
  *
@@ -48,11 +48,19 @@ public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker,
         this.metrics = metrics;
     }
 
-    /** Subscribes {@link Subjects#ALL} and starts delivering to {@code target}. Call once. */
+    /**
+     * Subscribes the changes, broadcast and CDC status subjects and starts delivering to
+     * {@code target}. Call once. Deliberately not {@link Subjects#ALL}: that would also match
+     * {@link Subjects#SUBSCRIPTION_CHECK}, making every ws-front a silent "responder" to the
+     * cdc-workers' RPC, so a missing cdc-worker would look like a timeout instead of failing
+     * at once with no responders.
+     */
     public void start(RelayListener target) {
         this.listener = target;
         this.dispatcher = connection.createDispatcher(this::onMessage);
-        dispatcher.subscribe(Subjects.ALL);
+        dispatcher.subscribe(Subjects.CHANGES + ".>");
+        dispatcher.subscribe(Subjects.BROADCAST + ".>");
+        dispatcher.subscribe(Subjects.CDC_STATUS);
     }
 
     private void onMessage(Message msg) {
@@ -117,7 +125,8 @@ public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker,
         } catch (RuntimeException e) {
             return CompletableFuture.completedFuture(new Outcome.Unavailable(e.toString()));
         }
-        return reply.handle((msg, err) -> {
+        // jnats checks request timeouts on a coarse cleanup timer; enforce ours precisely
+        return reply.orTimeout(checkTimeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS).handle((msg, err) -> {
             if (err != null) {
                 return new Outcome.Unavailable(err.toString());
             }
