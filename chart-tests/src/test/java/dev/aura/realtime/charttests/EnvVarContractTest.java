@@ -20,13 +20,6 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class EnvVarContractTest {
 
-    /**
-     * Names the chart already sets that ws-front's owner announced for {@code EnvVars.WS_FRONT}
-     * but that are not in common yet. Once common lists one, its entry here is redundant
-     * (and {@link WsFrontShutdownTest} then also checks the default); delete it then.
-     */
-    static final Set<String> ANNOUNCED_WS_FRONT = Set.of("WS_SHUTDOWN_GRACE_SECONDS");
-
     @ParameterizedTest
     @EnumSource(Scenario.class)
     void cdcWorkerEnvNamesAreOnesTheBinaryReads(Scenario scenario) {
@@ -47,7 +40,6 @@ class EnvVarContractTest {
         var deployments = ChartFixture.render(scenario).deployments("ws-front");
         assertThat(deployments).hasSize(1);
         Set<String> allowed = new HashSet<>(names(EnvVars.WS_FRONT));
-        allowed.addAll(ANNOUNCED_WS_FRONT);
         Container c = deployments.get(0).getSpec().getTemplate().getSpec().getContainers().get(0);
         assertThat(envNames(c)).doesNotHaveDuplicates().isSubsetOf(allowed).containsAll(required(EnvVars.WS_FRONT));
     }

@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>{@link #close()} is the graceful shutdown: stop accepting, send every channel
  * {@code system} "Server requested disconnect" and {@code phx_close}, close sockets, wait up to
- * {@code SHUTDOWN_GRACE_MS} for them, then delete remaining registry entries and stop.
+ * {@code WS_SHUTDOWN_GRACE_SECONDS} for them, then delete remaining registry entries and stop.
  */
 public final class FrontApp implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(FrontApp.class);

@@ -72,7 +72,7 @@ class FrontClusterIT {
                 "WS_PORT", "0",
                 "INSTANCE_ID", instance,
                 "WS_IO_THREADS", "2",
-                "SHUTDOWN_GRACE_MS", "500")));
+                "WS_SHUTDOWN_GRACE_SECONDS", "1")));
     }
 
     private WsTestClient connect(FrontApp app) {

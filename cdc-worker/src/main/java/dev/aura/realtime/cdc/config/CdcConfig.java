@@ -48,7 +48,7 @@ public record CdcConfig(
     /** @throws dev.aura.realtime.common.config.ConfigException naming the first bad variable */
     public static CdcConfig fromEnv(Env env) {
         String replication = env.required(POSTGRES_REPLICATION_URL.name());
-        String slot = env.string(CDC_SLOT_NAME.name(), CDC_SLOT_NAME.defaultValue());
+        String slot = env.string(CDC_SLOT_NAME);
         if (!slot.matches("[a-z0-9_]{1,63}")) {
             // Postgres rule: slot names use lower-case letters, digits and underscores (ReplicationSlotValidateName).
             throw new dev.aura.realtime.common.config.ConfigException(
@@ -57,17 +57,17 @@ public record CdcConfig(
         return new CdcConfig(
                 replication,
                 env.string(POSTGRES_URL.name(), replication),
-                env.string(NATS_URL.name(), NATS_URL.defaultValue()),
+                env.string(NATS_URL),
                 env.required(AURA_JWT_SECRET.name()),
-                env.integer(CDC_HTTP_PORT.name(), 8081, 0, 65535),
+                env.integer(CDC_HTTP_PORT, 0, 65535),
                 slot,
-                env.integer(CDC_BATCH_SIZE.name(), 1000, 1, 1_000_000),
-                env.integer(CDC_FETCH_SIZE.name(), 500, 1, 100_000),
-                env.millis(CDC_IDLE_BACKOFF_MS.name(), 100, 0, 60_000),
-                env.millis(CDC_TABLE_REFRESH_MS.name(), 3000, 100, 3_600_000),
-                env.integer(CDC_NUM_SHARDS.name(), 4, 1, 256),
-                env.integer(CDC_MAX_RECORD_BYTES.name(), 1024 * 1024, 1024, 64 * 1024 * 1024),
-                env.longValue(CDC_REDECODE_WARN_BYTES.name(), Long.parseLong(CDC_REDECODE_WARN_BYTES.defaultValue()), 0, Long.MAX_VALUE),
+                env.integer(CDC_BATCH_SIZE, 1, 1_000_000),
+                env.integer(CDC_FETCH_SIZE, 1, 100_000),
+                env.millis(CDC_IDLE_BACKOFF_MS, 0, 60_000),
+                env.millis(CDC_TABLE_REFRESH_MS, 100, 3_600_000),
+                env.integer(CDC_NUM_SHARDS, 1, 256),
+                env.integer(CDC_MAX_RECORD_BYTES, 1024, 64 * 1024 * 1024),
+                env.longValue(CDC_REDECODE_WARN_BYTES, 0, Long.MAX_VALUE),
                 instanceId(env),
                 LeaderConfig.fromEnv(env));
     }

@@ -98,6 +98,33 @@ public final class Env {
         return value;
     }
 
+    // Getters by documented variable: the default comes from the EnvVar, written once.
+
+    /** The variable's value or its documented default. */
+    public String string(EnvVar var) {
+        return string(var.name(), var.defaultValue());
+    }
+
+    /** @throws ConfigException when not an integer within [min, max] */
+    public int integer(EnvVar var, int min, int max) {
+        return integer(var.name(), Integer.parseInt(var.defaultValue()), min, max);
+    }
+
+    /** @throws ConfigException when not a long within [min, max] */
+    public long longValue(EnvVar var, long min, long max) {
+        return longValue(var.name(), Long.parseLong(var.defaultValue()), min, max);
+    }
+
+    /** A {@code _MS} variable as a duration. */
+    public Duration millis(EnvVar var, long minMs, long maxMs) {
+        return millis(var.name(), Long.parseLong(var.defaultValue()), minMs, maxMs);
+    }
+
+    /** A {@code _SECONDS} variable as a duration. */
+    public Duration seconds(EnvVar var, long minSeconds, long maxSeconds) {
+        return seconds(var.name(), Long.parseLong(var.defaultValue()), minSeconds, maxSeconds);
+    }
+
     private static long parseLong(String name, String raw) {
         try {
             return Long.parseLong(raw);

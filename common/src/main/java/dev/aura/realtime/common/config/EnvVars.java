@@ -37,6 +37,21 @@ public final class EnvVars {
     // ws-front.
     public static final EnvVar WS_PORT = new EnvVar("WS_PORT", "4000", "port", "WebSocket, SSE, health and metrics port");
     public static final EnvVar HISTORY_SIZE = new EnvVar("HISTORY_SIZE", "100", "messages", "Per-channel broadcast history ring");
+    public static final EnvVar WS_IO_THREADS = new EnvVar("WS_IO_THREADS", "0", "threads", "Netty event loop threads (0 = 2 x cores)");
+    public static final EnvVar WS_MAX_FRAME_BYTES = new EnvVar("WS_MAX_FRAME_BYTES", "5000000", "bytes", "Largest WebSocket message accepted (Supabase: 5,000,000)");
+    public static final EnvVar WS_IDLE_TIMEOUT_MS = new EnvVar("WS_IDLE_TIMEOUT_MS", "60000", "ms", "A socket with no inbound frame for this long is closed (clients heartbeat every 25 s)");
+    public static final EnvVar WS_MAX_CHANNELS_PER_CONNECTION = new EnvVar("WS_MAX_CHANNELS_PER_CONNECTION", "100", "channels", "Joined channels per connection (ChannelRateLimitReached)");
+    public static final EnvVar WS_MAX_JOINS_PER_SECOND = new EnvVar("WS_MAX_JOINS_PER_SECOND", "100", "joins/s", "Joins per second per connection (ClientJoinRateLimitReached)");
+    public static final EnvVar WS_MAX_EVENTS_PER_SECOND = new EnvVar("WS_MAX_EVENTS_PER_SECOND", "100", "events/s", "Client broadcast/presence events per second per connection");
+    public static final EnvVar WS_MAX_BROADCAST_PAYLOAD_BYTES = new EnvVar("WS_MAX_BROADCAST_PAYLOAD_BYTES", "262144", "bytes", "Largest broadcast payload (Supabase free plan: 256 KB)");
+    public static final EnvVar WS_MAX_PRESENCE_EVENTS_PER_SECOND = new EnvVar("WS_MAX_PRESENCE_EVENTS_PER_SECOND", "10", "events/s", "Presence track/untrack per second per connection");
+    public static final EnvVar WS_WRITE_BUFFER_LOW_BYTES = new EnvVar("WS_WRITE_BUFFER_LOW_BYTES", "262144", "bytes", "Outbound buffer low water mark (writable again below)");
+    public static final EnvVar WS_WRITE_BUFFER_HIGH_BYTES = new EnvVar("WS_WRITE_BUFFER_HIGH_BYTES", "1048576", "bytes", "Outbound buffer high water mark (unwritable above)");
+    public static final EnvVar WS_MAX_OUTBOUND_BYTES = new EnvVar("WS_MAX_OUTBOUND_BYTES", "8388608", "bytes", "Queued outbound bytes that disconnect a client at once");
+    public static final EnvVar WS_SLOW_CLIENT_TIMEOUT_MS = new EnvVar("WS_SLOW_CLIENT_TIMEOUT_MS", "10000", "ms", "Time a client may stay unwritable before it is disconnected");
+    public static final EnvVar WS_SHUTDOWN_GRACE_SECONDS = new EnvVar("WS_SHUTDOWN_GRACE_SECONDS", "20", "s", "On SIGTERM: time between 'Server requested disconnect' and closing the remaining sockets");
+    public static final EnvVar SUBSCRIPTION_CHECK_TIMEOUT_MS = new EnvVar("SUBSCRIPTION_CHECK_TIMEOUT_MS", "2000", "ms", "Wait for a cdc-worker to validate a postgres_changes binding at join");
+    public static final EnvVar SUBSCRIPTION_REFRESH_MS = new EnvVar("SUBSCRIPTION_REFRESH_MS", "30000", "ms", "Re-put interval of registry entries (bucket max age is 120 s)");
 
     public static final List<EnvVar> CDC_WORKER = List.of(
             POSTGRES_REPLICATION_URL, POSTGRES_URL, NATS_URL, AURA_JWT_SECRET, CDC_HTTP_PORT, CDC_SLOT_NAME,
@@ -45,5 +60,9 @@ public final class EnvVars {
             INSTANCE_ID, POD_NAME, POD_NAMESPACE);
 
     public static final List<EnvVar> WS_FRONT = List.of(
-            NATS_URL, AURA_JWT_SECRET, WS_PORT, HISTORY_SIZE, INSTANCE_ID, POD_NAME);
+            NATS_URL, AURA_JWT_SECRET, WS_PORT, HISTORY_SIZE, INSTANCE_ID, POD_NAME, POD_NAMESPACE, WS_IO_THREADS, WS_MAX_FRAME_BYTES,
+            WS_IDLE_TIMEOUT_MS, WS_MAX_CHANNELS_PER_CONNECTION, WS_MAX_JOINS_PER_SECOND, WS_MAX_EVENTS_PER_SECOND,
+            WS_MAX_BROADCAST_PAYLOAD_BYTES, WS_MAX_PRESENCE_EVENTS_PER_SECOND, WS_WRITE_BUFFER_LOW_BYTES, WS_WRITE_BUFFER_HIGH_BYTES,
+            WS_MAX_OUTBOUND_BYTES, WS_SLOW_CLIENT_TIMEOUT_MS, WS_SHUTDOWN_GRACE_SECONDS, SUBSCRIPTION_CHECK_TIMEOUT_MS,
+            SUBSCRIPTION_REFRESH_MS);
 }

@@ -21,8 +21,8 @@ import org.slf4j.LoggerFactory;
  * <p>Order of a join with postgres_changes: validate topic, rate and channel limits, token and
  * payload; ask a cdc-worker about every binding (asynchronously; a later join or leave of the
  * same topic supersedes the pending one); on any refusal reply the first refusal's reason; else
- * make the channel live, reply ok with the bindings echoed in client order, put the registry
- * entries and, once they are written, push {@code system} "Subscribed to PostgreSQL" (or the
+ * make the channel live, put the registry entries and, once they are written, reply ok with the
+ * bindings echoed in client order and push {@code system} "Subscribed to PostgreSQL" (or the
  * CDC-unavailable error). A second join of a joined topic first closes the old channel with
  * {@code phx_close} carrying the old join ref, as Phoenix does.
  */
@@ -139,22 +139,17 @@ final class JoinFlow {
         Membership m = new Membership(session, j.topic(), j.joinRef(), request.self(), request.ack(), request.config(),
                 bindings, claims, request.accessToken());
         lifecycle.activate(m);
-        ObjectNode response = JsonNodeFactory.instance.objectNode();
-        ArrayNode echoed = response.putArray("postgres_changes");
-        bindings.forEach(b -> echoed.add(b.echo()));
-        session.send(new PhoenixMessage.Reply(j.joinRef(), j.ref(), j.topic(), "ok", response));
-        try {
-            services.presence().onJoined(m);
-        } catch (RuntimeException e) {
-            log.warn("[PresenceJoinFailed] {}: {}", m.topic(), e.toString());
-        }
         if (bindings.isEmpty()) {
+            replyOk(j, m, bindings);
             return;
         }
+        // The registry entries are written before the ok reply: realtime-js reports SUBSCRIBED on
+        // that reply, and a change committed right after it must find the binding registered.
         lifecycle.putEntries(m).whenComplete((v, err) -> session.channel().eventLoop().execute(() -> {
             if (!m.active()) {
                 return;
             }
+            replyOk(j, m, bindings);
             if (cdcUnavailable) {
                 m.push("system", SystemMessages.error(SystemMessages.EXT_POSTGRES, Reasons.CDC_UNAVAILABLE, m.channelName()));
             } else if (err != null) {
@@ -170,6 +165,18 @@ final class JoinFlow {
                         m.channelName()));
             }
         }));
+    }
+
+    private void replyOk(PhoenixMessage.Join j, Membership m, List<PostgresBinding> bindings) {
+        ObjectNode response = JsonNodeFactory.instance.objectNode();
+        ArrayNode echoed = response.putArray("postgres_changes");
+        bindings.forEach(b -> echoed.add(b.echo()));
+        session.send(new PhoenixMessage.Reply(j.joinRef(), j.ref(), j.topic(), "ok", response));
+        try {
+            services.presence().onJoined(m);
+        } catch (RuntimeException e) {
+            log.warn("[PresenceJoinFailed] {}: {}", m.topic(), e.toString());
+        }
     }
 
     private void replyError(PhoenixMessage.Join j, String reason) {

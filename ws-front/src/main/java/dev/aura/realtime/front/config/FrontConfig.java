@@ -1,5 +1,7 @@
 package dev.aura.realtime.front.config;
 
+import dev.aura.realtime.common.config.EnvVars;
+import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.common.config.ConfigException;
 import dev.aura.realtime.common.config.Env;
 import java.net.InetAddress;
@@ -28,8 +30,8 @@ import java.util.UUID;
  * @param slowClientTimeout {@code WS_SLOW_CLIENT_TIMEOUT_MS} (10,000 ms) unwritable before disconnect
  * @param subscriptionCheckTimeout {@code SUBSCRIPTION_CHECK_TIMEOUT_MS} (2,000 ms) for the cdc-worker's answer
  * @param subscriptionRefresh {@code SUBSCRIPTION_REFRESH_MS} (30,000 ms) between re-puts of registry entries
- * @param subscriptionTtl {@code SUBSCRIPTION_TTL_MS} (120,000 ms), max age of the KV bucket
- * @param shutdownGrace {@code SHUTDOWN_GRACE_MS} (5,000 ms) between "Server requested disconnect" and forced close
+ * @param subscriptionTtl max age of the KV bucket, fixed by the wire contract ({@code SubscriptionEntry.MAX_AGE}, 120 s)
+ * @param shutdownGrace {@code WS_SHUTDOWN_GRACE_SECONDS} (20 s) between "Server requested disconnect" and forced close
  */
 public record FrontConfig(
         String natsUrl,
@@ -63,39 +65,39 @@ public record FrontConfig(
                     + " must be at least WS_WRITE_BUFFER_HIGH_BYTES=" + writeBufferHighBytes);
         }
         if (subscriptionRefresh.compareTo(subscriptionTtl) >= 0) {
-            throw new ConfigException("SUBSCRIPTION_REFRESH_MS must be shorter than SUBSCRIPTION_TTL_MS,"
-                    + " else registry entries expire between refreshes");
+            throw new ConfigException("SUBSCRIPTION_REFRESH_MS must be shorter than the registry bucket's max age ("
+                    + subscriptionTtl.toMillis() + " ms), else registry entries expire between refreshes");
         }
     }
 
     /** Reads every variable; fails naming the first missing or malformed one. */
     public static FrontConfig load(Env env) {
         return new FrontConfig(
-                env.string("NATS_URL", "nats://127.0.0.1:4222"),
-                env.required("AURA_JWT_SECRET"),
-                env.integer("WS_PORT", 4000, 0, 65535),
-                env.integer("HISTORY_SIZE", 100, 0, 100_000),
+                env.string(EnvVars.NATS_URL),
+                env.required(EnvVars.AURA_JWT_SECRET.name()),
+                env.integer(EnvVars.WS_PORT, 0, 65535),
+                env.integer(EnvVars.HISTORY_SIZE, 0, 100_000),
                 instanceId(env),
-                env.integer("WS_IO_THREADS", 0, 0, 1024),
-                env.integer("WS_MAX_FRAME_BYTES", 5_000_000, 1024, 64 * 1024 * 1024),
-                env.millis("WS_IDLE_TIMEOUT_MS", 60_000, 1_000, 3_600_000),
-                env.integer("WS_MAX_CHANNELS_PER_CONNECTION", 100, 1, 100_000),
-                env.integer("WS_MAX_JOINS_PER_SECOND", 100, 1, 1_000_000),
-                env.integer("WS_MAX_EVENTS_PER_SECOND", 100, 1, 1_000_000),
-                env.integer("WS_MAX_BROADCAST_PAYLOAD_BYTES", 262_144, 1, 64 * 1024 * 1024),
-                env.integer("WS_WRITE_BUFFER_LOW_BYTES", 262_144, 1024, Integer.MAX_VALUE),
-                env.integer("WS_WRITE_BUFFER_HIGH_BYTES", 1_048_576, 1024, Integer.MAX_VALUE),
-                env.longValue("WS_MAX_OUTBOUND_BYTES", 8_388_608, 1024, Long.MAX_VALUE),
-                env.millis("WS_SLOW_CLIENT_TIMEOUT_MS", 10_000, 10, 600_000),
-                env.millis("SUBSCRIPTION_CHECK_TIMEOUT_MS", 2_000, 10, 60_000),
-                env.millis("SUBSCRIPTION_REFRESH_MS", 30_000, 100, 3_600_000),
-                env.millis("SUBSCRIPTION_TTL_MS", 120_000, 1_000, 86_400_000),
-                env.millis("SHUTDOWN_GRACE_MS", 5_000, 0, 600_000));
+                env.integer(EnvVars.WS_IO_THREADS, 0, 1024),
+                env.integer(EnvVars.WS_MAX_FRAME_BYTES, 1024, 64 * 1024 * 1024),
+                env.millis(EnvVars.WS_IDLE_TIMEOUT_MS, 1_000, 3_600_000),
+                env.integer(EnvVars.WS_MAX_CHANNELS_PER_CONNECTION, 1, 100_000),
+                env.integer(EnvVars.WS_MAX_JOINS_PER_SECOND, 1, 1_000_000),
+                env.integer(EnvVars.WS_MAX_EVENTS_PER_SECOND, 1, 1_000_000),
+                env.integer(EnvVars.WS_MAX_BROADCAST_PAYLOAD_BYTES, 1, 64 * 1024 * 1024),
+                env.integer(EnvVars.WS_WRITE_BUFFER_LOW_BYTES, 1024, Integer.MAX_VALUE),
+                env.integer(EnvVars.WS_WRITE_BUFFER_HIGH_BYTES, 1024, Integer.MAX_VALUE),
+                env.longValue(EnvVars.WS_MAX_OUTBOUND_BYTES, 1024, Long.MAX_VALUE),
+                env.millis(EnvVars.WS_SLOW_CLIENT_TIMEOUT_MS, 10, 600_000),
+                env.millis(EnvVars.SUBSCRIPTION_CHECK_TIMEOUT_MS, 10, 60_000),
+                env.millis(EnvVars.SUBSCRIPTION_REFRESH_MS, 100, 3_600_000),
+                SubscriptionEntry.MAX_AGE,
+                env.seconds(EnvVars.WS_SHUTDOWN_GRACE_SECONDS, 0, 3600));
     }
 
     private static String instanceId(Env env) {
-        return env.optional("INSTANCE_ID")
-                .or(() -> env.optional("POD_NAME"))
+        return env.optional(EnvVars.INSTANCE_ID.name())
+                .or(() -> env.optional(EnvVars.POD_NAME.name()))
                 .orElseGet(() -> hostname() + "-" + UUID.randomUUID().toString().substring(0, 8));
     }
 

@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@link SubscriptionRegistry} on the JetStream KV bucket {@link SubscriptionEntry#BUCKET}
- * (memory storage, max age {@code SUBSCRIPTION_TTL_MS}; created when absent).
+ * (memory storage, max age {@code SubscriptionEntry.MAX_AGE}; created when absent).
  *
  * <p>Threads: one named thread {@code aura-registry} does every KV call (they block on the
  * JetStream ack), so puts and deletes of one key keep their order and event loops never block.
