@@ -141,6 +141,7 @@ public final class CdcWorker implements AutoCloseable {
                 started.push(checks);
 
                 EventPublisher publisher = new EventPublisher(nats, config.instanceId());
+                started.push(publisher);
                 ShardedPipeline pipeline = new ShardedPipeline(config.numShards(), 1024,
                         new EventBuilder(types, config.maxRecordBytes()), idx,
                         new RlsPolicy(pool, new TableSecurity(pool, clock, Duration.ofSeconds(2)), metrics, false), publisher, metrics,

@@ -2,25 +2,52 @@ package dev.aura.realtime.cdc.publish;
 
 import dev.aura.realtime.common.wire.AuraHeaders;
 import io.nats.client.Connection;
+import io.nats.client.Dispatcher;
 import io.nats.client.impl.Headers;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Publishes to core NATS (not JetStream; PRODUCT.md C10) with the {@code Aura-Origin},
  * {@code Aura-Event-Id} and {@code Aura-Lease-Epoch} headers. Thread-safe (jnats connections are).
  *
  * <p>{@link #flush} is the durability point of the CDC loop: the slot is advanced only after it
- * returned, i.e. after the server acknowledged everything published before it (a PING/PONG
- * round trip behind the published messages).
+ * returned, i.e. after the server processed everything published before it. It publishes a
+ * numbered marker to a subject only this connection subscribes to and waits until the marker
+ * comes back: the server handles one connection's messages in order, so by then every earlier
+ * publish was routed to its subscribers. We do not use {@code Connection.flush}: its PING/PONG
+ * futures are matched first-in first-out, and a PING lost around a reconnect leaves every later
+ * flush one PONG behind and timing out while the connection is healthy (seen here under load;
+ * the same failure mode as nats-io/nats.py2#36). A marker lost with a connection only fails that
+ * one flush.
  */
-public final class EventPublisher {
+public final class EventPublisher implements AutoCloseable {
     private final Connection nats;
     private final String origin;
+    private final String barrierSubject;
+    private final Dispatcher barrier;
+    private final AtomicLong markers = new AtomicLong();
+    private final ConcurrentSkipListMap<Long, CompletableFuture<Void>> pending = new ConcurrentSkipListMap<>();
 
     public EventPublisher(Connection nats, String origin) {
         this.nats = nats;
         this.origin = origin;
+        this.barrierSubject = "_AURA.barrier." + nats.createInbox().substring("_INBOX.".length());
+        this.barrier = nats.createDispatcher(msg -> {
+            long n = Long.parseLong(new String(msg.getData(), StandardCharsets.US_ASCII));
+            // Markers come back in order: this one proves every earlier marker's publishes too.
+            Map<Long, CompletableFuture<Void>> done = pending.headMap(n, true);
+            done.values().forEach(f -> f.complete(null));
+            done.clear();
+        });
+        barrier.subscribe(barrierSubject);
     }
 
     /**
@@ -44,7 +71,22 @@ public final class EventPublisher {
      * @throws TimeoutException when the server did not confirm within {@code timeout} (not connected, slow)
      */
     public void flush(Duration timeout) throws TimeoutException, InterruptedException {
-        nats.flush(timeout);
+        long n = markers.incrementAndGet();
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        pending.put(n, done);
+        try {
+            nats.publish(barrierSubject, Long.toString(n).getBytes(StandardCharsets.US_ASCII));
+            done.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            throw new TimeoutException("flush marker failed: " + e.getCause());
+        } finally {
+            pending.remove(n);
+        }
+    }
+
+    @Override
+    public void close() {
+        nats.closeDispatcher(barrier);
     }
 
     public boolean connected() {
