@@ -1,5 +1,6 @@
 package dev.aura.realtime.cdc.leader;
 
+import dev.aura.realtime.testkit.PartitionableProxy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 

@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.leader;
+package dev.aura.realtime.testkit;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -14,29 +14,29 @@ import java.util.concurrent.ConcurrentHashMap;
  * closes every forwarded connection and closes new ones at once (connection reset), as a
  * network partition or a crashed node looks to the others; {@link #heal()} restores it.
  */
-final class PartitionableProxy implements AutoCloseable {
+public final class PartitionableProxy implements AutoCloseable {
     private final ServerSocket listener;
     private final int targetPort;
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private volatile boolean cut;
 
-    PartitionableProxy(int targetPort) throws IOException {
+    public PartitionableProxy(int targetPort) throws IOException {
         this.targetPort = targetPort;
         this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         Thread.ofPlatform().name("test-proxy-accept").daemon().start(this::acceptLoop);
     }
 
-    int port() {
+    public int port() {
         return listener.getLocalPort();
     }
 
-    void cut() {
+    public void cut() {
         cut = true;
         open.forEach(PartitionableProxy::closeQuietly);
         open.clear();
     }
 
-    void heal() {
+    public void heal() {
         cut = false;
     }
 

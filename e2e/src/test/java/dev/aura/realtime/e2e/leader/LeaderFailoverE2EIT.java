@@ -1,0 +1,268 @@
+package dev.aura.realtime.e2e.leader;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.common.wire.AuraHeaders;
+import dev.aura.realtime.common.wire.Subjects;
+import dev.aura.realtime.common.wire.SubscriptionEntry;
+import dev.aura.realtime.common.wire.WireJson;
+import dev.aura.realtime.e2e.E2eStack;
+import dev.aura.realtime.testkit.Jars;
+import dev.aura.realtime.testkit.NatsServer;
+import dev.aura.realtime.testkit.PartitionableProxy;
+import dev.aura.realtime.testkit.Ports;
+import dev.aura.realtime.testkit.PostgresServer;
+import dev.aura.realtime.testkit.ServiceProcess;
+import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import io.nats.client.Connection;
+import io.nats.client.Dispatcher;
+import io.nats.client.Nats;
+import io.nats.client.api.KeyValueConfiguration;
+import io.nats.client.api.StorageType;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Leader election with the real pipeline (PRODUCT.md C1): two cdc-worker jars on one slot and one
+ * Lease served by fabric8's KubernetesMockServer in CRUD mode (resourceVersion enforced, so the
+ * campaigns really race), a steady insert load, and a NATS subscriber that records which worker
+ * published each change.
+ */
+class LeaderFailoverE2EIT {
+    private static final int LEASE_SECONDS = 2; // retry period 0.67 s, renew deadline 1.6 s
+    private final ObjectMapper json = WireJson.mapper();
+    private final PostgresServer pg = PostgresServer.shared();
+    private final NatsServer natsServer = NatsServer.shared();
+    private KubernetesMockServer api;
+    private PartitionableProxy proxyToA;
+    private E2eStack stack;
+    private Connection nats;
+    private final List<Event> events = new CopyOnWriteArrayList<>();
+    private final Map<String, ServiceProcess> workers = new HashMap<>();
+    private final Map<String, Integer> ports = new HashMap<>();
+    private final String lease = "aura-e2e-" + UUID.randomUUID().toString().substring(0, 8);
+    private final AtomicBoolean loading = new AtomicBoolean();
+    private final AtomicInteger committed = new AtomicInteger();
+    private Thread load;
+
+    record Event(String origin, String eventId, long epoch, int id, long atNanos) {}
+
+    @BeforeEach
+    void setUp() throws Exception {
+        api = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), new KubernetesCrudDispatcher(), false);
+        api.init();
+        proxyToA = new PartitionableProxy(api.getPort());
+        stack = new E2eStack(pg, natsServer);
+        nats = Nats.connect(natsServer.url());
+        Dispatcher d = nats.createDispatcher(msg -> {
+            try {
+                JsonNode body = json.readTree(msg.getData());
+                events.add(new Event(msg.getHeaders().getFirst(AuraHeaders.ORIGIN), msg.getHeaders().getFirst(AuraHeaders.EVENT_ID),
+                        Long.parseLong(msg.getHeaders().getFirst(AuraHeaders.LEASE_EPOCH)),
+                        body.get("data").get("record").get("id").asInt(), System.nanoTime()));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        d.subscribe(Subjects.CHANGES + "." + stack.projectId + ".>");
+        start("a", proxyToA.port());
+        start("b", api.getPort());
+        stack.createProject();
+        stack.sql("CREATE TABLE " + stack.table("ticks") + "(id int PRIMARY KEY)",
+                "INSERT INTO aura_platform.realtime_tables(project_id, table_name) VALUES ('" + stack.projectId + "', 'ticks')");
+        register();
+        Thread.sleep(1000); // one table refresh
+    }
+
+    private void start(String name, int apiPort) {
+        int port = Ports.free();
+        Map<String, String> env = stack.cdcEnv();
+        env.put("CDC_HTTP_PORT", Integer.toString(port));
+        env.put("LEADER_ELECTION", "kubernetes");
+        env.put("LEASE_NAME", lease);
+        env.put("LEASE_NAMESPACE", "test");
+        env.put("LEASE_DURATION_SECONDS", Integer.toString(LEASE_SECONDS));
+        env.put("POD_NAME", name);
+        env.put("KUBERNETES_MASTER", "http://localhost:" + apiPort + "/");
+        env.put("KUBERNETES_AUTH_TRYKUBECONFIG", "false");
+        env.put("KUBERNETES_AUTH_TRYSERVICEACCOUNT", "false");
+        env.put("KUBERNETES_HTTP2_DISABLE", "true");
+        workers.put(name, ServiceProcess.startJar("cdc-" + name, Jars.cdcWorker(), env, List.of("-Xmx256m")));
+        ports.put(name, port);
+        stack.awaitHealth(port, "\"status\":\"ok\"", Duration.ofSeconds(60));
+    }
+
+    private void register() throws Exception {
+        try {
+            nats.keyValueManagement().getStatus(SubscriptionEntry.BUCKET);
+        } catch (Exception missing) {
+            nats.keyValueManagement().create(KeyValueConfiguration.builder().name(SubscriptionEntry.BUCKET)
+                    .storageType(StorageType.Memory).ttl(SubscriptionEntry.MAX_AGE).maxHistoryPerKey(1).build());
+        }
+        String sub = UUID.randomUUID().toString();
+        SubscriptionEntry e = new SubscriptionEntry(sub, stack.projectId, "ticks", "*", null, "service_role",
+                json.createObjectNode().put("role", "service_role"), System.currentTimeMillis() + 3_600_000, "test");
+        nats.keyValue(SubscriptionEntry.BUCKET).put(e.key(), json.writeValueAsBytes(e));
+    }
+
+    private void startLoad() {
+        loading.set(true);
+        load = Thread.ofPlatform().name("insert-load").start(() -> {
+            try (var c = pg.connect(); var st = c.prepareStatement("INSERT INTO " + stack.table("ticks") + " VALUES (?)")) {
+                while (loading.get()) {
+                    st.setInt(1, committed.get() + 1);
+                    st.executeUpdate();
+                    committed.incrementAndGet();
+                    Thread.sleep(10); // ~100 rows/s
+                }
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+    }
+
+    private void stopLoad() throws InterruptedException {
+        loading.set(false);
+        load.join();
+    }
+
+    private String leader() {
+        List<String> leaders = new ArrayList<>();
+        for (var e : ports.entrySet()) {
+            if (workers.get(e.getKey()).isAlive() && stack.health(e.getValue()).replace(" ", "").contains("\"leader\":true")) {
+                leaders.add(e.getKey());
+            }
+        }
+        assertThat(leaders).as("leaders").hasSizeLessThanOrEqualTo(1);
+        return leaders.isEmpty() ? null : leaders.get(0);
+    }
+
+    private String originOf(String worker) {
+        return stack.health(ports.get(worker)).replaceAll(".*\"instance\":\"([^\"]+)\".*", "$1");
+    }
+
+    private void assertEverythingCommittedArrived() {
+        Awaitility.await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            Set<Integer> missing = range(committed.get());
+            missing.removeAll(ids());
+            assertThat(missing).as("committed rows never published (of %d)", committed.get()).isEmpty();
+        });
+        Map<String, Set<Integer>> rowsById = new HashMap<>();
+        for (Event e : events) {
+            rowsById.computeIfAbsent(e.eventId(), k -> new HashSet<>()).add(e.id());
+        }
+        assertThat(rowsById.values()).as("a duplicated event id always carries the same row").allMatch(s -> s.size() == 1);
+    }
+
+    private Set<Integer> ids() {
+        return events.stream().map(Event::id).collect(Collectors.toSet());
+    }
+
+    private static Set<Integer> range(int n) {
+        Set<Integer> s = new HashSet<>();
+        for (int i = 1; i <= n; i++) {
+            s.add(i);
+        }
+        return s;
+    }
+
+    /** Publishing intervals of different origins never overlap: each origin's events form one run per term. */
+    private void assertNoOverlap() {
+        List<Event> sorted = new ArrayList<>(events);
+        sorted.sort((x, y) -> Long.compare(x.atNanos(), y.atNanos()));
+        List<String> runs = new ArrayList<>();
+        for (Event e : sorted) {
+            String key = e.origin() + "#" + e.epoch();
+            if (runs.isEmpty() || !runs.get(runs.size() - 1).equals(key)) {
+                runs.add(key);
+            }
+        }
+        assertThat(runs).as("terms in publishing order").doesNotHaveDuplicates();
+    }
+
+    @Test
+    void oneLeaderPublishes_killedLeaderIsReplaced_gracefulStopHandsOverFast_fencedLeaderStopsBeforeTheLeaseExpires() throws Exception {
+        // 1. Two workers, one lease: exactly one leads and publishes.
+        Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> leader() != null);
+        // The slot exists once the leader polled: rows committed before it would never be in it.
+        Awaitility.await().atMost(Duration.ofSeconds(20))
+                .until(() -> stack.health(ports.get(leader())).replace(" ", "").contains("\"cdc_active\":true"));
+        startLoad();
+        Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> events.size() > 50);
+        String first = leader();
+        assertThat(events.stream().map(Event::origin).distinct()).containsExactly(originOf(first));
+
+        // 2. Kill -9 the leader (no release): the standby takes over within lease + retry (+ jitter), nothing missing.
+        String standby = first.equals("a") ? "b" : "a";
+        String standbyOrigin = originOf(standby);
+        long killed = System.nanoTime();
+        workers.get(first).kill9();
+        Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> events.stream().anyMatch(e -> e.origin().equals(standbyOrigin)));
+        long takeoverMs = (events.stream().filter(e -> e.origin().equals(standbyOrigin)).mapToLong(Event::atNanos).min().orElseThrow()
+                - killed) / 1_000_000;
+        System.out.printf("kill -9 takeover: standby published %d ms after the kill%n", takeoverMs);
+        // fabric8 polls every retry period with up to 1.2x jitter: lease + 2.2 x retry, plus start-up of the poll loop.
+        assertThat(takeoverMs).isLessThan(LEASE_SECONDS * 1000L + 2200L * LEASE_SECONDS / 3 + 3000);
+        stopLoad();
+        assertEverythingCommittedArrived();
+        assertNoOverlap();
+
+        // 3. Restart the killed one (standby now); graceful stop of the leader releases the lease: takeover < 2 s.
+        start(first, first.equals("a") ? proxyToA.port() : api.getPort());
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> standby.equals(leader()));
+        // The restarted worker is a standby once it has seen the lease held by the other.
+        Awaitility.await().atMost(Duration.ofSeconds(30))
+                .until(() -> stack.health(ports.get(first)).replace(" ", "").contains("\"holder\":\"" + standby + "\""));
+        startLoad();
+        Thread.sleep(1000);
+        long stopping = System.nanoTime();
+        String firstOrigin = originOf(first);
+        int before = events.size();
+        Thread stopper = Thread.ofPlatform().start(() -> workers.get(standby).stop());
+        Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+                .until(() -> stack.health(ports.get(first)).replace(" ", "").contains("\"leader\":true"));
+        long gracefulMs = (System.nanoTime() - stopping) / 1_000_000;
+        stopper.join();
+        Awaitility.await().atMost(Duration.ofSeconds(10))
+                .until(() -> events.subList(before, events.size()).stream().anyMatch(e -> e.origin().equals(firstOrigin)));
+        long publishingMs = (events.subList(before, events.size()).stream().filter(e -> e.origin().equals(firstOrigin))
+                .mapToLong(Event::atNanos).min().orElseThrow() - stopping) / 1_000_000;
+        System.out.printf("graceful takeover: lease taken %d ms, first publish %d ms after SIGTERM%n", gracefulMs, publishingMs);
+        assertThat(gracefulMs).as("lease handed over after SIGTERM (ms)").isLessThan(2000);
+        stopLoad();
+        assertEverythingCommittedArrived();
+        assertNoOverlap();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        if (load != null) {
+            loading.set(false);
+            load.join();
+        }
+        workers.values().forEach(ServiceProcess::close);
+        nats.close();
+        proxyToA.close();
+        api.destroy();
+        stack.close();
+    }
+}
