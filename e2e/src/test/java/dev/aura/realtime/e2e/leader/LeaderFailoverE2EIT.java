@@ -53,7 +53,7 @@ class LeaderFailoverE2EIT {
     private final PostgresServer pg = PostgresServer.shared();
     private final NatsServer natsServer = NatsServer.shared();
     private KubernetesMockServer api;
-    private PartitionableProxy proxyToA;
+    private final Map<String, PartitionableProxy> proxies = new HashMap<>();
     private E2eStack stack;
     private Connection nats;
     private final List<Event> events = new CopyOnWriteArrayList<>();
@@ -70,7 +70,8 @@ class LeaderFailoverE2EIT {
     void setUp() throws Exception {
         api = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), new KubernetesCrudDispatcher(), false);
         api.init();
-        proxyToA = new PartitionableProxy(api.getPort());
+        proxies.put("a", new PartitionableProxy(api.getPort()));
+        proxies.put("b", new PartitionableProxy(api.getPort()));
         stack = new E2eStack(pg, natsServer);
         nats = Nats.connect(natsServer.url());
         Dispatcher d = nats.createDispatcher(msg -> {
@@ -84,8 +85,8 @@ class LeaderFailoverE2EIT {
             }
         });
         d.subscribe(Subjects.CHANGES + "." + stack.projectId + ".>");
-        start("a", proxyToA.port());
-        start("b", api.getPort());
+        start("a");
+        start("b");
         stack.createProject();
         stack.sql("CREATE TABLE " + stack.table("ticks") + "(id int PRIMARY KEY)",
                 "INSERT INTO aura_platform.realtime_tables(project_id, table_name) VALUES ('" + stack.projectId + "', 'ticks')");
@@ -93,7 +94,9 @@ class LeaderFailoverE2EIT {
         Thread.sleep(1000); // one table refresh
     }
 
-    private void start(String name, int apiPort) {
+    /** Starts worker {@code name}; it reaches the API server through its own proxy, which the test can cut. */
+    private void start(String name) {
+        int apiPort = proxies.get(name).port();
         int port = Ports.free();
         Map<String, String> env = stack.cdcEnv();
         env.put("CDC_HTTP_PORT", Integer.toString(port));
@@ -227,7 +230,7 @@ class LeaderFailoverE2EIT {
         assertNoOverlap();
 
         // 3. Restart the killed one (standby now); graceful stop of the leader releases the lease: takeover < 2 s.
-        start(first, first.equals("a") ? proxyToA.port() : api.getPort());
+        start(first);
         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> standby.equals(leader()));
         // The restarted worker is a standby once it has seen the lease held by the other.
         Awaitility.await().atMost(Duration.ofSeconds(30))
@@ -251,6 +254,43 @@ class LeaderFailoverE2EIT {
         stopLoad();
         assertEverythingCommittedArrived();
         assertNoOverlap();
+
+        // 4. The API server becomes unreachable for the leader mid-term: it stops publishing before its
+        //    lease could have expired for the other, which takes over; after the network heals the old
+        //    leader is a standby, and it resumes when it re-acquires.
+        String leader = first;
+        String other = standby;
+        start(other);
+        Awaitility.await().atMost(Duration.ofSeconds(30))
+                .until(() -> stack.health(ports.get(other)).replace(" ", "").contains("\"holder\":\"" + leader + "\""));
+        startLoad();
+        Thread.sleep(1000);
+        String leaderOrigin = originOf(leader);
+        String otherOrigin = originOf(other);
+        long cut = System.nanoTime();
+        proxies.get(leader).cut();
+        Awaitility.await().atMost(Duration.ofSeconds(20))
+                .until(() -> events.stream().anyMatch(e -> e.origin().equals(otherOrigin) && e.atNanos() > cut));
+        long lastByOld = events.stream().filter(e -> e.origin().equals(leaderOrigin)).mapToLong(Event::atNanos).max().orElseThrow();
+        long firstByNew = events.stream().filter(e -> e.origin().equals(otherOrigin) && e.atNanos() > cut)
+                .mapToLong(Event::atNanos).min().orElseThrow();
+        System.out.printf("API cut: old leader's last publish %d ms after the cut, new leader's first %d ms after%n",
+                (lastByOld - cut) / 1_000_000, (firstByNew - cut) / 1_000_000);
+        assertThat(lastByOld).as("the fenced leader stopped before the new one started").isLessThan(firstByNew);
+        assertThat((lastByOld - cut) / 1_000_000).as("stopped before its lease could expire (ms after the cut)")
+                .isLessThan(LEASE_SECONDS * 1000L);
+        assertThat(stack.health(ports.get(leader)).replace(" ", "")).contains("\"leader\":false");
+
+        proxies.get(leader).heal();
+        Awaitility.await().atMost(Duration.ofSeconds(20))
+                .until(() -> stack.health(ports.get(leader)).replace(" ", "").contains("\"holder\":\"" + other + "\""));
+        int mark = events.size();
+        workers.get(other).stop();
+        Awaitility.await().atMost(Duration.ofSeconds(20))
+                .until(() -> events.subList(mark, events.size()).stream().anyMatch(e -> e.origin().equals(leaderOrigin)));
+        stopLoad();
+        assertEverythingCommittedArrived();
+        assertNoOverlap();
     }
 
     @AfterEach
@@ -261,7 +301,7 @@ class LeaderFailoverE2EIT {
         }
         workers.values().forEach(ServiceProcess::close);
         nats.close();
-        proxyToA.close();
+        proxies.values().forEach(PartitionableProxy::close);
         api.destroy();
         stack.close();
     }
