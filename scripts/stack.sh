@@ -28,7 +28,7 @@ CDC_JAR="$ROOT/cdc-worker/target/cdc-worker.jar"
 WS_JAR="$ROOT/ws-front/target/ws-front.jar"
 DEMO_PROJECT_ID="00000000-0000-0000-0000-00000000d3e0"
 DEMO_SCHEMA="project_${DEMO_PROJECT_ID//-/_}"
-APT_PACKAGES=("postgresql-$PG_MAJOR" "postgresql-$PG_MAJOR-wal2json" "nats-server" "curl")
+APT_PACKAGES=("postgresql-$PG_MAJOR" "postgresql-$PG_MAJOR-wal2json" "nats-server" "curl" "chromium")
 
 log() { printf '\033[1mstack:\033[0m %s\n' "$*" >&2; }
 die() { printf 'stack: error: %s\n' "$*" >&2; exit 1; }

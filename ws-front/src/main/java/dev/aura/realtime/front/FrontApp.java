@@ -8,11 +8,11 @@ import dev.aura.realtime.front.channel.ClientSession;
 import dev.aura.realtime.front.channel.Fanout;
 import dev.aura.realtime.front.channel.Limits;
 import dev.aura.realtime.front.channel.LocalTopics;
-import dev.aura.realtime.front.channel.PresenceExtension;
 import dev.aura.realtime.front.channel.Reasons;
 import dev.aura.realtime.front.channel.Sessions;
 import dev.aura.realtime.front.config.FrontConfig;
 import dev.aura.realtime.front.metrics.FrontMetrics;
+import dev.aura.realtime.front.presence.PresenceService;
 import dev.aura.realtime.front.protocol.BinaryFrames;
 import dev.aura.realtime.front.protocol.BroadcastFrames;
 import dev.aura.realtime.front.protocol.JsonFrames;
@@ -30,13 +30,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One running ws-front: NATS connection, subscription registry, relay, channel layer and the
- * HTTP/WebSocket server, started in that order and closed in reverse. Also used by tests to run
+ * One running ws-front: NATS connection, subscription registry, presence, relay, channel layer
+ * and the HTTP/WebSocket server, started in that order and closed in reverse. Also used by tests to run
  * several replicas in one JVM.
  *
  * <p>{@link #close()} is the graceful shutdown: stop accepting, send every channel
  * {@code system} "Server requested disconnect" and {@code phx_close}, close sockets, wait up to
- * {@code WS_SHUTDOWN_GRACE_SECONDS} for them, then delete remaining registry entries and stop.
+ * {@code WS_SHUTDOWN_GRACE_SECONDS} for them, then delete remaining registry and presence entries
+ * and stop.
  */
 public final class FrontApp implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(FrontApp.class);
@@ -44,17 +45,19 @@ public final class FrontApp implements AutoCloseable {
     private final FrontConfig config;
     private final NatsConnection nats;
     private final KvSubscriptionRegistry registry;
+    private final PresenceService presence;
     private final NatsRelay relay;
     private final Sessions sessions;
     private final FrontServer server;
     private final PrometheusMeterRegistry meters;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private FrontApp(FrontConfig config, NatsConnection nats, KvSubscriptionRegistry registry, NatsRelay relay,
-            Sessions sessions, FrontServer server, PrometheusMeterRegistry meters) {
+    private FrontApp(FrontConfig config, NatsConnection nats, KvSubscriptionRegistry registry, PresenceService presence,
+            NatsRelay relay, Sessions sessions, FrontServer server, PrometheusMeterRegistry meters) {
         this.config = config;
         this.nats = nats;
         this.registry = registry;
+        this.presence = presence;
         this.relay = relay;
         this.sessions = sessions;
         this.server = server;
@@ -70,11 +73,15 @@ public final class FrontApp implements AutoCloseable {
         JwtVerifier verifier = new JwtVerifier(config.jwtSecret(), clock);
         NatsConnection nats = NatsConnection.connect(config.natsUrl(), "ws-front " + config.instanceId());
         KvSubscriptionRegistry registry = null;
+        PresenceService presence = null;
         NatsRelay relay = null;
         try {
             registry = new KvSubscriptionRegistry(nats.connection(), config.subscriptionTtl(), config.subscriptionRefresh(), mapper);
             registry.start();
             nats.onReconnect(registry::reputAll);
+            presence = new PresenceService(nats.connection(), config.presence(), config.instanceId(), clock, mapper);
+            presence.start();
+            nats.onReconnect(presence::onReconnect);
             relay = new NatsRelay(nats.connection(), config.instanceId(), config.subscriptionCheckTimeout(), mapper, metrics);
             JsonFrames json = new JsonFrames(mapper);
             BinaryFrames binary = new BinaryFrames(json);
@@ -82,17 +89,20 @@ public final class FrontApp implements AutoCloseable {
             Fanout fanout = new Fanout(topics, new BroadcastFrames(json, binary), json, ByteBufAllocator.DEFAULT, metrics, clock);
             Sessions sessions = new Sessions();
             ChannelServices services = new ChannelServices(verifier, relay, registry, relay, topics, fanout,
-                    new PresenceExtension.Unavailable(), sessions, Limits.from(config), metrics, config.instanceId(), clock, mapper);
+                    presence, sessions, Limits.from(config), metrics, config.instanceId(), clock, mapper);
             relay.start(fanout);
             TransportContext transport = new TransportContext(services, verifier, json, binary, config.maxFrameBytes(),
                     config.idleTimeout(), config.slowClientTimeout(), nats::isConnected, meters::scrape);
             FrontServer server = new FrontServer(transport, config.wsPort(), config.ioThreads(),
                     config.writeBufferLowBytes(), config.writeBufferHighBytes());
             log.info("ws-front {} started on port {}", config.instanceId(), server.port());
-            return new FrontApp(config, nats, registry, relay, sessions, server, meters);
+            return new FrontApp(config, nats, registry, presence, relay, sessions, server, meters);
         } catch (Exception | Error e) {
             if (relay != null) {
                 relay.close();
+            }
+            if (presence != null) {
+                presence.close();
             }
             if (registry != null) {
                 registry.close();
@@ -108,6 +118,11 @@ public final class FrontApp implements AutoCloseable {
 
     public String instanceId() {
         return config.instanceId();
+    }
+
+    /** The NATS connection; tests close it to simulate a crash (nothing deleted, nothing refreshed). */
+    NatsConnection nats() {
+        return nats;
     }
 
     /** Open WebSocket connections. */
@@ -134,7 +149,8 @@ public final class FrontApp implements AutoCloseable {
                 break;
             }
         }
-        server.close(); // closes remaining sockets; their channels delete registry entries
+        server.close(); // closes remaining sockets; their channels delete registry and presence entries
+        presence.close();
         relay.close();
         registry.close();
         nats.close();

@@ -52,6 +52,8 @@ public final class EnvVars {
     public static final EnvVar WS_SHUTDOWN_GRACE_SECONDS = new EnvVar("WS_SHUTDOWN_GRACE_SECONDS", "20", "s", "On SIGTERM: time between 'Server requested disconnect' and closing the remaining sockets");
     public static final EnvVar SUBSCRIPTION_CHECK_TIMEOUT_MS = new EnvVar("SUBSCRIPTION_CHECK_TIMEOUT_MS", "2000", "ms", "Wait for a cdc-worker to validate a postgres_changes binding at join");
     public static final EnvVar SUBSCRIPTION_REFRESH_MS = new EnvVar("SUBSCRIPTION_REFRESH_MS", "30000", "ms", "Re-put interval of registry entries (bucket max age is 120 s)");
+    public static final EnvVar PRESENCE_MAX_AGE_MS = new EnvVar("PRESENCE_MAX_AGE_MS", "60000", "ms", "Max age of the aura_presence KV bucket (set when it is created); live presences are re-put every quarter of it");
+    public static final EnvVar PRESENCE_RECONCILE_MS = new EnvVar("PRESENCE_RECONCILE_MS", "5000", "ms", "Interval of the presence reconciliation (expired keys of crashed replicas become leaves)");
 
     public static final List<EnvVar> CDC_WORKER = List.of(
             POSTGRES_REPLICATION_URL, POSTGRES_URL, NATS_URL, AURA_JWT_SECRET, CDC_HTTP_PORT, CDC_SLOT_NAME,
@@ -64,5 +66,5 @@ public final class EnvVars {
             WS_IDLE_TIMEOUT_MS, WS_MAX_CHANNELS_PER_CONNECTION, WS_MAX_JOINS_PER_SECOND, WS_MAX_EVENTS_PER_SECOND,
             WS_MAX_BROADCAST_PAYLOAD_BYTES, WS_MAX_PRESENCE_EVENTS_PER_SECOND, WS_WRITE_BUFFER_LOW_BYTES, WS_WRITE_BUFFER_HIGH_BYTES,
             WS_MAX_OUTBOUND_BYTES, WS_SLOW_CLIENT_TIMEOUT_MS, WS_SHUTDOWN_GRACE_SECONDS, SUBSCRIPTION_CHECK_TIMEOUT_MS,
-            SUBSCRIPTION_REFRESH_MS);
+            SUBSCRIPTION_REFRESH_MS, PRESENCE_MAX_AGE_MS, PRESENCE_RECONCILE_MS);
 }

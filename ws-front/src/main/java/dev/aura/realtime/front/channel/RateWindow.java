@@ -4,17 +4,17 @@ package dev.aura.realtime.front.channel;
  * A fixed one-second window counter: at most {@code limit} events per wall-clock second.
  * Not thread-safe; owned by one connection's event loop.
  */
-final class RateWindow {
+public final class RateWindow {
     private final int limit;
     private long windowStartMs = Long.MIN_VALUE;
     private int count;
 
-    RateWindow(int limit) {
+    public RateWindow(int limit) {
         this.limit = limit;
     }
 
     /** Counts one event at {@code nowMs}; false when the window is already full. */
-    boolean tryAcquire(long nowMs) {
+    public boolean tryAcquire(long nowMs) {
         if (nowMs - windowStartMs >= 1000) {
             windowStartMs = nowMs;
             count = 0;

@@ -16,6 +16,9 @@ public final class Reasons {
     public static final String SUBSCRIBED = "Subscribed to PostgreSQL";
     public static final String SERVER_DISCONNECT = "Server requested disconnect";
     public static final String PRESENCE_UNAVAILABLE = "PresenceUnavailable: presence is not enabled on this server";
+    public static final String PRESENCE_NOT_A_MAP = "Presence track payload must be a map";
+    public static final String PRESENCE_UNKNOWN_EVENT = "Presence event must be track or untrack";
+    public static final String TOO_MANY_PRESENCE_MESSAGES = "Too many presence messages per second";
 
     private Reasons() {}
 

@@ -146,7 +146,9 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
             lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, Reasons.TOO_MANY_MESSAGES);
             return;
         }
-        services.presence().onPresence(m, p);
+        if (!services.presence().onPresence(m, p)) {
+            lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, Reasons.TOO_MANY_PRESENCE_MESSAGES);
+        }
     }
 
     private void malformed(PhoenixMessage.Malformed m) {

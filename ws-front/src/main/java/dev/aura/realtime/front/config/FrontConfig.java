@@ -32,6 +32,7 @@ import java.util.UUID;
  * @param subscriptionRefresh {@code SUBSCRIPTION_REFRESH_MS} (30,000 ms) between re-puts of registry entries
  * @param subscriptionTtl max age of the KV bucket, fixed by the wire contract ({@code SubscriptionEntry.MAX_AGE}, 120 s)
  * @param shutdownGrace {@code WS_SHUTDOWN_GRACE_SECONDS} (20 s) between "Server requested disconnect" and forced close
+ * @param presence presence settings ({@link PresenceConfig})
  */
 public record FrontConfig(
         String natsUrl,
@@ -53,7 +54,8 @@ public record FrontConfig(
         Duration subscriptionCheckTimeout,
         Duration subscriptionRefresh,
         Duration subscriptionTtl,
-        Duration shutdownGrace) {
+        Duration shutdownGrace,
+        PresenceConfig presence) {
 
     public FrontConfig {
         if (writeBufferLowBytes > writeBufferHighBytes) {
@@ -92,7 +94,8 @@ public record FrontConfig(
                 env.millis(EnvVars.SUBSCRIPTION_CHECK_TIMEOUT_MS, 10, 60_000),
                 env.millis(EnvVars.SUBSCRIPTION_REFRESH_MS, 100, 3_600_000),
                 SubscriptionEntry.MAX_AGE,
-                env.seconds(EnvVars.WS_SHUTDOWN_GRACE_SECONDS, 0, 3600));
+                env.seconds(EnvVars.WS_SHUTDOWN_GRACE_SECONDS, 0, 3600),
+                PresenceConfig.load(env));
     }
 
     private static String instanceId(Env env) {

@@ -7,6 +7,7 @@ import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.front.channel.SessionHandler;
 import dev.aura.realtime.front.protocol.PhoenixCodec;
 import dev.aura.realtime.front.protocol.Vsn;
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -33,7 +34,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Routes HTTP requests of one connection: {@code GET /health}, {@code GET /metrics}, and the
+ * Routes HTTP requests of one connection: {@code GET /health}, {@code GET /metrics}, the demo
+ * page ({@code GET /}, {@link DemoPage}), and the
  * WebSocket upgrade at {@code /realtime/v1/websocket} and {@code /socket/websocket}. The
  * {@code apikey} is verified before the upgrade; failures answer HTTP 401 with
  * {@code {"error": msg}} like Supabase. After a successful upgrade this handler replaces itself
@@ -69,6 +71,9 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
             respond(ctx, req, HttpResponseStatus.OK, "application/json", body.toString());
         } else if (path.equals("/metrics") && req.method() == HttpMethod.GET) {
             respond(ctx, req, HttpResponseStatus.OK, "text/plain; version=0.0.4; charset=utf-8", context.prometheusScrape().get());
+        } else if (req.method() == HttpMethod.GET && DemoPage.INSTANCE.get(path) != null) {
+            DemoPage.Asset asset = DemoPage.INSTANCE.get(path);
+            respond(ctx, req, HttpResponseStatus.OK, asset.contentType(), Unpooled.wrappedBuffer(asset.body()));
         } else {
             respond(ctx, req, HttpResponseStatus.NOT_FOUND, "application/json", error("Not found"));
         }
@@ -137,8 +142,12 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
 
     private static void respond(ChannelHandlerContext ctx, FullHttpRequest req, HttpResponseStatus status,
             String contentType, String body) {
-        FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
-                Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
+        respond(ctx, req, status, contentType, Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
+    }
+
+    private static void respond(ChannelHandlerContext ctx, FullHttpRequest req, HttpResponseStatus status,
+            String contentType, ByteBuf body) {
+        FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, body);
         res.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
         HttpUtil.setContentLength(res, res.content().readableBytes());
         boolean keepAlive = HttpUtil.isKeepAlive(req) && status.code() < 400;

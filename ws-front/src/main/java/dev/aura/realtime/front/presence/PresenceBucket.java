@@ -1,0 +1,89 @@
+package dev.aura.realtime.front.presence;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.nats.client.Connection;
+import io.nats.client.JetStreamApiException;
+import io.nats.client.KeyValue;
+import io.nats.client.KeyValueManagement;
+import io.nats.client.api.KeyValueConfiguration;
+import io.nats.client.api.KeyValueWatcher;
+import io.nats.client.api.StorageType;
+import io.nats.client.impl.NatsKeyValueWatchSubscription;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Blocking access to the JetStream KV bucket {@link #NAME} (memory storage; created with the
+ * configured max age when absent). Every method blocks on a NATS round trip, so only the
+ * presence KV thread calls them.
+ */
+final class PresenceBucket {
+    /** The bucket of tracked presences. */
+    static final String NAME = "aura_presence";
+
+    private static final Logger log = LoggerFactory.getLogger(PresenceBucket.class);
+
+    private final Connection connection;
+    private final Duration maxAge;
+    private final ObjectMapper mapper;
+    private volatile KeyValue kv;
+
+    PresenceBucket(Connection connection, Duration maxAge, ObjectMapper mapper) {
+        this.connection = connection;
+        this.maxAge = maxAge;
+        this.mapper = mapper;
+    }
+
+    /**
+     * Creates the bucket when the server does not have it (first start, or a NATS restart lost
+     * the memory stream) and binds to it. A bucket that exists keeps its own max age.
+     */
+    void ensure() throws IOException, JetStreamApiException {
+        KeyValueManagement kvm = connection.keyValueManagement();
+        try {
+            kvm.getStatus(NAME);
+        } catch (JetStreamApiException notFound) {
+            try {
+                kvm.create(KeyValueConfiguration.builder().name(NAME).storageType(StorageType.Memory).ttl(maxAge).build());
+                log.info("created KV bucket {} (memory, max age {} ms)", NAME, maxAge.toMillis());
+            } catch (JetStreamApiException raced) {
+                log.debug("presence bucket creation raced: {}", raced.toString());
+            }
+        }
+        kv = connection.keyValue(NAME);
+    }
+
+    private KeyValue kv() throws IOException, JetStreamApiException {
+        KeyValue current = kv;
+        if (current == null) {
+            ensure();
+            current = kv;
+        }
+        return current;
+    }
+
+    void put(PresenceEntry entry) throws IOException, JetStreamApiException {
+        kv().put(entry.kvKey(), mapper.writeValueAsBytes(entry));
+    }
+
+    void delete(String kvKey) throws IOException, JetStreamApiException {
+        kv().delete(kvKey);
+    }
+
+    /** Every live key (a headers-only scan of the bucket). */
+    List<String> keys() throws IOException, JetStreamApiException, InterruptedException {
+        return kv().keys();
+    }
+
+    /** Watches the whole bucket: current values first, then {@code endOfData}, then every change. */
+    NatsKeyValueWatchSubscription watch(KeyValueWatcher watcher) throws IOException, JetStreamApiException, InterruptedException {
+        return kv().watchAll(watcher);
+    }
+
+    PresenceEntry decode(byte[] value) throws IOException {
+        return mapper.readValue(value, PresenceEntry.class);
+    }
+}

@@ -1,0 +1,175 @@
+package dev.aura.realtime.front.presence;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.aura.realtime.front.channel.Membership;
+import dev.aura.realtime.front.channel.PresenceExtension;
+import dev.aura.realtime.front.channel.RateWindow;
+import dev.aura.realtime.front.channel.Reasons;
+import dev.aura.realtime.front.channel.Replies;
+import dev.aura.realtime.front.config.PresenceConfig;
+import dev.aura.realtime.front.protocol.PhoenixMessage;
+import io.nats.client.Connection;
+import io.netty.util.AttributeKey;
+import java.time.Clock;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Presence on the JetStream KV bucket {@code aura_presence} (PRODUCT.md D5): {@code track} puts
+ * this membership's entry, {@code untrack} and leaving delete it; every replica watches the
+ * bucket and turns changes into {@code presence_diff} pushes for its local channels that enabled
+ * presence, which first get a {@code presence_state}.
+ *
+ * <p>Threads. Event loops call the {@link PresenceExtension} methods; they never block: KV
+ * writes go to {@link PresenceKv} ({@code aura-presence-kv}), and the view, listeners and pushes
+ * live on {@link PresenceFeed} ({@code aura-presence-view}). A membership's tracked state is
+ * only touched by its connection's event loop.
+ *
+ * <p>Lifecycle: {@link #start} creates the bucket and the watch (blocking); after a NATS
+ * reconnect {@link #onReconnect} re-creates the bucket if the restart lost it, re-puts every
+ * live presence and re-watches; {@link #close} lets queued deletes finish (bounded) and stops
+ * both threads. Idempotent.
+ */
+public final class PresenceService implements PresenceExtension, AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(PresenceService.class);
+    private static final AttributeKey<RateWindow> RATE = AttributeKey.valueOf("aura.presence.rate");
+
+    /** What one membership tracks; its key and member id stay fixed across re-tracks. */
+    private static final class Tracked {
+        final String key;
+        final String member = UUID.randomUUID().toString();
+        PresenceEntry entry;
+
+        Tracked(String key) {
+            this.key = key;
+        }
+    }
+
+    private final PresenceConfig config;
+    private final String instanceId;
+    private final Clock clock;
+    private final PresenceKv kv;
+    private final PresenceFeed feed;
+    private final Map<Membership, Tracked> tracked = new ConcurrentHashMap<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    public PresenceService(Connection connection, PresenceConfig config, String instanceId, Clock clock, ObjectMapper mapper) {
+        this.config = config;
+        this.instanceId = instanceId;
+        this.clock = clock;
+        this.feed = new PresenceFeed(clock, config.maxAge());
+        this.kv = new PresenceKv(new PresenceBucket(connection, config.maxAge(), mapper), feed, config, clock);
+    }
+
+    /** Creates the bucket when absent and starts watching it (blocking, at start-up). */
+    public void start() throws Exception {
+        kv.start();
+    }
+
+    /** After a NATS reconnect: re-create the bucket if needed, re-put, re-watch. Any thread. */
+    public void onReconnect() {
+        kv.resync();
+    }
+
+    @Override
+    public void onJoined(Membership m) {
+        if (enabled(m)) {
+            feed.listen(m);
+        }
+    }
+
+    @Override
+    public boolean onPresence(Membership m, PhoenixMessage.PresencePush push) {
+        RateWindow rate = m.session().channel().attr(RATE).get();
+        if (rate == null) {
+            rate = new RateWindow(config.maxEventsPerSecond());
+            m.session().channel().attr(RATE).set(rate);
+        }
+        if (!rate.tryAcquire(clock.millis())) {
+            return false;
+        }
+        String event = push.payload().path("event").asText("");
+        switch (event) {
+            case "track" -> track(m, push);
+            case "untrack" -> {
+                untrack(m);
+                reply(m, push, "ok", Replies.empty());
+            }
+            default -> reply(m, push, "error", Replies.reason(Reasons.PRESENCE_UNKNOWN_EVENT));
+        }
+        return true;
+    }
+
+    @Override
+    public void onLeft(Membership m) {
+        feed.unlisten(m);
+        untrack(m);
+        tracked.remove(m);
+    }
+
+    private void track(Membership m, PhoenixMessage.PresencePush push) {
+        JsonNode meta = push.payload().get("payload");
+        if (meta == null || !meta.isObject()) {
+            reply(m, push, "error", Replies.reason(Reasons.PRESENCE_NOT_A_MAP));
+            return;
+        }
+        Tracked t = tracked.computeIfAbsent(m, k -> new Tracked(presenceKey(m)));
+        PresenceEntry previous = t.entry;
+        t.entry = new PresenceEntry(m.projectId(), m.channelName(), t.key, t.member, PresenceRefs.next(),
+                previous == null ? null : previous.ref(), ((ObjectNode) meta).deepCopy(), instanceId);
+        kv.put(t.entry);
+        reply(m, push, "ok", Replies.empty());
+    }
+
+    private void untrack(Membership m) {
+        Tracked t = tracked.get(m);
+        if (t != null && t.entry != null) {
+            kv.delete(t.entry.kvKey());
+            t.entry = null;
+        }
+    }
+
+    private static void reply(Membership m, PhoenixMessage.PresencePush push, String status, JsonNode response) {
+        if (push.ref() != null) {
+            m.reply(push.ref(), status, response);
+        }
+    }
+
+    /**
+     * {@code config.presence.enabled}, which realtime-js always sends (true when the channel has a
+     * presence listener). Absent means off, as in current Supabase Realtime with the tenant flag
+     * off: no {@code presence_state}, no diffs; tracking works either way.
+     */
+    static boolean enabled(Membership m) {
+        return m.config().path("presence").path("enabled").asBoolean(false);
+    }
+
+    /** {@code config.presence.key}, or a random key for this membership when empty (as Supabase does). */
+    static String presenceKey(Membership m) {
+        JsonNode key = m.config().path("presence").path("key");
+        String text = key.isValueNode() && !key.isNull() ? key.asText() : "";
+        return text.isEmpty() ? UUID.randomUUID().toString() : text;
+    }
+
+    /** Presences this replica owns (tracked by its clients). */
+    public int ownCount() {
+        return kv.ownCount();
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        kv.close();
+        feed.close();
+        log.info("presence stopped");
+    }
+}

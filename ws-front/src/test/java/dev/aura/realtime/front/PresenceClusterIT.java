@@ -1,0 +1,269 @@
+package dev.aura.realtime.front;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.common.config.Env;
+import dev.aura.realtime.common.wire.WireJson;
+import dev.aura.realtime.front.config.FrontConfig;
+import dev.aura.realtime.front.testing.Tokens;
+import dev.aura.realtime.front.testing.WsTestClient;
+import dev.aura.realtime.testkit.NatsServer;
+import io.nats.client.Connection;
+import io.nats.client.KeyValue;
+import io.nats.client.Nats;
+import java.net.http.HttpClient;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * Presence across two ws-front replicas on one real nats-server (raw vsn 2.0.0 clients), with a
+ * 3 s bucket max age so crash expiry is observable. The NATS restart runs last.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class PresenceClusterIT {
+    private static final Duration WAIT = Duration.ofSeconds(5);
+    private static final long MAX_AGE_MS = 3000;
+    private static NatsServer nats;
+    private static FrontApp a;
+    private static FrontApp b;
+    private static final HttpClient http = HttpClient.newHttpClient();
+    private final ObjectMapper mapper = WireJson.mapper();
+    private final List<WsTestClient> clients = new ArrayList<>();
+
+    @BeforeAll
+    static void start() throws Exception {
+        nats = NatsServer.start();
+        a = FrontApp.start(config("front-a"));
+        b = FrontApp.start(config("front-b"));
+    }
+
+    @AfterAll
+    static void stop() {
+        for (AutoCloseable c : new AutoCloseable[] {a, b, nats}) {
+            try {
+                if (c != null) {
+                    c.close();
+                }
+            } catch (Exception e) {
+                // best effort
+            }
+        }
+    }
+
+    @AfterEach
+    void closeClients() {
+        clients.forEach(WsTestClient::close);
+    }
+
+    private static FrontConfig config(String instance) {
+        return FrontConfig.load(new Env(Map.of(
+                "NATS_URL", nats.url(),
+                "AURA_JWT_SECRET", Tokens.SECRET,
+                "WS_PORT", "0",
+                "INSTANCE_ID", instance,
+                "WS_IO_THREADS", "1",
+                "WS_SHUTDOWN_GRACE_SECONDS", "1",
+                "PRESENCE_MAX_AGE_MS", Long.toString(MAX_AGE_MS),
+                "PRESENCE_RECONCILE_MS", "500",
+                "WS_MAX_PRESENCE_EVENTS_PER_SECOND", "5")));
+    }
+
+    private WsTestClient connect(FrontApp app) {
+        WsTestClient c = new WsTestClient(http, "ws://127.0.0.1:" + app.port() + "/realtime/v1/websocket?apikey="
+                + Tokens.anon(Instant.now().plusSeconds(3600)) + "&vsn=2.0.0");
+        clients.add(c);
+        return c;
+    }
+
+    /** Joins and returns the presence_state when presence is enabled (else null). */
+    private JsonNode join(WsTestClient c, String topic, String presenceConfig) throws Exception {
+        c.send("[\"1\",\"1\",\"" + topic + "\",\"phx_join\",{\"config\":{\"presence\":" + presenceConfig + "}}]");
+        JsonNode reply = next(c, f -> true);
+        assertThat(reply.get(3).asText()).isEqualTo("phx_reply");
+        assertThat(reply.at("/4/status").asText()).isEqualTo("ok");
+        return presenceConfig.contains("\"enabled\":false") ? null : next(c, f -> f.get(3).asText().equals("presence_state")).get(4);
+    }
+
+    private JsonNode send(WsTestClient c, String ref, String topic, String payload) throws Exception {
+        c.send("[\"1\",\"" + ref + "\",\"" + topic + "\",\"presence\"," + payload + "]");
+        return next(c, f -> f.get(3).asText().equals("phx_reply") && f.get(1).asText().equals(ref)).get(4);
+    }
+
+    private JsonNode track(WsTestClient c, String ref, String topic, String meta) throws Exception {
+        JsonNode reply = send(c, ref, topic, "{\"type\":\"presence\",\"event\":\"track\",\"payload\":" + meta + "}");
+        assertThat(reply.get("status").asText()).isEqualTo("ok");
+        return reply;
+    }
+
+    /** The next text frame matching {@code p} within {@code timeout}; others are skipped. */
+    private JsonNode next(WsTestClient c, Predicate<JsonNode> p, Duration timeout) throws Exception {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            WsTestClient.Received r = c.poll(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+            if (r != null && !r.binary()) {
+                JsonNode f = mapper.readTree(r.text());
+                if (p.test(f)) {
+                    return f;
+                }
+            }
+        }
+        throw new AssertionError("no matching frame within " + timeout);
+    }
+
+    private JsonNode next(WsTestClient c, Predicate<JsonNode> p) throws Exception {
+        return next(c, p, WAIT);
+    }
+
+    private static boolean diff(JsonNode f) {
+        return f.get(3).asText().equals("presence_diff");
+    }
+
+    private void assertNoFrame(WsTestClient c, Duration window) throws Exception {
+        WsTestClient.Received r = c.poll(window);
+        assertThat(r == null ? null : r.text()).as("no further frame").isNull();
+    }
+
+    @Test
+    @Order(1)
+    void trackReTrackUntrackAndCloseAreSeenOnTheOtherReplica() throws Exception {
+        WsTestClient b1 = connect(b);
+        assertThat(join(b1, "realtime:lobby", "{\"enabled\":true}").size()).isZero();
+        WsTestClient a1 = connect(a);
+        join(a1, "realtime:lobby", "{\"key\":\"alice\",\"enabled\":true}");
+
+        track(a1, "2", "realtime:lobby", "{\"status\":\"online\"}");
+        JsonNode join = next(b1, PresenceClusterIT::diff).get(4);
+        JsonNode meta = join.at("/joins/alice/metas/0");
+        assertThat(meta.get("status").asText()).isEqualTo("online");
+        String ref1 = meta.get("phx_ref").asText();
+        assertThat(join.get("leaves").size()).isZero();
+        assertThat(next(a1, PresenceClusterIT::diff).at("/4/joins/alice/metas/0/phx_ref").asText())
+                .as("the tracker sees itself").isEqualTo(ref1);
+
+        WsTestClient b2 = connect(b);
+        JsonNode state = join(b2, "realtime:lobby", "{\"enabled\":true}");
+        assertThat(state.at("/alice/metas/0/phx_ref").asText()).as("late joiner's presence_state").isEqualTo(ref1);
+
+        track(a1, "3", "realtime:lobby", "{\"status\":\"away\"}");
+        JsonNode retrack = next(b1, PresenceClusterIT::diff).get(4);
+        assertThat(retrack.at("/joins/alice/metas")).hasSize(1);
+        assertThat(retrack.at("/joins/alice/metas/0/status").asText()).isEqualTo("away");
+        assertThat(retrack.at("/joins/alice/metas/0/phx_ref_prev").asText()).isEqualTo(ref1);
+        assertThat(retrack.at("/leaves/alice/metas")).hasSize(1);
+        assertThat(retrack.at("/leaves/alice/metas/0/phx_ref").asText()).isEqualTo(ref1);
+        String ref2 = retrack.at("/joins/alice/metas/0/phx_ref").asText();
+
+        assertThat(send(a1, "4", "realtime:lobby", "{\"type\":\"presence\",\"event\":\"untrack\"}").get("status").asText()).isEqualTo("ok");
+        JsonNode untrack = next(b1, PresenceClusterIT::diff).get(4);
+        assertThat(untrack.get("joins").size()).isZero();
+        assertThat(untrack.at("/leaves/alice/metas/0/phx_ref").asText()).isEqualTo(ref2);
+
+        track(a1, "5", "realtime:lobby", "{\"status\":\"back\"}");
+        String ref3 = next(b1, PresenceClusterIT::diff).at("/4/joins/alice/metas/0/phx_ref").asText();
+        a1.close();
+        JsonNode closed = next(b1, PresenceClusterIT::diff).get(4);
+        assertThat(closed.at("/leaves/alice/metas/0/phx_ref").asText()).as("socket close untracks at once").isEqualTo(ref3);
+        assertNoFrame(b1, Duration.ofMillis(300));
+    }
+
+    @Test
+    @Order(2)
+    void aClientThatOnlyTracksIsVisibleButGetsNoPresenceItself() throws Exception {
+        WsTestClient listener = connect(b);
+        join(listener, "realtime:quiet", "{\"enabled\":true}");
+        WsTestClient tracker = connect(a);
+        join(tracker, "realtime:quiet", "{\"key\":\"\",\"enabled\":false}");
+        track(tracker, "2", "realtime:quiet", "{\"n\":1}");
+        JsonNode joins = next(listener, PresenceClusterIT::diff).at("/4/joins");
+        assertThat(joins.size()).isEqualTo(1);
+        String generatedKey = joins.fieldNames().next();
+        assertThat(generatedKey).as("generated key for an empty config key").hasSize(36);
+        assertThat(joins.at("/" + generatedKey + "/metas/0/n").asInt()).isEqualTo(1);
+        assertNoFrame(tracker, Duration.ofMillis(300));
+    }
+
+    @Test
+    @Order(3)
+    void aNonObjectPayloadIsRefusedAndTooManyPresenceMessagesCloseTheChannel() throws Exception {
+        WsTestClient c = connect(a);
+        join(c, "realtime:limits", "{\"enabled\":true}");
+        JsonNode refused = send(c, "2", "realtime:limits", "{\"type\":\"presence\",\"event\":\"track\",\"payload\":[1]}");
+        assertThat(refused.get("status").asText()).isEqualTo("error");
+        assertThat(refused.at("/response/reason").asText()).isEqualTo("Presence track payload must be a map");
+        for (int i = 0; i < 10; i++) {
+            c.send("[\"1\",\"r" + i + "\",\"realtime:limits\",\"presence\",{\"type\":\"presence\",\"event\":\"track\",\"payload\":{\"i\":" + i + "}}]");
+        }
+        JsonNode system = next(c, f -> f.get(3).asText().equals("system")).get(4);
+        assertThat(system.get("status").asText()).isEqualTo("error");
+        assertThat(system.get("message").asText()).isEqualTo("Too many presence messages per second");
+        next(c, f -> f.get(3).asText().equals("phx_close"));
+    }
+
+    @Test
+    @Order(4)
+    void aCrashedReplicasPresencesLeaveWithinTheMaxAge() throws Exception {
+        WsTestClient listener = connect(b);
+        join(listener, "realtime:crash", "{\"enabled\":true}");
+        FrontApp c = FrontApp.start(config("front-c"));
+        try {
+            WsTestClient doomed = connect(c);
+            join(doomed, "realtime:crash", "{\"key\":\"ghost\",\"enabled\":true}");
+            track(doomed, "2", "realtime:crash", "{}");
+            assertThat(next(listener, PresenceClusterIT::diff).at("/4/joins").has("ghost")).isTrue();
+
+            long crashedAt = System.nanoTime();
+            c.nats().connection().close(); // no refresh, no delete from now on
+            c.close();
+            JsonNode leave = next(listener, PresenceClusterIT::diff, Duration.ofMillis(MAX_AGE_MS + 4000)).get(4);
+            long tookMs = (System.nanoTime() - crashedAt) / 1_000_000;
+            assertThat(leave.at("/leaves").has("ghost")).isTrue();
+            assertThat(tookMs).as("ghost gone within max age plus reconcile interval").isLessThan(MAX_AGE_MS + 2500);
+        } finally {
+            c.close();
+        }
+    }
+
+    @Test
+    @Order(5)
+    void afterANatsRestartEveryReplicaRePutsItsPresences() throws Exception {
+        WsTestClient listener = connect(b);
+        join(listener, "realtime:restart", "{\"enabled\":true}");
+        WsTestClient tracker = connect(a);
+        join(tracker, "realtime:restart", "{\"key\":\"survivor\",\"enabled\":true}");
+        track(tracker, "2", "realtime:restart", "{}");
+        String ref = next(listener, PresenceClusterIT::diff).at("/4/joins/survivor/metas/0/phx_ref").asText();
+
+        nats.restart(); // memory bucket lost
+        try (Connection test = Nats.connect(nats.url())) {
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            List<String> keys = List.of();
+            while (System.nanoTime() < deadline && keys.stream().noneMatch(k -> k.contains("survivor"))) {
+                Thread.sleep(100);
+                try {
+                    KeyValue kv = test.keyValue("aura_presence");
+                    keys = kv.keys();
+                } catch (Exception notYet) {
+                    keys = List.of();
+                }
+            }
+            assertThat(keys).as("re-put after the restart").anyMatch(k -> k.contains("survivor"));
+        }
+        WsTestClient late = connect(b);
+        JsonNode state = join(late, "realtime:restart", "{\"enabled\":true}");
+        assertThat(state.at("/survivor/metas/0/phx_ref").asText()).as("replica B re-watched the new bucket").isEqualTo(ref);
+        assertNoFrame(listener, Duration.ofMillis(MAX_AGE_MS));
+    }
+}
