@@ -315,6 +315,7 @@ aura-realtime local stack is up.
 
   WebSocket     ws://localhost:$WS_PORT/realtime/v1/websocket
   supabase-js   createClient('http://localhost:$WS_PORT', ANON_KEY)
+  demo page     http://localhost:$WS_PORT/?apikey=$anon
   health        curl -s localhost:$CDC_HTTP_PORT/health
   logs          $LOGS/
 
