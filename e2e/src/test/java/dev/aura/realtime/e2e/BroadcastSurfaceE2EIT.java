@@ -192,13 +192,13 @@ class BroadcastSurfaceE2EIT {
             reader.subscribeAndAwait("firehose", T);
             sender.channel("firehose");
             sender.subscribeAndAwait("firehose", T);
-            String pad = "x".repeat(60_000);
-            int n = 120;
+            String pad = "x".repeat(200_000); // 30 x 200 KB: more than the kernel's 4 MiB send buffer plus ours
+            int n = 30;
             long sentLast = 0;
             for (int i = 0; i < n; i++) {
                 sender.sendBroadcast("firehose", "blob", Map.of("i", i, "pad", pad));
                 sentLast = System.nanoTime();
-                Thread.sleep(12); // stay under the sender's 100 events/s
+                Thread.sleep(20); // stay under the sender's 100 events/s
             }
             int last = n - 1;
             reader.awaitEvent(e -> broadcast(e, "firehose") && e.path("payload").path("payload").path("i").asInt() == last, T);
