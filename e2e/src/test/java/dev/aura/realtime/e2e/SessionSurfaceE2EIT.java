@@ -120,6 +120,9 @@ class SessionSurfaceE2EIT {
             assertThat(expired.path("payload").path("message").asText()).matches("Token has expired \\d+ seconds ago");
             js.awaitStatus("expiring", "CLOSED", T);
 
+            // a closed channel instance cannot join again: a new one rejoins with the same (now stale) token
+            js.call("removeChannel", Map.of("channel", "expiring"));
+            js.channel("expiring");
             js.subscribe("expiring");
             JsonNode refused = js.awaitStatus("expiring", "CHANNEL_ERROR", T);
             assertThat(refused.toString()).contains("InvalidJWTToken").contains("expired");
