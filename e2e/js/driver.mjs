@@ -12,7 +12,7 @@
 //   channel      {name, config?}                 -> client.channel(name, {config}); result {topic}
 //   on           {channel, kind, filter?}        kind: postgres_changes | broadcast | presence | system
 //   subscribe    {channel, timeout?}             status callbacks become "status" events
-//   send         {channel, event, payload, type?} result: what channel.send resolved to ("ok", ...)
+//   send         {channel, event, payload, pushType?} result: what channel.send resolved to ("ok", ...)
 //   httpSend     {channel, event, payload}       result: what channel.httpSend resolved to
 //   track        {channel, payload}              result: what channel.track resolved to
 //   untrack      {channel}
@@ -173,8 +173,9 @@ const handlers = {
     return null
   },
 
-  send: ({ channel: name, event, payload, type = 'broadcast' }) =>
-    requireChannel(name).send({ type, event, payload }),
+  // `type` is the command name ("send"), so the push type travels as `pushType`
+  send: ({ channel: name, event, payload, pushType = 'broadcast' }) =>
+    requireChannel(name).send({ type: pushType, event, payload }),
 
   httpSend: ({ channel: name, event, payload }) => {
     const channel = requireChannel(name)

@@ -3,6 +3,7 @@ package dev.aura.realtime.front;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.common.wire.WireJson;
+import dev.aura.realtime.front.channel.CdcWatchdog;
 import dev.aura.realtime.front.channel.ChannelServices;
 import dev.aura.realtime.front.channel.ClientSession;
 import dev.aura.realtime.front.channel.Fanout;
@@ -11,6 +12,7 @@ import dev.aura.realtime.front.channel.LocalTopics;
 import dev.aura.realtime.front.channel.Reasons;
 import dev.aura.realtime.front.channel.Sessions;
 import dev.aura.realtime.front.config.FrontConfig;
+import dev.aura.realtime.front.history.HistoryStore;
 import dev.aura.realtime.front.metrics.FrontMetrics;
 import dev.aura.realtime.front.presence.PresenceService;
 import dev.aura.realtime.front.protocol.BinaryFrames;
@@ -50,10 +52,12 @@ public final class FrontApp implements AutoCloseable {
     private final Sessions sessions;
     private final FrontServer server;
     private final PrometheusMeterRegistry meters;
+    private final CdcWatchdog watchdog;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private FrontApp(FrontConfig config, NatsConnection nats, KvSubscriptionRegistry registry, PresenceService presence,
-            NatsRelay relay, Sessions sessions, FrontServer server, PrometheusMeterRegistry meters) {
+            NatsRelay relay, Sessions sessions, FrontServer server, PrometheusMeterRegistry meters, CdcWatchdog watchdog) {
+        this.watchdog = watchdog;
         this.config = config;
         this.nats = nats;
         this.registry = registry;
@@ -75,6 +79,7 @@ public final class FrontApp implements AutoCloseable {
         KvSubscriptionRegistry registry = null;
         PresenceService presence = null;
         NatsRelay relay = null;
+        CdcWatchdog watchdog = null;
         try {
             registry = new KvSubscriptionRegistry(nats.connection(), config.subscriptionTtl(), config.subscriptionRefresh(), mapper);
             registry.start();
@@ -86,18 +91,25 @@ public final class FrontApp implements AutoCloseable {
             JsonFrames json = new JsonFrames(mapper);
             BinaryFrames binary = new BinaryFrames(json);
             LocalTopics topics = new LocalTopics(config.historySize());
-            Fanout fanout = new Fanout(topics, new BroadcastFrames(json, binary), json, ByteBufAllocator.DEFAULT, metrics, clock);
+            HistoryStore history = new HistoryStore(config.historySize(), config.historyMaxChannels(), config.historyMaxBytes(),
+                    config.historyTtl().toMillis());
+            Fanout fanout = new Fanout(topics, new BroadcastFrames(json, binary), json, ByteBufAllocator.DEFAULT, metrics, clock,
+                    history);
             Sessions sessions = new Sessions();
             ChannelServices services = new ChannelServices(verifier, relay, registry, relay, topics, fanout,
                     presence, sessions, Limits.from(config), metrics, config.instanceId(), clock, mapper);
             relay.start(fanout);
+            watchdog = new CdcWatchdog(fanout, config.cdcStatusTimeout());
             TransportContext transport = new TransportContext(services, verifier, json, binary, config.maxFrameBytes(),
-                    config.idleTimeout(), config.slowClientTimeout(), nats::isConnected, meters::scrape);
+                    config.idleTimeout(), config.slowClientTimeout(), nats::isConnected, meters::scrape, config.sseHeartbeat());
             FrontServer server = new FrontServer(transport, config.wsPort(), config.ioThreads(),
                     config.writeBufferLowBytes(), config.writeBufferHighBytes());
             log.info("ws-front {} started on port {}", config.instanceId(), server.port());
-            return new FrontApp(config, nats, registry, presence, relay, sessions, server, meters);
+            return new FrontApp(config, nats, registry, presence, relay, sessions, server, meters, watchdog);
         } catch (Exception | Error e) {
+            if (watchdog != null) {
+                watchdog.close();
+            }
             if (relay != null) {
                 relay.close();
             }
@@ -151,6 +163,7 @@ public final class FrontApp implements AutoCloseable {
         }
         server.close(); // closes remaining sockets; their channels delete registry and presence entries
         presence.close();
+        watchdog.close();
         relay.close();
         registry.close();
         nats.close();

@@ -50,6 +50,11 @@ public final class EnvVars {
     public static final EnvVar WS_MAX_OUTBOUND_BYTES = new EnvVar("WS_MAX_OUTBOUND_BYTES", "8388608", "bytes", "Queued outbound bytes that disconnect a client at once");
     public static final EnvVar WS_SLOW_CLIENT_TIMEOUT_MS = new EnvVar("WS_SLOW_CLIENT_TIMEOUT_MS", "10000", "ms", "Time a client may stay unwritable before it is disconnected");
     public static final EnvVar WS_SHUTDOWN_GRACE_SECONDS = new EnvVar("WS_SHUTDOWN_GRACE_SECONDS", "20", "s", "On SIGTERM: time between 'Server requested disconnect' and closing the remaining sockets");
+    public static final EnvVar HISTORY_MAX_CHANNELS = new EnvVar("HISTORY_MAX_CHANNELS", "10000", "channels", "Channels whose broadcast history is kept (stalest dropped first)");
+    public static final EnvVar HISTORY_MAX_BYTES = new EnvVar("HISTORY_MAX_BYTES", "67108864", "bytes", "Broadcast history memory in all (stalest channels dropped first)");
+    public static final EnvVar HISTORY_TTL_SECONDS = new EnvVar("HISTORY_TTL_SECONDS", "600", "s", "A channel's history is dropped after this long without a new broadcast");
+    public static final EnvVar WS_CDC_STATUS_TIMEOUT_MS = new EnvVar("WS_CDC_STATUS_TIMEOUT_MS", "15000", "ms", "No cdc-worker status heartbeat (every 5 s) for this long: postgres_changes subscribers get a system error");
+    public static final EnvVar SSE_HEARTBEAT_MS = new EnvVar("SSE_HEARTBEAT_MS", "15000", "ms", "Interval of SSE keep-alive comments");
     public static final EnvVar SUBSCRIPTION_CHECK_TIMEOUT_MS = new EnvVar("SUBSCRIPTION_CHECK_TIMEOUT_MS", "2000", "ms", "Wait for a cdc-worker to validate a postgres_changes binding at join");
     public static final EnvVar SUBSCRIPTION_REFRESH_MS = new EnvVar("SUBSCRIPTION_REFRESH_MS", "30000", "ms", "Re-put interval of registry entries (bucket max age is 120 s)");
     public static final EnvVar PRESENCE_MAX_AGE_MS = new EnvVar("PRESENCE_MAX_AGE_MS", "60000", "ms", "Max age of the aura_presence KV bucket (set when it is created); live presences are re-put every quarter of it");
@@ -66,5 +71,6 @@ public final class EnvVars {
             WS_IDLE_TIMEOUT_MS, WS_MAX_CHANNELS_PER_CONNECTION, WS_MAX_JOINS_PER_SECOND, WS_MAX_EVENTS_PER_SECOND,
             WS_MAX_BROADCAST_PAYLOAD_BYTES, WS_MAX_PRESENCE_EVENTS_PER_SECOND, WS_WRITE_BUFFER_LOW_BYTES, WS_WRITE_BUFFER_HIGH_BYTES,
             WS_MAX_OUTBOUND_BYTES, WS_SLOW_CLIENT_TIMEOUT_MS, WS_SHUTDOWN_GRACE_SECONDS, SUBSCRIPTION_CHECK_TIMEOUT_MS,
-            SUBSCRIPTION_REFRESH_MS, PRESENCE_MAX_AGE_MS, PRESENCE_RECONCILE_MS);
+            SUBSCRIPTION_REFRESH_MS, PRESENCE_MAX_AGE_MS, PRESENCE_RECONCILE_MS, HISTORY_MAX_CHANNELS, HISTORY_MAX_BYTES,
+            HISTORY_TTL_SECONDS, WS_CDC_STATUS_TIMEOUT_MS, SSE_HEARTBEAT_MS);
 }

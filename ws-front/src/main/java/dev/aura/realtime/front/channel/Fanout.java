@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.wire.CdcStatus;
 import dev.aura.realtime.common.wire.ChangeEvent;
+import dev.aura.realtime.front.history.HistoryStore;
 import dev.aura.realtime.front.metrics.FrontMetrics;
 import dev.aura.realtime.front.protocol.BroadcastFrames;
 import dev.aura.realtime.front.protocol.JsonFrames;
@@ -43,11 +44,22 @@ public final class Fanout implements RelayListener {
     private final ByteBufAllocator alloc;
     private final FrontMetrics metrics;
     private final Clock clock;
+    private final HistoryStore history;
     private volatile Boolean cdcActive;
     private volatile String cdcReason;
+    /** When the last status message arrived (this replica's clock), 0 before the first. */
+    private volatile long lastCdcStatusAtMs;
 
+    /** With a default-bounded history of {@code topics.historySize()} messages per channel. */
     public Fanout(LocalTopics topics, BroadcastFrames broadcastFrames, JsonFrames json, ByteBufAllocator alloc,
             FrontMetrics metrics, Clock clock) {
+        this(topics, broadcastFrames, json, alloc, metrics, clock,
+                new HistoryStore(topics.historySize(), 10_000, 64L * 1024 * 1024, 600_000));
+    }
+
+    public Fanout(LocalTopics topics, BroadcastFrames broadcastFrames, JsonFrames json, ByteBufAllocator alloc,
+            FrontMetrics metrics, Clock clock, HistoryStore history) {
+        this.history = history;
         this.topics = topics;
         this.broadcastFrames = broadcastFrames;
         this.json = json;
@@ -57,17 +69,23 @@ public final class Fanout implements RelayListener {
         this.clock = clock;
     }
 
+    /** The broadcast history of every channel seen by this replica. */
+    public HistoryStore history() {
+        return history;
+    }
+
     /**
-     * Sends a broadcast to the local members of a channel and records it in the history.
+     * Sends a broadcast to the local members of a channel and records it in the history (also
+     * when no local member is joined: history outlives membership, see {@link HistoryStore}).
      *
      * @param exclude the sender's connection when it must not receive its own message, else null
      */
     public void broadcastLocal(String projectId, String channel, UserBroadcast message, ClientSession exclude) {
+        history.add(projectId, channel, message, clock.millis());
         LocalTopics.TopicState state = topics.state(projectId, channel);
         if (state == null) {
             return;
         }
-        state.history().add(message, clock.millis());
         OutFrame[] byVsn = new OutFrame[Vsn.values().length];
         boolean[] unrepresentable = new boolean[byVsn.length];
         try {
@@ -89,6 +107,20 @@ public final class Fanout implements RelayListener {
                 if (f != null) {
                     f.release();
                 }
+            }
+        }
+    }
+
+    /**
+     * Sends history entries to one member, oldest first, as replayed broadcasts
+     * ({@code meta.replayed = true}). Call on the member's event loop after its join reply.
+     */
+    public void replay(Membership m, List<HistoryStore.Entry> entries) {
+        for (HistoryStore.Entry e : entries) {
+            OutFrame frame = broadcastFrames.encode(m.topic(), e.message(), m.session().vsn(), true, alloc);
+            if (frame != null) {
+                m.session().deliver(frame.retainedFrame());
+                frame.release();
             }
         }
     }
@@ -148,15 +180,34 @@ public final class Fanout implements RelayListener {
 
     @Override
     public void onCdcStatus(CdcStatus status) {
+        lastCdcStatusAtMs = clock.millis();
+        applyCdcStatus(status.active(), status.reason());
+    }
+
+    /**
+     * Declares CDC inactive when a cdc-worker was heard from once but has been silent for longer
+     * than {@code timeoutMs} (the leader heartbeats every 5 s; a killed worker publishes no
+     * inactive status of its own). Called periodically by {@link CdcWatchdog}.
+     */
+    public void checkCdcSilence(long timeoutMs) {
+        long last = lastCdcStatusAtMs;
+        long silentMs = clock.millis() - last;
+        if (last == 0 || silentMs <= timeoutMs || Boolean.FALSE.equals(cdcActive)) {
+            return;
+        }
+        applyCdcStatus(false, Reasons.cdcSilent(silentMs / 1000));
+    }
+
+    private synchronized void applyCdcStatus(boolean active, String reason) {
         Boolean previous = cdcActive;
-        cdcReason = status.reason();
-        cdcActive = status.active();
-        boolean flippedDown = !status.active() && !Boolean.FALSE.equals(previous);
-        boolean recovered = status.active() && Boolean.FALSE.equals(previous);
+        cdcReason = reason;
+        cdcActive = active;
+        boolean flippedDown = !active && !Boolean.FALSE.equals(previous);
+        boolean recovered = active && Boolean.FALSE.equals(previous);
         if (!flippedDown && !recovered) {
             return;
         }
-        log.info("CDC status changed to {} ({})", status.active() ? "active" : "inactive", status.reason());
+        log.info("CDC status changed to {} ({})", active ? "active" : "inactive", reason);
         List<Membership> affected = new ArrayList<>(topics.withPostgresBindings());
         for (Membership m : affected) {
             m.push("system", recovered

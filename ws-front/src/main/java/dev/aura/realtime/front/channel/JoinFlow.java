@@ -141,6 +141,7 @@ final class JoinFlow {
         lifecycle.activate(m);
         if (bindings.isEmpty()) {
             replyOk(j, m, bindings);
+            replay(m, request.replay());
             return;
         }
         // The registry entries are written before the ok reply: realtime-js reports SUBSCRIBED on
@@ -150,6 +151,7 @@ final class JoinFlow {
                 return;
             }
             replyOk(j, m, bindings);
+            replay(m, request.replay());
             if (cdcUnavailable) {
                 m.push("system", SystemMessages.error(SystemMessages.EXT_POSTGRES, Reasons.CDC_UNAVAILABLE, m.channelName()));
             } else if (err != null) {
@@ -165,6 +167,20 @@ final class JoinFlow {
                         m.channelName()));
             }
         }));
+    }
+
+    /**
+     * {@code config.broadcast.replay}: history after the ok reply (realtime-js drops channel
+     * pushes before it), at most the newest {@code limit} messages. A broadcast arriving between
+     * activation and this snapshot may come twice; {@code meta.id} tells them apart.
+     */
+    private void replay(Membership m, JoinRequest.Replay replay) {
+        if (replay == null) {
+            return;
+        }
+        int limit = Math.min(replay.limit(), Math.max(1, services.topics().historySize()));
+        services.fanout().replay(m, services.fanout().history().since(m.projectId(), m.channelName(), replay.sinceMs(),
+                limit, services.clock().millis()));
     }
 
     private void replyOk(PhoenixMessage.Join j, Membership m, List<PostgresBinding> bindings) {

@@ -20,8 +20,19 @@ import java.util.Set;
  * @param config the {@code config} object (empty when absent)
  * @param bindings the postgres_changes bindings in client order
  * @param accessToken {@code access_token} or null
+ * @param replay {@code config.broadcast.replay}, or null when absent
  */
-public record JoinRequest(boolean self, boolean ack, JsonNode config, List<Binding> bindings, String accessToken) {
+public record JoinRequest(boolean self, boolean ack, JsonNode config, List<Binding> bindings, String accessToken,
+        Replay replay) {
+    /** Replay limit when the client gives none (Supabase's default and maximum are 25). */
+    public static final int DEFAULT_REPLAY_LIMIT = 25;
+
+    /**
+     * {@code config.broadcast.replay}: history broadcasts sent at or after {@code sinceMs}, at most
+     * {@code limit} (the newest ones).
+     */
+    public record Replay(long sinceMs, int limit) {}
+
     private static final Set<String> EVENTS = Set.of("*", "INSERT", "UPDATE", "DELETE");
 
     /**
@@ -65,7 +76,26 @@ public record JoinRequest(boolean self, boolean ack, JsonNode config, List<Bindi
             }
         }
         JsonNode token = payload.path("access_token");
-        return new JoinRequest(self, ack, config, bindings, token.isTextual() ? token.asText() : null);
+        return new JoinRequest(self, ack, config, bindings, token.isTextual() ? token.asText() : null,
+                replay(broadcast.path("replay")));
+    }
+
+    private static Replay replay(JsonNode r) throws Refused {
+        if (r.isMissingNode() || r.isNull()) {
+            return null;
+        }
+        if (!r.isObject() || !r.path("since").canConvertToLong() || !r.path("since").isNumber()) {
+            throw new Refused(Reasons.INVALID_REPLAY);
+        }
+        JsonNode limit = r.path("limit");
+        int n = DEFAULT_REPLAY_LIMIT;
+        if (!limit.isMissingNode() && !limit.isNull()) {
+            if (!limit.canConvertToInt() || limit.asInt() < 1) {
+                throw new Refused(Reasons.INVALID_REPLAY);
+            }
+            n = limit.asInt();
+        }
+        return new Replay(r.path("since").asLong(), n);
     }
 
     private static Binding binding(JsonNode b) throws Refused {

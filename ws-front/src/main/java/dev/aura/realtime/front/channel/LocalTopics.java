@@ -8,25 +8,16 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * This replica's joined channels, indexed for fan-out: by (project, channel name) for
  * broadcasts and by registry sub id for postgres changes. Thread-safe: event loops add and
- * remove, the relay thread reads. A channel's state (and its broadcast history) exists while at
- * least one local member is joined.
+ * remove, the relay thread reads. A channel's state exists while at least one local member is
+ * joined; broadcast history is kept apart ({@code history.HistoryStore}) because it outlives members.
  */
 public final class LocalTopics {
-    /** Members and history of one channel of one project. */
+    /** Local members of one channel of one project (its history lives in the {@code HistoryStore}). */
     public static final class TopicState {
         private final Set<Membership> members = ConcurrentHashMap.newKeySet();
-        private final BroadcastHistory history;
-
-        TopicState(int historySize) {
-            this.history = new BroadcastHistory(historySize);
-        }
 
         public Set<Membership> members() {
             return members;
-        }
-
-        public BroadcastHistory history() {
-            return history;
         }
     }
 
@@ -39,14 +30,19 @@ public final class LocalTopics {
     private final ConcurrentHashMap<Key, TopicState> topics = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, BindingRef> bySubId = new ConcurrentHashMap<>();
 
-    /** @param historySize broadcast history ring size per channel (messages) */
+    /** @param historySize broadcast history ring size per channel (messages), for {@link #historySize()} */
     public LocalTopics(int historySize) {
         this.historySize = historySize;
     }
 
+    /** {@code HISTORY_SIZE}, as given at construction. */
+    public int historySize() {
+        return historySize;
+    }
+
     public void add(Membership m) {
         topics.compute(new Key(m.projectId(), m.channelName()), (k, state) -> {
-            TopicState s = state == null ? new TopicState(historySize) : state;
+            TopicState s = state == null ? new TopicState() : state;
             s.members.add(m);
             return s;
         });

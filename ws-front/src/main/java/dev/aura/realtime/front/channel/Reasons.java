@@ -34,6 +34,17 @@ public final class Reasons {
         return "PayloadTooLarge: Payload size exceeds the limit of " + limitBytes + " bytes";
     }
 
+    public static final String INVALID_REPLAY =
+            "UnableToReplayMessages: config.broadcast.replay needs a numeric since (epoch ms) and a positive limit";
+
+    /** The cdc-worker stopped sending its status heartbeat (killed, partitioned, or NATS is down). */
+    public static String cdcSilent(long seconds) {
+        return "CdcWorkerSilent: no status from the cdc-worker for " + seconds + " seconds";
+    }
+
+    /** Last-Event-ID (SSE) no longer in the channel's history. */
+    public static final String HISTORY_GAP = "HistoryGap: Last-Event-ID is no longer in the channel's history";
+
     /** A frame the codec could not read. */
     public static String malformed(String detail) {
         return "MalformedMessage: " + detail;

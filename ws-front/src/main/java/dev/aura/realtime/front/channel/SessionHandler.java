@@ -2,6 +2,7 @@ package dev.aura.realtime.front.channel;
 
 import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.front.history.MessageIds;
 import dev.aura.realtime.front.protocol.PhoenixMessage;
 import dev.aura.realtime.front.protocol.UserBroadcast;
 import dev.aura.realtime.front.protocol.Vsn;
@@ -11,7 +12,6 @@ import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
 import io.netty.channel.ChannelFutureListener;
 import java.util.List;
-import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -128,7 +128,7 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
             }
             return;
         }
-        message = message.withId(UUID.randomUUID().toString());
+        message = message.withId(MessageIds.next(services.clock().millis()));
         services.fanout().broadcastLocal(m.projectId(), m.channelName(), message, m.self() ? null : session);
         services.publisher().publish(m.projectId(), m.channelName(), message);
         if (m.ack() && b.ref() != null) {

@@ -33,6 +33,11 @@ import java.util.UUID;
  * @param subscriptionTtl max age of the KV bucket, fixed by the wire contract ({@code SubscriptionEntry.MAX_AGE}, 120 s)
  * @param shutdownGrace {@code WS_SHUTDOWN_GRACE_SECONDS} (20 s) between "Server requested disconnect" and forced close
  * @param presence presence settings ({@link PresenceConfig})
+ * @param historyMaxChannels {@code HISTORY_MAX_CHANNELS} (10,000) channels with broadcast history
+ * @param historyMaxBytes {@code HISTORY_MAX_BYTES} (64 MiB) broadcast history in all
+ * @param historyTtl {@code HISTORY_TTL_SECONDS} (600 s) without a broadcast drops a channel's history
+ * @param cdcStatusTimeout {@code WS_CDC_STATUS_TIMEOUT_MS} (15,000 ms) of cdc-worker silence reported as CDC down
+ * @param sseHeartbeat {@code SSE_HEARTBEAT_MS} (15,000 ms) between SSE keep-alive comments
  */
 public record FrontConfig(
         String natsUrl,
@@ -55,7 +60,12 @@ public record FrontConfig(
         Duration subscriptionRefresh,
         Duration subscriptionTtl,
         Duration shutdownGrace,
-        PresenceConfig presence) {
+        PresenceConfig presence,
+        int historyMaxChannels,
+        long historyMaxBytes,
+        Duration historyTtl,
+        Duration cdcStatusTimeout,
+        Duration sseHeartbeat) {
 
     public FrontConfig {
         if (writeBufferLowBytes > writeBufferHighBytes) {
@@ -95,7 +105,12 @@ public record FrontConfig(
                 env.millis(EnvVars.SUBSCRIPTION_REFRESH_MS, 100, 3_600_000),
                 SubscriptionEntry.MAX_AGE,
                 env.seconds(EnvVars.WS_SHUTDOWN_GRACE_SECONDS, 0, 3600),
-                PresenceConfig.load(env));
+                PresenceConfig.load(env),
+                env.integer(EnvVars.HISTORY_MAX_CHANNELS, 1, 10_000_000),
+                env.longValue(EnvVars.HISTORY_MAX_BYTES, 1024, Long.MAX_VALUE),
+                env.seconds(EnvVars.HISTORY_TTL_SECONDS, 1, 7 * 24 * 3600),
+                env.millis(EnvVars.WS_CDC_STATUS_TIMEOUT_MS, 1_000, 3_600_000),
+                env.millis(EnvVars.SSE_HEARTBEAT_MS, 100, 3_600_000));
     }
 
     private static String instanceId(Env env) {

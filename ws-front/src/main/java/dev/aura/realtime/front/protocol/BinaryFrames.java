@@ -96,10 +96,17 @@ public final class BinaryFrames {
      * @return the frame, or null when topic, event or metadata exceed 255 UTF-8 bytes
      */
     public ByteBuf encodeUserBroadcast(String topic, UserBroadcast message, ByteBufAllocator alloc) {
+        return encodeUserBroadcast(topic, message, message.id() == null ? "" : "{\"id\":" + json.quote(message.id()) + "}", alloc);
+    }
+
+    /**
+     * As {@link #encodeUserBroadcast(String, UserBroadcast, ByteBufAllocator)} with the given
+     * metadata JSON (empty for none), e.g. {@code {"replayed":true,"id":".."}} for a replay.
+     */
+    public ByteBuf encodeUserBroadcast(String topic, UserBroadcast message, String metaJson, ByteBufAllocator alloc) {
         byte[] t = topic.getBytes(StandardCharsets.UTF_8);
         byte[] e = message.event().getBytes(StandardCharsets.UTF_8);
-        byte[] m = message.id() == null ? new byte[0]
-                : ("{\"id\":" + json.quote(message.id()) + "}").getBytes(StandardCharsets.UTF_8);
+        byte[] m = metaJson.getBytes(StandardCharsets.UTF_8);
         if (t.length > MAX_FIELD || e.length > MAX_FIELD || m.length > MAX_FIELD) {
             return null;
         }

@@ -23,8 +23,18 @@ public final class BroadcastFrames {
      *     (a binary payload for a vsn 1.0.0 client, or an over-long header with a binary payload)
      */
     public OutFrame encode(String topic, UserBroadcast message, Vsn vsn, ByteBufAllocator alloc) {
+        return encode(topic, message, vsn, false, alloc);
+    }
+
+    /**
+     * As {@link #encode(String, UserBroadcast, Vsn, ByteBufAllocator)}; a replayed message (from
+     * history, at join) carries {@code meta: {"replayed": true, "id": ..}} as realtime-js types it.
+     */
+    public OutFrame encode(String topic, UserBroadcast message, Vsn vsn, boolean replayed, ByteBufAllocator alloc) {
+        String meta = message.id() == null ? null
+                : (replayed ? "{\"replayed\":true,\"id\":" : "{\"id\":") + json.quote(message.id()) + "}";
         if (vsn == Vsn.V2) {
-            ByteBuf frame = binary.encodeUserBroadcast(topic, message, alloc);
+            ByteBuf frame = binary.encodeUserBroadcast(topic, message, meta == null ? "" : meta, alloc);
             if (frame != null) {
                 return new OutFrame(frame, true);
             }
@@ -33,7 +43,7 @@ public final class BroadcastFrames {
             return null;
         }
         String prefix = "{\"type\":\"broadcast\",\"event\":" + json.quote(message.event()) + ",\"payload\":";
-        String suffix = message.id() == null ? "}" : ",\"meta\":{\"id\":" + json.quote(message.id()) + "}}";
+        String suffix = meta == null ? "}" : ",\"meta\":" + meta + "}";
         ByteBuf shared = Unpooled.wrappedBuffer(message.payload());
         return new OutFrame(json.encodeWithSharedPayload(vsn, topic, "broadcast", prefix, shared, suffix, alloc), false);
     }

@@ -63,6 +63,8 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
         String path = query.path();
         if (WS_PATHS.contains(path)) {
             upgrade(ctx, req, query);
+        } else if (path.equals(SseEndpoint.PATH)) {
+            SseEndpoint.open(ctx, req, query, context, draining.get(), this);
         } else if (path.equals("/health") && req.method() == HttpMethod.GET) {
             ObjectNode body = JsonNodeFactory.instance.objectNode();
             body.put("status", draining.get() ? "draining" : "ok");
@@ -129,18 +131,18 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
         });
     }
 
-    private static String first(QueryStringDecoder query, String name) {
+    static String first(QueryStringDecoder query, String name) {
         List<String> values = query.parameters().get(name);
         return values == null || values.isEmpty() ? null : values.get(0);
     }
 
-    private static String error(String message) {
+    static String error(String message) {
         ObjectNode node = JsonNodeFactory.instance.objectNode();
         node.put("error", message);
         return node.toString();
     }
 
-    private static void respond(ChannelHandlerContext ctx, FullHttpRequest req, HttpResponseStatus status,
+    static void respond(ChannelHandlerContext ctx, FullHttpRequest req, HttpResponseStatus status,
             String contentType, String body) {
         respond(ctx, req, status, contentType, Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
     }

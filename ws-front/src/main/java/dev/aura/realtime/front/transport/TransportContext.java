@@ -20,6 +20,7 @@ import java.util.function.Supplier;
  * @param slowClientTimeout time a socket may stay unwritable before it is dropped
  * @param natsConnected health: is NATS connected
  * @param prometheusScrape {@code /metrics} body
+ * @param sseHeartbeat interval of SSE keep-alive comments
  */
 public record TransportContext(
         ChannelServices services,
@@ -30,4 +31,13 @@ public record TransportContext(
         Duration idleTimeout,
         Duration slowClientTimeout,
         BooleanSupplier natsConnected,
-        Supplier<String> prometheusScrape) {}
+        Supplier<String> prometheusScrape,
+        Duration sseHeartbeat) {
+    /** With the default SSE heartbeat of 15 s. */
+    public TransportContext(ChannelServices services, JwtVerifier verifier, JsonFrames json, BinaryFrames binary,
+            int maxFrameBytes, Duration idleTimeout, Duration slowClientTimeout, BooleanSupplier natsConnected,
+            Supplier<String> prometheusScrape) {
+        this(services, verifier, json, binary, maxFrameBytes, idleTimeout, slowClientTimeout, natsConnected,
+                prometheusScrape, Duration.ofSeconds(15));
+    }
+}

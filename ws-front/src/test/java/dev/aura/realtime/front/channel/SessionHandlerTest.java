@@ -194,7 +194,7 @@ class SessionHandlerTest {
         assertThat(v1Frame.get("payload").get("meta").get("id").asText()).isNotBlank();
         assertThat(h.publisher.published).hasSize(1);
         assertThat(h.publisher.published.get(0).channel()).isEqualTo("room");
-        assertThat(h.topics.state(h.publisher.published.get(0).projectId(), "room").history().since(0, 10)).hasSize(1);
+        assertThat(h.fanout.history().since(h.publisher.published.get(0).projectId(), "room", 0, 10, h.clock.millis())).hasSize(1);
         sender.close();
         v2.close();
         v1.close();

@@ -1,0 +1,141 @@
+package dev.aura.realtime.front.transport;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.aura.realtime.common.auth.AuthException;
+import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.front.channel.Reasons;
+import dev.aura.realtime.front.channel.SessionHandler;
+import dev.aura.realtime.front.protocol.PhoenixMessage;
+import dev.aura.realtime.front.protocol.Vsn;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.QueryStringDecoder;
+
+/**
+ * {@code GET /realtime/v1/sse?topic=<channel name>&apikey=<jwt>[&postgres_changes=<JSON array>][&lastEventId=<id>]}:
+ * one channel as a {@code text/event-stream} (PRODUCT.md D7). The {@code apikey} (also accepted
+ * as {@code apikey} header or {@code Authorization: Bearer}) is verified before the stream
+ * starts; failures answer like the WebSocket endpoint ({@code 401 {"error": ..}}). The channel is
+ * then joined like a vsn 1.0.0 {@code phx_join} of {@code realtime:<topic>} with the token's
+ * claims and the given postgres_changes bindings, so limits, registry entries, CDC status and
+ * shutdown behave as for WebSocket clients; {@link SseEncoder} writes the events.
+ * {@code Last-Event-ID} (header, or the {@code lastEventId} parameter for clients that cannot
+ * set headers) replays the broadcasts missed since that id.
+ */
+final class SseEndpoint {
+    static final String PATH = "/realtime/v1/sse";
+    private static final String JOIN_REF = "1";
+
+    private SseEndpoint() {}
+
+    /** Answers the request: an HTTP error, or the stream (this router is replaced by the SSE pipeline). */
+    static void open(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder query, TransportContext context,
+            boolean draining, HttpRouter router) {
+        if (req.method() != HttpMethod.GET) {
+            HttpRouter.respond(ctx, req, HttpResponseStatus.METHOD_NOT_ALLOWED, "application/json", HttpRouter.error("GET expected"));
+            return;
+        }
+        if (draining) {
+            HttpRouter.respond(ctx, req, HttpResponseStatus.SERVICE_UNAVAILABLE, "application/json",
+                    HttpRouter.error("Server is shutting down"));
+            return;
+        }
+        String apikey = apikey(req, query);
+        if (apikey == null || apikey.isBlank()) {
+            HttpRouter.respond(ctx, req, HttpResponseStatus.UNAUTHORIZED, "application/json", HttpRouter.error("API key is missing"));
+            return;
+        }
+        Claims claims;
+        try {
+            claims = context.verifier().verify(apikey);
+        } catch (AuthException e) {
+            HttpRouter.respond(ctx, req, HttpResponseStatus.UNAUTHORIZED, "application/json", HttpRouter.error(e.getMessage()));
+            return;
+        }
+        String topic = HttpRouter.first(query, "topic");
+        if (topic == null || topic.isEmpty()) {
+            HttpRouter.respond(ctx, req, HttpResponseStatus.BAD_REQUEST, "application/json",
+                    HttpRouter.error(Reasons.TOPIC_NAME_REQUIRED));
+            return;
+        }
+        ArrayNode bindings;
+        try {
+            bindings = bindings(HttpRouter.first(query, "postgres_changes"), context);
+        } catch (IllegalArgumentException e) {
+            HttpRouter.respond(ctx, req, HttpResponseStatus.BAD_REQUEST, "application/json", HttpRouter.error(e.getMessage()));
+            return;
+        }
+        String lastEventId = req.headers().get("Last-Event-ID");
+        if (lastEventId == null || lastEventId.isBlank()) {
+            lastEventId = HttpRouter.first(query, "lastEventId");
+        }
+        lastEventId = lastEventId == null || lastEventId.isBlank() ? null : lastEventId.strip();
+
+        HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+        head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8")
+                .set(HttpHeaderNames.CACHE_CONTROL, "no-cache")
+                .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE)
+                .set(HttpHeaderNames.ACCESS_CONTROL_ALLOW_ORIGIN, "*")
+                .set("X-Accel-Buffering", "no");
+        HttpUtil.setTransferEncodingChunked(head, true);
+        ctx.writeAndFlush(head);
+
+        ChannelPipeline p = ctx.pipeline();
+        var services = context.services();
+        p.addAfter(ctx.name(), "sse-encoder", new SseEncoder(services.mapper(), services.fanout().history(), services.clock(),
+                claims.projectId(), topic, JOIN_REF, lastEventId, context.sseHeartbeat().toMillis()));
+        p.addAfter("sse-encoder", "sse-slow", new SlowClientGuard(context.slowClientTimeout()));
+        p.addAfter("sse-slow", "session", new SessionHandler(services, Vsn.V1, claims));
+        p.remove(router);
+
+        ObjectNode payload = JsonNodeFactory.instance.objectNode();
+        ObjectNode config = payload.putObject("config");
+        config.putObject("broadcast").put("self", false).put("ack", false);
+        config.putObject("presence").put("enabled", false);
+        config.set("postgres_changes", bindings);
+        p.context("sse-encoder").fireChannelRead(new PhoenixMessage.Join(JOIN_REF, JOIN_REF, "realtime:" + topic, payload));
+    }
+
+    private static String apikey(FullHttpRequest req, QueryStringDecoder query) {
+        String key = HttpRouter.first(query, "apikey");
+        if (key == null) {
+            key = req.headers().get("apikey");
+        }
+        String auth = req.headers().get(HttpHeaderNames.AUTHORIZATION);
+        if (key == null && auth != null && auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            key = auth.substring(7).strip();
+        }
+        return key;
+    }
+
+    private static ArrayNode bindings(String param, TransportContext context) {
+        if (param == null || param.isBlank()) {
+            return JsonNodeFactory.instance.arrayNode();
+        }
+        JsonNode parsed;
+        try {
+            parsed = context.services().mapper().readTree(param);
+        } catch (Exception e) {
+            throw new IllegalArgumentException("postgres_changes must be a JSON array of bindings");
+        }
+        if (parsed instanceof ObjectNode single) {
+            return JsonNodeFactory.instance.arrayNode().add(single);
+        }
+        if (!(parsed instanceof ArrayNode array)) {
+            throw new IllegalArgumentException("postgres_changes must be a JSON array of bindings");
+        }
+        return array;
+    }
+}
