@@ -143,7 +143,7 @@ public final class CdcWorker implements AutoCloseable {
                 EventPublisher publisher = new EventPublisher(nats, config.instanceId());
                 ShardedPipeline pipeline = new ShardedPipeline(config.numShards(), 1024,
                         new EventBuilder(types, config.maxRecordBytes()), idx,
-                        new RlsPolicy(pool, new TableSecurity(pool, clock, Duration.ofSeconds(2)), metrics, false), publisher, metrics,
+                        new RlsPolicy(pool, new TableSecurity(pool, clock, Duration.ofSeconds(2)), metrics, config.naiveRls()), publisher, metrics,
                         Duration.ofSeconds(5));
                 pipeline.start();
                 started.push(pipeline);

@@ -26,6 +26,8 @@ import java.util.UUID;
  * @param maxRecordBytes serialized record size above which values over 64 bytes are dropped
  * @param instanceId this process's id (Aura-Origin header, lease identity fallback)
  * @param leader leader election settings ({@code LEADER_ELECTION}, {@code LEASE_*})
+ * @param naiveRls {@code CDC_RLS_MODE=naive}: one RLS query per (change, subscriber), the benchmark
+ *     baseline of bench/ (default {@code batched}); not for production
  */
 public record CdcConfig(
         String replicationUrl,
@@ -41,7 +43,11 @@ public record CdcConfig(
         int numShards,
         int maxRecordBytes,
         String instanceId,
-        LeaderConfig leader) {
+        LeaderConfig leader,
+        boolean naiveRls) {
+
+    /** Benchmark-only knob (bench/ RlsBench); to be listed in EnvVars by common's owner. */
+    static final String CDC_RLS_MODE = "CDC_RLS_MODE";
 
     /** @throws dev.aura.realtime.common.config.ConfigException naming the first bad variable */
     public static CdcConfig fromEnv(Env env) {
@@ -66,7 +72,18 @@ public record CdcConfig(
                 env.integer(CDC_NUM_SHARDS.name(), 4, 1, 256),
                 env.integer(CDC_MAX_RECORD_BYTES.name(), 1024 * 1024, 1024, 64 * 1024 * 1024),
                 instanceId(env),
-                LeaderConfig.fromEnv(env));
+                LeaderConfig.fromEnv(env),
+                rlsMode(env));
+    }
+
+    private static boolean rlsMode(Env env) {
+        String mode = env.string(CDC_RLS_MODE, "batched");
+        return switch (mode) {
+            case "batched" -> false;
+            case "naive" -> true;
+            default -> throw new dev.aura.realtime.common.config.ConfigException(
+                    CDC_RLS_MODE + "=" + mode + " must be batched or naive");
+        };
     }
 
     static String instanceId(Env env) {
