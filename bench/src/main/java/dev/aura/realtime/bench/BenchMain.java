@@ -91,7 +91,8 @@ public final class BenchMain {
 
             step("4a. idle connections", t0);
             IdleMemoryBench.run(s, report, front.pid(), z.idleClients);
-            s.stopFront(); // writes the JFR file
+            Procs.run(List.of(Procs.JDK + "jcmd", Long.toString(front.pid()), "JFR.dump", "filename=" + frontJfr));
+            s.stopFront();
             if (!report.evidence.isEmpty() || report.rows.stream().anyMatch(r -> Boolean.FALSE.equals(r.met()))) {
                 // fan-out evidence is summarized after the JFR file was dumped at exit
                 report.evidence.replaceAll(e -> e.contains(frontJfr.getFileName().toString()) && e.contains("(no JFR file")
@@ -127,6 +128,6 @@ public final class BenchMain {
     record Sizes(int cdcRows, int hugeTxnRows, int latencySeconds, int rlsRows, int naiveSeconds, int fanoutClients, int burstRate,
             int burstSeconds, int lightRate, int lightSeconds, int idleClients) {
         static final Sizes FULL = new Sizes(200_000, 1_000_000, 10, 10_000, 20, 5_000, 100, 6, 5, 6, 10_000);
-        static final Sizes QUICK = new Sizes(20_000, 100_000, 3, 2_000, 5, 1_000, 50, 3, 5, 3, 2_000);
+        static final Sizes QUICK = new Sizes(20_000, 100_000, 3, 2_000, 5, 1_000, 200, 3, 5, 3, 2_000);
     }
 }

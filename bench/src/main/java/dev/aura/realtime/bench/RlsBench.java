@@ -32,6 +32,7 @@ final class RlsBench {
     private final Report report;
     private final List<String> users = new ArrayList<>();
     private final AtomicLong allowedIds = new AtomicLong();
+    private final AtomicLong minId = new AtomicLong(Long.MAX_VALUE);
 
     RlsBench(Stack s, ChangeCounter counter, Report report) {
         this.s = s;
@@ -59,8 +60,10 @@ final class RlsBench {
         }
         counter.hook(m -> {
             try {
-                JsonNode ids = Stack.JSON.readTree(m.getData()).path("allowed_sub_ids");
-                allowedIds.addAndGet(ids.size());
+                JsonNode event = Stack.JSON.readTree(m.getData());
+                allowedIds.addAndGet(event.path("allowed_sub_ids").size());
+                long id = event.path("data").path("record").path("id").asLong(Long.MAX_VALUE);
+                minId.accumulateAndGet(id, Math::min);
             } catch (Exception e) {
                 // counted as zero
             }
@@ -86,20 +89,27 @@ final class RlsBench {
         int bindings = 1000;
         // batched
         s.stopWorker();
+        long firstId = nextId();
         s.pg.execute("CALL " + s.schema + ".bench_fill_rls(" + rows + ", " + ownersArray() + ")");
         counter.reset();
         allowedIds.set(0);
+        minId.set(Long.MAX_VALUE);
         Path jfrBatched = s.runDir.resolve("rls-batched.jfr");
         ServiceProcess w = s.startWorker(Map.of("CDC_RLS_MODE", "batched"), Stack.jfr(jfrBatched));
         long ready = CdcThroughputBench.logTime(w.waitForLog(STARTED, Duration.ofSeconds(90)));
         long offset = System.currentTimeMillis() * 1_000_000 - System.nanoTime();
-        boolean complete = counter.await(rows, 30_000, 300_000);
+        boolean complete = counter.await(rows, 8_000, 300_000);
         long last = (counter.lastNanos() + offset) / 1_000_000;
         double batchedSecs = (last - ready) / 1000.0;
         double batchedQueries = s.workerMetric("aura_cdc_rls_queries_total");
         long batchedDeliveries = allowedIds.get();
         s.stopWorker();
         double batchedRate = counter.count() / batchedSecs;
+        if (!complete) {
+            report.note(String.format("RLS batched: %d of %d inserts never reached NATS; the first id received was %d, the backlog "
+                    + "started at id %d: the changes processed before the worker's registry watch finished loading were dropped as "
+                    + "unmatched (product bug, see the analysis)", rows - counter.count(), rows, minId.get(), firstId));
+        }
 
         // naive, on a fresh backlog of the same shape
         s.pg.execute("CALL " + s.schema + ".bench_fill_rls(" + rows + ", " + ownersArray() + ")");
@@ -130,6 +140,14 @@ final class RlsBench {
                 "≥ 10× fewer round trips, ≥ 5× events/s", rtRatio >= 10 && rateRatio >= 5 && complete);
         report.evidence("RLS: where the time goes (informational)", "Batched:\n\n" + JfrHotMethods.summarize(jfrBatched, "aura-shard", 6)
                 + "\nNaive:\n\n" + JfrHotMethods.summarize(jfrNaive, "aura-shard", 6));
+    }
+
+    private long nextId() throws Exception {
+        try (var c = s.pg.connect(); var st = c.createStatement();
+                var rs = st.executeQuery("SELECT coalesce(max(id), 0) + 1 FROM " + s.table(TABLE))) {
+            rs.next();
+            return rs.getLong(1);
+        }
     }
 
     private String ownersArray() {
