@@ -39,7 +39,9 @@ public final class BenchMain {
         System.out.println("aura-realtime benchmark (" + (quick ? "quick" : "full") + "), logs and JFR files in " + runDir);
         System.out.println(machine);
 
-        try (Stack s = new Stack(runDir)) {
+        Stack stack = new Stack(runDir);
+        Runtime.getRuntime().addShutdownHook(new Thread(stack::close, "bench-cleanup"));
+        try (Stack s = stack) {
             s.startWorker(Map.of(), List.of());
             s.awaitWorkerActive();
             s.createProject();
@@ -55,8 +57,10 @@ public final class BenchMain {
 
                 step("1. CDC throughput", t0);
                 CdcThroughputBench cdc = new CdcThroughputBench(s, counter, report);
-                cdc.run(z.cdcRows, true, 0.9);
-                cdc.run(z.cdcRows, false, 0.9);
+                cdc.run(z.cdcRows, true, 0.9, Map.of(), z.sqlOnlySeconds);
+                cdc.run(z.cdcRows, false, 0.9, Map.of(), 0);
+                // the knob that removes the re-decoding (see the analysis): one peek per backlog
+                cdc.run(z.cdcRows, true, 0.9, Map.of("CDC_BATCH_SIZE", "1000000"), 0);
 
                 step("4b. cdc-worker heap in a huge transaction", t0);
                 cdc.hugeTransactionHeap(z.hugeTxnRows);
@@ -125,9 +129,9 @@ public final class BenchMain {
     }
 
     /** Workload sizes of a full and a quick run. */
-    record Sizes(int cdcRows, int hugeTxnRows, int latencySeconds, int rlsRows, int naiveSeconds, int fanoutClients, int burstRate,
+    record Sizes(int sqlOnlySeconds, int cdcRows, int hugeTxnRows, int latencySeconds, int rlsRows, int naiveSeconds, int fanoutClients, int burstRate,
             int burstSeconds, int lightRate, int lightSeconds, int idleClients) {
-        static final Sizes FULL = new Sizes(200_000, 1_000_000, 10, 10_000, 20, 5_000, 100, 6, 5, 6, 10_000);
-        static final Sizes QUICK = new Sizes(20_000, 100_000, 3, 2_000, 5, 1_000, 200, 3, 5, 3, 2_000);
+        static final Sizes FULL = new Sizes(15, 200_000, 1_000_000, 10, 10_000, 20, 5_000, 100, 6, 5, 6, 10_000);
+        static final Sizes QUICK = new Sizes(4, 20_000, 100_000, 3, 2_000, 5, 1_000, 200, 3, 5, 3, 2_000);
     }
 }

@@ -45,10 +45,15 @@ final class Stack implements AutoCloseable {
     final String slot = "aura_bench";
     final Path runDir;
     private final HttpClient http = HttpClient.newHttpClient();
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
     private ServiceProcess cdc;
     private int cdcPort;
     private ServiceProcess front;
     private int wsPort;
+    /** Registry entries we put, re-put like ws-front does: the bucket's max age (120 s) deletes them otherwise. */
+    private final java.util.concurrent.ConcurrentHashMap<String, byte[]> entries = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.concurrent.ScheduledExecutorService refresher = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+            r -> Thread.ofPlatform().daemon().name("bench-registry-refresh").unstarted(r));
 
     Stack(Path runDir) throws Exception {
         this.runDir = runDir;
@@ -56,6 +61,18 @@ final class Stack implements AutoCloseable {
         pg = PostgresServer.builder().setting("max_wal_size", "8GB").setting("checkpoint_timeout", "30min").start();
         nats = NatsServer.start();
         client = Nats.connect(new io.nats.client.Options.Builder().server(nats.url()).maxMessagesInOutgoingQueue(1_000_000).build());
+        refresher.scheduleWithFixedDelay(this::refreshEntries, 20, 20, java.util.concurrent.TimeUnit.SECONDS);
+    }
+
+    private void refreshEntries() {
+        try {
+            KeyValue kv = client.keyValue(SubscriptionEntry.BUCKET);
+            for (var e : entries.entrySet()) {
+                kv.put(e.getKey(), e.getValue());
+            }
+        } catch (Exception e) {
+            System.err.println("registry refresh failed: " + e);
+        }
     }
 
     // ---- cdc-worker ---------------------------------------------------------------------------
@@ -183,7 +200,9 @@ final class Stack implements AutoCloseable {
         SubscriptionEntry entry = new SubscriptionEntry(subId, projectId, table, "*", null, role, claims,
                 System.currentTimeMillis() + 3 * 3_600_000L, "bench");
         KeyValue kv = client.keyValue(SubscriptionEntry.BUCKET);
-        kv.put(entry.key(), JSON.writeValueAsBytes(entry));
+        byte[] json = JSON.writeValueAsBytes(entry);
+        kv.put(entry.key(), json);
+        entries.put(entry.key(), json);
         return subId;
     }
 
@@ -220,6 +239,10 @@ final class Stack implements AutoCloseable {
 
     @Override
     public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        refresher.shutdownNow();
         stopFront();
         stopWorker();
         try {
