@@ -20,6 +20,8 @@ import java.util.function.LongConsumer;
 final class FanoutBench {
     private static final byte[] T_KEY = "\"t\":".getBytes(StandardCharsets.US_ASCII);
     private static final int SAMPLE_EVERY = 25;
+    /** Replaced by the profile summary once ws-front has dumped its recording (after the last phase that uses it). */
+    static final String FANOUT_JFR_PLACEHOLDER = "@@ws-front-fanout-jfr@@";
 
     private final Stack s;
     private final Report report;
@@ -134,7 +136,7 @@ final class FanoutBench {
             report.note("fan-out: " + unexpectedCloses + " WebSocket clients were closed by the server during the run (slow-client guard?)");
         }
         if (!(perCore && ratio >= 0.5)) {
-            report.evidence("Fan-out miss: ws-front profile (pinned to CPU 0)", JfrHotMethods.summarize(frontJfr, null, 10)
+            report.evidence("Fan-out miss: ws-front profile (pinned to CPU 0)", FANOUT_JFR_PLACEHOLDER
                     + "\nReproduce: `jfr print --events jdk.ExecutionSample " + frontJfr + "`.\n");
         }
     }

@@ -52,7 +52,18 @@ final class LatencyBench {
                         js.reset();
                     }
                     received.set(0);
+                    double polls0 = s.workerMetric("aura_cdc_polls_total");
+                    double pollSum0 = s.workerMetric("aura_cdc_poll_duration_seconds_sum");
+                    java.util.concurrent.atomic.AtomicLong maxRedecode = new java.util.concurrent.atomic.AtomicLong();
+                    ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
+                    sampler.scheduleAtFixedRate(() -> maxRedecode.accumulateAndGet(
+                            (long) s.workerMetric("aura_cdc_slot_redecode_bytes"), Math::max), 0, 500, TimeUnit.MILLISECONDS);
                     long sent = write(rate, seconds);
+                    sampler.shutdownNow();
+                    double polls = s.workerMetric("aura_cdc_polls_total") - polls0;
+                    double pollMs = polls == 0 ? 0 : 1000 * (s.workerMetric("aura_cdc_poll_duration_seconds_sum") - pollSum0) / polls;
+                    report.note(String.format("latency @ %d rows/s: %.0f polls, mean poll %.1f ms (peek+publish+flush+advance), max "
+                            + "WAL re-decoded per poll (confirmed_flush − restart_lsn) %,d KB", rate, polls, pollMs, maxRedecode.get() / 1024));
                     Procs.sleep(1500);
                     current = new Stats();
                     boolean met = rate != 1000 || (stats.percentileMs(50) <= 60 && stats.percentileMs(99) <= 150);
