@@ -4,7 +4,8 @@
 # prints one table and writes docs/performance.md.
 #
 # Usage: scripts/bench.sh [--quick] [--skip-build] [--out FILE]
-#   --quick       smaller workloads (about 4 minutes instead of about 12)
+#   --quick       smaller workloads (about 3 minutes; the full run took 11.4 minutes here, most of it
+#                 the default-config single-row backlog, whose cost grows quadratically: see docs)
 #   --skip-build  reuse the jars already in */target
 #   --out FILE    write the report elsewhere than docs/performance.md
 # Logs, GC logs and JFR recordings: bench/target/bench-run/ and bench/target/service-logs/.
