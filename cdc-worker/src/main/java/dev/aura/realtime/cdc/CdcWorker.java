@@ -144,7 +144,7 @@ public final class CdcWorker implements AutoCloseable {
                 started.push(publisher);
                 ShardedPipeline pipeline = new ShardedPipeline(config.numShards(), 1024,
                         new EventBuilder(types, config.maxRecordBytes()), idx,
-                        new RlsPolicy(pool, new TableSecurity(pool, clock, Duration.ofSeconds(2)), metrics, false), publisher, metrics,
+                        new RlsPolicy(pool, new TableSecurity(pool, clock, Duration.ofSeconds(2)), metrics, config.naiveRls()), publisher, metrics,
                         Duration.ofSeconds(5));
                 pipeline.start();
                 started.push(pipeline);

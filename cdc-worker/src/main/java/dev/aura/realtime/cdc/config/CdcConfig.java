@@ -27,6 +27,8 @@ import java.util.UUID;
  * @param redecodeWarnBytes restart_lsn → confirmed_flush_lsn distance above which each inspection warns
  * @param instanceId this process's id (Aura-Origin header, lease identity fallback)
  * @param leader leader election settings ({@code LEADER_ELECTION}, {@code LEASE_*})
+ * @param naiveRls {@code CDC_RLS_MODE=naive}: one RLS query per (change, subscriber), the benchmark
+ *     baseline of bench/ (default {@code batched}); not for production
  */
 public record CdcConfig(
         String replicationUrl,
@@ -43,7 +45,11 @@ public record CdcConfig(
         int maxRecordBytes,
         long redecodeWarnBytes,
         String instanceId,
-        LeaderConfig leader) {
+        LeaderConfig leader,
+        boolean naiveRls) {
+
+    /** Benchmark-only knob (bench/ RlsBench); to be listed in EnvVars by common's owner. */
+    static final String CDC_RLS_MODE = "CDC_RLS_MODE";
 
     /** @throws dev.aura.realtime.common.config.ConfigException naming the first bad variable */
     public static CdcConfig fromEnv(Env env) {
@@ -69,7 +75,18 @@ public record CdcConfig(
                 env.integer(CDC_MAX_RECORD_BYTES, 1024, 64 * 1024 * 1024),
                 env.longValue(CDC_REDECODE_WARN_BYTES, 0, Long.MAX_VALUE),
                 instanceId(env),
-                LeaderConfig.fromEnv(env));
+                LeaderConfig.fromEnv(env),
+                rlsMode(env));
+    }
+
+    private static boolean rlsMode(Env env) {
+        String mode = env.string(CDC_RLS_MODE, "batched");
+        return switch (mode) {
+            case "batched" -> false;
+            case "naive" -> true;
+            default -> throw new dev.aura.realtime.common.config.ConfigException(
+                    CDC_RLS_MODE + "=" + mode + " must be batched or naive");
+        };
     }
 
     static String instanceId(Env env) {

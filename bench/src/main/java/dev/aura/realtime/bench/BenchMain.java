@@ -1,0 +1,138 @@
+package dev.aura.realtime.bench;
+
+import dev.aura.realtime.testkit.Jars;
+import dev.aura.realtime.testkit.ServiceProcess;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Runs every benchmark figure of issue 8 (and issue 5's RLS figure) on this machine, prints one
+ * table and writes {@code docs/performance.md}. Started by {@code scripts/bench.sh}, never by the
+ * test build.
+ *
+ * <pre>java -jar bench/target/bench.jar [--quick] [--out docs/performance.md]</pre>
+ *
+ * <p>Order: CDC throughput (backlogs with the worker stopped), worker heap in a huge transaction,
+ * commit→client latency (live writes), RLS batched vs naive, fan-out, idle-connection heap.
+ */
+public final class BenchMain {
+    private BenchMain() {}
+
+    public static void main(String[] args) throws Exception {
+        if (args.length == 2 && args[0].equals("--summarize-jfr")) {
+            System.out.println(JfrHotMethods.summarize(Path.of(args[1]), null, 10));
+            return;
+        }
+        boolean quick = List.of(args).contains("--quick");
+        Path out = Jars.repoRoot().resolve("docs/performance.md");
+        for (int i = 0; i < args.length - 1; i++) {
+            if (args[i].equals("--out")) {
+                out = Path.of(args[i + 1]).toAbsolutePath();
+            }
+        }
+        Path runDir = Jars.repoRoot().resolve("bench/target/bench-run");
+        Sizes z = quick ? Sizes.QUICK : Sizes.FULL;
+        Report report = new Report();
+        long t0 = System.nanoTime();
+        String machine = Machine.describe();
+        System.out.println("aura-realtime benchmark (" + (quick ? "quick" : "full") + "), logs and JFR files in " + runDir);
+        System.out.println(machine);
+
+        Stack stack = new Stack(runDir);
+        Runtime.getRuntime().addShutdownHook(new Thread(stack::close, "bench-cleanup"));
+        try (Stack s = stack) {
+            s.startWorker(Map.of(), List.of());
+            s.awaitWorkerActive();
+            s.createProject();
+            CdcThroughputBench.createTable(s);
+            LatencyBench.createTable(s);
+            RlsBench.createTable(s);
+            for (String t : List.of(CdcThroughputBench.TABLE, LatencyBench.TABLE, RlsBench.TABLE)) {
+                s.enable(t);
+            }
+            s.subscribe(CdcThroughputBench.TABLE, "service_role", null);
+            try (ChangeCounter counter = new ChangeCounter(s.client, s.projectId)) {
+                probe(s, counter);
+
+                step("1. CDC throughput", t0);
+                CdcThroughputBench cdc = new CdcThroughputBench(s, counter, report);
+                cdc.run(z.cdcRows, true, 0.9, Map.of(), z.sqlOnlySeconds);
+                cdc.run(z.cdcRows, false, 0.9, Map.of(), 0);
+                // the knob that removes the re-decoding (see the analysis): one peek per backlog
+                cdc.run(z.cdcRows, true, 0.9, Map.of("CDC_BATCH_SIZE", "1000000"), 0);
+
+                step("4b. cdc-worker heap in a huge transaction", t0);
+                cdc.hugeTransactionHeap(z.hugeTxnRows);
+
+                step("2. commit→client latency", t0);
+                s.startWorker(Map.of(), List.of());
+                s.awaitWorkerActive();
+                s.startFront(Map.of(), List.of());
+                new LatencyBench(s, report).run(new int[] {100, 1000, 5000}, z.latencySeconds, true);
+                s.stopFront();
+
+                step("5. RLS batched vs naive", t0);
+                RlsBench rls = new RlsBench(s, counter, report);
+                rls.subscribe(1000);
+                rls.run(z.rlsRows, z.naiveSeconds);
+                counter.hook(m -> { });
+            }
+
+            step("3. fan-out", t0);
+            s.stopWorker();
+            Path frontJfr = runDir.resolve("ws-front-fanout.jfr");
+            ServiceProcess front = s.startFront(Map.of("WS_MAX_EVENTS_PER_SECOND", "1000000", "WS_IDLE_TIMEOUT_MS", "3600000",
+                    "WS_IO_THREADS", "1", "WS_MAX_JOINS_PER_SECOND", "1000000"), Stack.jfr(frontJfr));
+            long natsPid = Machine.natsPid(s.nats.port());
+            if (Procs.cpus() >= 2) {
+                Procs.pin(front.pid(), "0");
+                Procs.pin(natsPid, "0");
+                Procs.pin(ProcessHandle.current().pid(), "1");
+            }
+            new FanoutBench(s, report).run(z.fanoutClients, z.burstRate, z.burstSeconds, z.lightRate, z.lightSeconds, front.pid(), natsPid,
+                    frontJfr);
+
+            step("4a. idle connections", t0);
+            IdleMemoryBench.run(s, report, front.pid(), z.idleClients);
+            Procs.run(List.of(Procs.JDK + "jcmd", Long.toString(front.pid()), "JFR.dump", "filename=" + frontJfr));
+            s.stopFront();
+            String summary = JfrHotMethods.summarize(frontJfr, null, 10);
+            report.evidence.replaceAll(e -> e.replace(FanoutBench.FANOUT_JFR_PLACEHOLDER, summary));
+        }
+        double minutes = (System.nanoTime() - t0) / 60e9;
+        System.out.println();
+        System.out.println(report.table());
+        String doc = Markdown.render(report, machine, quick, minutes,
+                LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME).substring(0, 16), runDir);
+        Files.writeString(out, doc, StandardCharsets.UTF_8);
+        System.out.printf("wrote %s (%.1f min)%n", out, minutes);
+    }
+
+    private static void probe(Stack s, ChangeCounter counter) {
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (counter.count() == 0) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the cdc-worker published nothing for a probe insert within 60 s\n"
+                        + s.worker().logTail(40));
+            }
+            s.pg.execute("INSERT INTO " + s.table(CdcThroughputBench.TABLE) + "(v, body) VALUES (0, 'probe')");
+            counter.await(1, 500, 500);
+        }
+    }
+
+    private static void step(String name, long t0) {
+        System.out.printf("%n[%5.1f min] %s%n", (System.nanoTime() - t0) / 60e9, name);
+    }
+
+    /** Workload sizes of a full and a quick run. */
+    record Sizes(int sqlOnlySeconds, int cdcRows, int hugeTxnRows, int latencySeconds, int rlsRows, int naiveSeconds, int fanoutClients, int burstRate,
+            int burstSeconds, int lightRate, int lightSeconds, int idleClients) {
+        static final Sizes FULL = new Sizes(15, 200_000, 1_000_000, 10, 10_000, 20, 5_000, 100, 6, 5, 6, 10_000);
+        static final Sizes QUICK = new Sizes(4, 20_000, 100_000, 3, 2_000, 5, 1_000, 200, 3, 5, 3, 2_000);
+    }
+}

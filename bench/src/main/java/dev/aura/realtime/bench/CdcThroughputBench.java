@@ -1,0 +1,248 @@
+package dev.aura.realtime.bench;
+
+import dev.aura.realtime.testkit.ServiceProcess;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Figure 1 (CDC throughput) and the cdc-worker half of figure 4 (heap during a huge transaction).
+ *
+ * <p>Method: with the worker stopped, a second wal2json slot is created next to the worker's, a
+ * backlog is written, the raw slot is peeked once with the worker's options (the physical limit:
+ * Postgres decoding plus JDBC streaming), then the worker starts and we time from its
+ * "started" log line (JVM start excluded, reported separately) to the last event at a NATS
+ * subscriber.
+ */
+final class CdcThroughputBench {
+    static final String TABLE = "bench_cdc";
+    private static final String RAW_SLOT = "bench_raw";
+    private static final Pattern STARTED = Pattern.compile("cdc-worker .* started");
+    private static final Pattern LOG_TIME = Pattern.compile("^(\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z)");
+    private static final String PEEK = """
+            SELECT lsn::text, data FROM pg_logical_slot_peek_changes(?, ?::pg_lsn, NULL,
+              'format-version', '2', 'include-transaction', '1', 'include-timestamp', '1',
+              'include-type-oids', '1', 'include-types', '0', 'include-pk', '1', 'include-lsn', '1',
+              'add-tables', ?)""";
+
+    private final Stack s;
+    private final ChangeCounter counter;
+    private final Report report;
+
+    CdcThroughputBench(Stack s, ChangeCounter counter, Report report) {
+        this.s = s;
+        this.counter = counter;
+        this.report = report;
+    }
+
+    static void createTable(Stack s) {
+        s.pg.execute("CREATE TABLE " + s.table(TABLE) + " (id bigserial PRIMARY KEY, v int NOT NULL, body text NOT NULL)",
+                "CREATE PROCEDURE " + s.schema + ".bench_fill(n int) LANGUAGE plpgsql AS $$ BEGIN FOR i IN 1..n LOOP "
+                        + "INSERT INTO " + s.table(TABLE) + "(v, body) VALUES (i, 'row number ' || i); COMMIT; END LOOP; END $$");
+    }
+
+    /** One backlog run; {@code singleRowTxns} chooses n transactions of one row or one of n rows. */
+    void run(int n, boolean singleRowTxns, double targetRatio, Map<String, String> env, int sqlOnlySeconds) throws Exception {
+        String label = (singleRowTxns ? "single-row txns" : "one " + n + "-row txn") + (env.isEmpty() ? "" : " " + env);
+        s.stopWorker();
+        s.pg.execute("SELECT pg_create_logical_replication_slot('" + RAW_SLOT + "', 'wal2json')");
+        long w0 = System.nanoTime();
+        writeBacklog(n, singleRowTxns);
+        double writeS = (System.nanoTime() - w0) / 1e9;
+
+        long r0 = System.nanoTime();
+        long[] raw = rawPeek();
+        double rawS = (System.nanoTime() - r0) / 1e9;
+        long b0 = System.nanoTime();
+        long[] batched = sqlOnlySeconds > 0 ? rawBatchedPolls(sqlOnlySeconds) : null;
+        double batchedS = (System.nanoTime() - b0) / 1e9;
+        s.pg.execute("SELECT pg_drop_replication_slot('" + RAW_SLOT + "')");
+        if (raw[1] != n) {
+            throw new IllegalStateException("raw peek saw " + raw[1] + " inserts, expected " + n);
+        }
+
+        String tag = (singleRowTxns ? "cdc-single" : "cdc-batch") + (env.isEmpty() ? "" : "-tuned");
+        Path jfr = s.runDir.resolve(tag + ".jfr");
+        Result r = timeWorker(n, env, Stack.jfr(jfr), 600_000);
+        double rawRate = n / rawS;
+        double rate = n / r.seconds;
+        double ratio = rate / rawRate;
+        report.row("1. CDC throughput, " + n / 1000 + "k " + label, Report.f0(rate) + " rows/s (" + Report.f2(r.seconds) + " s; "
+                        + Report.f2(r.withJvmSeconds) + " s incl. JVM start)",
+                Report.f0(rawRate) + " rows/s raw peek (" + Report.f2(rawS) + " s, " + raw[0] + " rows incl. B/C)",
+                Report.f2(ratio) + "×", "≥ " + targetRatio + "× raw", ratio >= targetRatio);
+        if (batched != null) {
+            double sqlRate = batched[2] / batchedS;
+            report.note(String.format("%s: the worker's SQL alone (peek upto_nchanges=1000 + pg_replication_slot_advance to the last "
+                    + "commit; no Java processing), time-boxed: %d polls in %.1f s decoded %,d inserts = %,.0f rows/s (%.2f× the single raw "
+                    + "peek); first poll %d ms, last poll %d ms: every peek re-decodes from restart_lsn", label, batched[1], batchedS,
+                    batched[2], sqlRate, sqlRate / rawRateOf(n, rawS), batched[3], batched[4]));
+        }
+        report.note(String.format("%s: backlog written in %.1f s; worker polls %.0f, poll time %.1f s (sum of aura_cdc_poll_duration)",
+                label, writeS, r.polls, r.pollSeconds));
+        if (!r.complete) {
+            report.note(label + ": only " + r.received + " of " + n + " events arrived before the stall timeout");
+        }
+        if (ratio < targetRatio) {
+            report.evidence("CDC throughput miss (" + label + "): cdc-worker profile", JfrHotMethods.summarize(jfr, null, 8)
+                    + "\nPoll loop: " + Report.f0(r.polls) + " polls, " + Report.f2(r.pollSeconds) + " s inside polls of "
+                    + Report.f2(r.seconds) + " s. Reproduce: `jfr print --events jdk.ExecutionSample " + jfr + "`.\n");
+        }
+    }
+
+    /** Figure 4b: worker heap while a huge transaction streams through, with a fixed -Xmx. */
+    void hugeTransactionHeap(int n) throws Exception {
+        s.stopWorker();
+        writeBacklog(n, false);
+        Path gcLog = s.runDir.resolve("cdc-huge-gc.log");
+        Files.deleteIfExists(gcLog);
+        Result r = timeWorker(n, Map.of(), List.of("-Xmx256m", "-Xlog:gc:file=" + gcLog), 900_000);
+        long[] peak = GcLog.peakMb(gcLog);
+        report.row("4b. cdc-worker heap, one " + n / 1000 + "k-row txn, -Xmx256m",
+                (r.complete ? "all " + n + " events" : r.received + "/" + n + " events") + ", heap peak " + peak[0] + " MB before GC, max live "
+                        + peak[1] + " MB after GC (" + peak[2] + " GCs)",
+                "–", "–", "bounded (stays under -Xmx, no OOM)", r.complete && peak[0] <= 256);
+        report.note(String.format("one %d-row txn: %.0f rows/s through the worker (%.1f s)", n, n / r.seconds, r.seconds));
+    }
+
+    record Result(boolean complete, long received, double seconds, double withJvmSeconds, double polls, double pollSeconds) {}
+
+    private Result timeWorker(int n, Map<String, String> env, List<String> jvmArgs, long maxMs) throws Exception {
+        counter.reset();
+        long startWall = System.currentTimeMillis();
+        long offset = startWall * 1_000_000 - System.nanoTime(); // wall ns = nanoTime + offset
+        ServiceProcess w = s.startWorker(env, jvmArgs);
+        String line = w.waitForLog(STARTED, Duration.ofSeconds(90));
+        long readyWallMs = logTime(line);
+        boolean complete = counter.await(n, 30_000, maxMs);
+        long lastWallMs = (counter.lastNanos() + offset) / 1_000_000;
+        double polls = s.workerMetric("aura_cdc_polls_total");
+        double pollSeconds = s.workerMetric("aura_cdc_poll_duration_seconds_sum");
+        s.stopWorker();
+        return new Result(complete, counter.count(), (lastWallMs - readyWallMs) / 1000.0, (lastWallMs - startWall) / 1000.0, polls,
+                pollSeconds);
+    }
+
+    static long logTime(String line) {
+        Matcher m = LOG_TIME.matcher(line);
+        if (!m.find()) {
+            throw new IllegalStateException("no timestamp in log line: " + line);
+        }
+        return Instant.parse(m.group(1)).toEpochMilli();
+    }
+
+    void writeBacklog(int n, boolean singleRowTxns) {
+        if (singleRowTxns) {
+            s.pg.execute("CALL " + s.schema + ".bench_fill(" + n + ")");
+        } else {
+            s.pg.execute("INSERT INTO " + s.table(TABLE) + "(v, body) SELECT g, 'row number ' || g FROM generate_series(1, " + n + ") g");
+        }
+    }
+
+    /**
+     * The worker's polling SQL without the worker: peek with upto_nchanges = CDC_BATCH_SIZE (1000), then
+     * advance the raw slot to the last commit row, until a peek returns fewer rows. Isolates what the
+     * batch-and-advance design costs inside Postgres. Consumes the raw slot.
+     * @return {rows, polls}
+     */
+    private static double rawRateOf(int n, double seconds) {
+        return n / seconds;
+    }
+
+    private long[] rawBatchedPolls(int maxSeconds) throws Exception {
+        long deadline = System.nanoTime() + maxSeconds * 1_000_000_000L;
+        long inserts = 0;
+        long firstPollMs = -1;
+        long lastPollMs = -1;
+        String peek = PEEK.replace("?::pg_lsn, NULL", "?::pg_lsn, 1000");
+        long rows = 0;
+        long polls = 0;
+        try (Connection c = s.pg.connect()) {
+            String upto;
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_current_wal_flush_lsn()::text")) {
+                rs.next();
+                upto = rs.getString(1);
+            }
+            while (System.nanoTime() < deadline) {
+                long p0 = System.nanoTime();
+                long got = 0;
+                String lastCommit = null;
+                c.setAutoCommit(false);
+                try (PreparedStatement ps = c.prepareStatement(peek)) {
+                    ps.setFetchSize(500);
+                    ps.setString(1, RAW_SLOT);
+                    ps.setString(2, upto);
+                    ps.setString(3, s.schema + "." + TABLE);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            got++;
+                            String data = rs.getString(2);
+                            if (data.startsWith("{\"action\":\"C\"")) {
+                                lastCommit = rs.getString(1);
+                            } else if (data.startsWith("{\"action\":\"I\"")) {
+                                inserts++;
+                            }
+                        }
+                    }
+                }
+                c.commit();
+                c.setAutoCommit(true);
+                polls++;
+                rows += got;
+                lastPollMs = (System.nanoTime() - p0) / 1_000_000;
+                if (firstPollMs < 0) {
+                    firstPollMs = lastPollMs;
+                }
+                if (got < 1000 || lastCommit == null) {
+                    break;
+                }
+                try (PreparedStatement adv = c.prepareStatement("SELECT pg_replication_slot_advance(?, ?::pg_lsn)")) {
+                    adv.setString(1, RAW_SLOT);
+                    adv.setString(2, lastCommit);
+                    adv.execute();
+                }
+            }
+        }
+        return new long[] {rows, polls, inserts, firstPollMs, lastPollMs};
+    }
+
+    /** @return {all rows, insert rows} of one streamed peek of the raw slot up to the flush LSN */
+    private long[] rawPeek() throws Exception {
+        try (Connection c = s.pg.connect()) {
+            String upto;
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_current_wal_flush_lsn()::text")) {
+                rs.next();
+                upto = rs.getString(1);
+            }
+            c.setAutoCommit(false);
+            long rows = 0;
+            long inserts = 0;
+            try (PreparedStatement ps = c.prepareStatement(PEEK)) {
+                ps.setFetchSize(500);
+                ps.setString(1, RAW_SLOT);
+                ps.setString(2, upto);
+                ps.setString(3, s.schema + "." + TABLE);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        rows++;
+                        String data = rs.getString(2);
+                        if (data.contains("\"action\":\"I\"")) {
+                            inserts++;
+                        }
+                    }
+                }
+            }
+            c.rollback();
+            return new long[] {rows, inserts};
+        }
+    }
+}

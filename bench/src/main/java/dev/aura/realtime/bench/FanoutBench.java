@@ -1,0 +1,143 @@
+package dev.aura.realtime.bench;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongConsumer;
+
+/**
+ * Figure 3: one ws-front, N WebSocket clients joined to one channel, 200-byte broadcasts sent by
+ * one more client; versus nats-server delivering the same 200-byte messages to N plain NATS
+ * subscriber connections. Servers (ws-front, nats-server) are pinned to CPU 0, this load
+ * generator to CPU 1. Throughput: a burst at an offered rate above capacity, deliveries divided by
+ * (last receipt − first send). Latency: a lighter run, sampled on every 25th client (send and
+ * receive happen in this JVM, so System.nanoTime is the clock).
+ */
+final class FanoutBench {
+    private static final byte[] T_KEY = "\"t\":".getBytes(StandardCharsets.US_ASCII);
+    private static final int SAMPLE_EVERY = 25;
+    /** Replaced by the profile summary once ws-front has dumped its recording (after the last phase that uses it). */
+    static final String FANOUT_JFR_PLACEHOLDER = "@@ws-front-fanout-jfr@@";
+
+    private final Stack s;
+    private final Report report;
+    private final AtomicLong delivered = new AtomicLong();
+    private volatile long lastReceipt;
+    private volatile Stats latency = new Stats();
+
+    FanoutBench(Stack s, Report report) {
+        this.s = s;
+        this.report = report;
+    }
+
+    /** The 200-byte JSON object every message carries: {"t":<nanoTime>,"pad":"..."} */
+    static String payload(long t) {
+        String head = "{\"t\":" + t + ",\"pad\":\"";
+        return head + "x".repeat(200 - head.length() - 2) + "\"}";
+    }
+
+    private void onMessage(int index, ByteBuf buf) {
+        int at = ByteBufUtil.indexOf(Unpooled.wrappedBuffer(T_KEY), buf);
+        if (at < 0) {
+            return;
+        }
+        long now = System.nanoTime();
+        delivered.incrementAndGet();
+        lastReceipt = now;
+        if (index % SAMPLE_EVERY == 0) {
+            long t = 0;
+            for (int i = at + T_KEY.length; i < buf.writerIndex(); i++) {
+                byte b = buf.getByte(i);
+                if (b < '0' || b > '9') {
+                    break;
+                }
+                t = t * 10 + (b - '0');
+            }
+            latency.add((now - t) / 1000);
+        }
+    }
+
+    record Run(double deliveriesPerSecond, long delivered, long expected, Stats latency) {}
+
+    /** Sends {@code rate} messages/s for {@code seconds} with {@code send}; waits for delivery to settle. */
+    private Run measure(int subscribers, int rate, int seconds, LongConsumer send) {
+        delivered.set(0);
+        latency = new Stats();
+        long total = (long) rate * seconds;
+        long periodNs = 1_000_000_000L / rate;
+        long start = System.nanoTime();
+        for (long i = 0; i < total; i++) {
+            long due = start + i * periodNs;
+            long wait = due - System.nanoTime();
+            if (wait > 0) {
+                java.util.concurrent.locks.LockSupport.parkNanos(wait);
+            }
+            send.accept(System.nanoTime());
+        }
+        long expected = total * subscribers;
+        long seen = -1;
+        long progressAt = System.nanoTime();
+        while (delivered.get() < expected && System.nanoTime() - progressAt < 5_000_000_000L) {
+            if (delivered.get() != seen) {
+                seen = delivered.get();
+                progressAt = System.nanoTime();
+            }
+            Procs.sleep(5);
+        }
+        double secs = (lastReceipt - start) / 1e9;
+        return new Run(delivered.get() / secs, delivered.get(), expected, latency);
+    }
+
+    void run(int subscribers, int burstRate, int burstSeconds, int lightRate, int lightSeconds, long frontPid, long natsPid,
+            Path frontJfr) throws Exception {
+        Run wsBurst;
+        Run wsLight;
+        int unexpectedCloses;
+        try (WsClients clients = new WsClients(1)) {
+            List<WsClients.Conn> conns = clients.connectMany(s.wsUri("1.0.0"), subscribers + 1, 200, (c, t) -> onMessage(c.index, t));
+            clients.joinAll(conns, "realtime:fan", WsClients.broadcastConfig(), 200);
+            WsClients.Conn sender = conns.get(subscribers); // index = subscribers: never sampled twice, receives nothing (self:false)
+            AtomicLong ref = new AtomicLong(10);
+            LongConsumer send = t -> sender.send("{\"topic\":\"realtime:fan\",\"event\":\"broadcast\",\"payload\":{\"type\":\"broadcast\","
+                    + "\"event\":\"e\",\"payload\":" + payload(t) + "},\"ref\":\"" + ref.incrementAndGet() + "\",\"join_ref\":\"1\"}");
+            Procs.sleep(1000);
+            measure(subscribers, 5, 1, send); // warm-up
+            wsBurst = measure(subscribers, burstRate, burstSeconds, send);
+            wsLight = measure(subscribers, lightRate, lightSeconds, send);
+            unexpectedCloses = clients.closedUnexpectedly.get();
+            clients.closeAll(conns);
+        }
+        Run natsBurst;
+        Run natsLight;
+        try (RawNatsClients subs = new RawNatsClients(1)) {
+            subs.subscribeMany(s.nats.port(), "bench.fan", subscribers, 200, this::onMessage);
+            LongConsumer send = t -> s.client.publish("bench.fan", payload(t).getBytes(StandardCharsets.UTF_8));
+            Procs.sleep(1000);
+            measure(subscribers, 5, 1, send);
+            natsBurst = measure(subscribers, burstRate, burstSeconds, send);
+            natsLight = measure(subscribers, lightRate, lightSeconds, send);
+        }
+        double ratio = wsBurst.deliveriesPerSecond() / natsBurst.deliveriesPerSecond();
+        boolean perCore = wsBurst.deliveriesPerSecond() >= 50_000;
+        report.row("3. fan-out, " + subscribers + " WS clients, 200 B broadcasts (burst " + burstRate + " msg/s × " + burstSeconds + " s)",
+                Report.f0(wsBurst.deliveriesPerSecond()) + " deliveries/s on 1 core (" + wsBurst.delivered() + "/" + wsBurst.expected()
+                        + "); p99 " + String.format("%.0f", wsBurst.latency().percentileMs(99)) + " ms",
+                Report.f0(natsBurst.deliveriesPerSecond()) + " deliveries/s to " + subscribers + " raw NATS subscribers (p99 "
+                        + String.format("%.0f", natsBurst.latency().percentileMs(99)) + " ms)",
+                Report.f2(ratio) + "×", "≥ 50k/s per core and ≥ 0.5× raw", perCore && ratio >= 0.5);
+        report.row("3. fan-out latency at " + lightRate + " msg/s (" + Report.f0((double) lightRate * subscribers) + " deliveries/s offered)",
+                wsLight.latency().summary() + "; " + wsLight.delivered() + "/" + wsLight.expected(),
+                "raw NATS " + natsLight.latency().summary(), "–", "–", null);
+        if (unexpectedCloses > 0) {
+            report.note("fan-out: " + unexpectedCloses + " WebSocket clients were closed by the server during the run (slow-client guard?)");
+        }
+        if (!(perCore && ratio >= 0.5)) {
+            report.evidence("Fan-out miss: ws-front profile (pinned to CPU 0)", FANOUT_JFR_PLACEHOLDER
+                    + "\nReproduce: `jfr print --events jdk.ExecutionSample " + frontJfr + "`.\n");
+        }
+    }
+}

@@ -1,0 +1,256 @@
+package dev.aura.realtime.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.aura.realtime.common.wire.SubscriptionEntry;
+import dev.aura.realtime.testkit.Jars;
+import dev.aura.realtime.testkit.NatsServer;
+import dev.aura.realtime.testkit.Ports;
+import dev.aura.realtime.testkit.PostgresServer;
+import dev.aura.realtime.testkit.ServiceProcess;
+import dev.aura.realtime.testkit.TestTokens;
+import io.nats.client.Connection;
+import io.nats.client.KeyValue;
+import io.nats.client.Nats;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * The product on this machine for one benchmark run: a fresh Postgres (wal2json) and nats-server
+ * from testkit, one project schema, and the cdc-worker / ws-front jars as processes that phases
+ * start and stop. Service logs and JFR files go to {@code bench/target/bench-run/}.
+ */
+final class Stack implements AutoCloseable {
+    static final String SECRET = "bench-secret-bench-secret-bench-secret-0001";
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    final PostgresServer pg;
+    final NatsServer nats;
+    final Connection client;
+    final TestTokens tokens = TestTokens.of(SECRET).ttl(Duration.ofHours(3));
+    final String projectId = UUID.randomUUID().toString();
+    final String schema = "project_" + projectId.replace('-', '_');
+    final String slot = "aura_bench";
+    final Path runDir;
+    private final HttpClient http = HttpClient.newHttpClient();
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    private ServiceProcess cdc;
+    private int cdcPort;
+    private ServiceProcess front;
+    private int wsPort;
+    /** Registry entries we put, re-put like ws-front does: the bucket's max age (120 s) deletes them otherwise. */
+    private final java.util.concurrent.ConcurrentHashMap<String, byte[]> entries = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.concurrent.ScheduledExecutorService refresher = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+            r -> Thread.ofPlatform().daemon().name("bench-registry-refresh").unstarted(r));
+
+    Stack(Path runDir) throws Exception {
+        this.runDir = runDir;
+        Files.createDirectories(runDir);
+        pg = PostgresServer.builder().setting("max_wal_size", "8GB").setting("checkpoint_timeout", "30min").start();
+        nats = NatsServer.start();
+        client = Nats.connect(new io.nats.client.Options.Builder().server(nats.url()).maxMessagesInOutgoingQueue(1_000_000).build());
+        refresher.scheduleWithFixedDelay(this::refreshEntries, 20, 20, java.util.concurrent.TimeUnit.SECONDS);
+    }
+
+    private void refreshEntries() {
+        try {
+            KeyValue kv = client.keyValue(SubscriptionEntry.BUCKET);
+            for (var e : entries.entrySet()) {
+                kv.put(e.getKey(), e.getValue());
+            }
+        } catch (Exception e) {
+            System.err.println("registry refresh failed: " + e);
+        }
+    }
+
+    // ---- cdc-worker ---------------------------------------------------------------------------
+
+    ServiceProcess startWorker(Map<String, String> overrides, List<String> jvmArgs) {
+        if (cdc != null) {
+            throw new IllegalStateException("cdc-worker already running");
+        }
+        cdcPort = Ports.free();
+        Map<String, String> env = new HashMap<>();
+        env.put("POSTGRES_REPLICATION_URL", pg.jdbcUrl());
+        env.put("NATS_URL", nats.url());
+        env.put("AURA_JWT_SECRET", SECRET);
+        env.put("CDC_HTTP_PORT", Integer.toString(cdcPort));
+        env.put("CDC_SLOT_NAME", slot);
+        env.put("CDC_TABLE_REFRESH_MS", "500");
+        env.put("CDC_IDLE_BACKOFF_MS", "20");
+        env.put("LEADER_ELECTION", "disabled");
+        env.putAll(overrides);
+        cdc = ServiceProcess.startJar("cdc-worker", Jars.cdcWorker(), env, jvmArgs);
+        return cdc;
+    }
+
+    void awaitWorkerActive() {
+        awaitHealth(cdcPort, "\"cdc_active\":true", Duration.ofSeconds(90), cdc);
+    }
+
+    void stopWorker() {
+        if (cdc != null) {
+            cdc.stop();
+            cdc = null;
+        }
+    }
+
+    ServiceProcess worker() {
+        return cdc;
+    }
+
+    /** Scrapes one counter of the worker's /metrics (sum over tags), 0 when absent. */
+    double workerMetric(String name) {
+        String text = get("http://127.0.0.1:" + cdcPort + "/metrics");
+        double sum = 0;
+        for (String line : text.split("\n")) {
+            if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
+                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return sum;
+    }
+
+    // ---- ws-front -----------------------------------------------------------------------------
+
+    ServiceProcess startFront(Map<String, String> overrides, List<String> jvmArgs) {
+        if (front != null) {
+            throw new IllegalStateException("ws-front already running");
+        }
+        wsPort = Ports.free();
+        Map<String, String> env = new HashMap<>();
+        env.put("NATS_URL", nats.url());
+        env.put("AURA_JWT_SECRET", SECRET);
+        env.put("WS_PORT", Integer.toString(wsPort));
+        env.putAll(overrides);
+        front = ServiceProcess.startJar("ws-front", Jars.wsFront(), env, jvmArgs);
+        awaitHealth(wsPort, "\"status\":\"ok\"", Duration.ofSeconds(60), front);
+        return front;
+    }
+
+    void stopFront() {
+        if (front != null) {
+            front.stop();
+            front = null;
+        }
+    }
+
+    URI wsUri(String vsn) {
+        return URI.create("ws://127.0.0.1:" + wsPort + "/realtime/v1/websocket?apikey=" + tokens.anon(projectId) + "&vsn=" + vsn);
+    }
+
+    String realtimeJsUrl() {
+        return "ws://127.0.0.1:" + wsPort + "/realtime/v1";
+    }
+
+    // ---- project and tables -------------------------------------------------------------------
+
+    /** Needs the worker's bootstrap (aura_platform, roles): call after {@link #awaitWorkerActive}. */
+    void createProject() {
+        pg.execute("CREATE SCHEMA IF NOT EXISTS " + schema,
+                "GRANT USAGE ON SCHEMA " + schema + " TO aura_anon, aura_authenticated",
+                "INSERT INTO aura_platform.projects(project_id, schema_name) VALUES ('" + projectId + "', '" + schema
+                        + "') ON CONFLICT DO NOTHING");
+    }
+
+    String table(String name) {
+        return schema + "." + name;
+    }
+
+    /** Enables realtime on a table through the control API, as a project admin would. */
+    void enable(String table) {
+        try {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + cdcPort + "/v1/db/" + projectId
+                            + "/schema/tables/" + URLEncoder.encode(table, StandardCharsets.UTF_8) + "/realtime"))
+                    .header("apikey", tokens.serviceRole(projectId))
+                    .PUT(HttpRequest.BodyPublishers.ofString("{\"enabled\":true}")).build(), HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() != 200) {
+                throw new IllegalStateException("enable " + table + ": " + r.statusCode() + " " + r.body());
+            }
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("control API unreachable", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * Puts a registry entry as ws-front would for a client bound to {@code table} (all events);
+     * {@code sub} becomes the {@code sub} claim when not null. Returns the sub id.
+     */
+    String subscribe(String table, String role, String sub) throws Exception {
+        String subId = UUID.randomUUID().toString();
+        ObjectNode claims = JSON.createObjectNode().put("role", role).put("ref", projectId);
+        if (sub != null) {
+            claims.put("sub", sub).put("aud", "authenticated");
+        }
+        SubscriptionEntry entry = new SubscriptionEntry(subId, projectId, table, "*", null, role, claims,
+                System.currentTimeMillis() + 3 * 3_600_000L, "bench");
+        KeyValue kv = client.keyValue(SubscriptionEntry.BUCKET);
+        byte[] json = JSON.writeValueAsBytes(entry);
+        kv.put(entry.key(), json);
+        entries.put(entry.key(), json);
+        return subId;
+    }
+
+    // ---- plumbing -----------------------------------------------------------------------------
+
+    String get(String url) {
+        try {
+            return http.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(5)).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+        } catch (Exception e) {
+            return "unreachable: " + e;
+        }
+    }
+
+    private void awaitHealth(int port, String contains, Duration timeout, ServiceProcess p) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        String last = "";
+        while (System.nanoTime() < deadline) {
+            last = get("http://127.0.0.1:" + port + "/health");
+            if (last.replace(" ", "").contains(contains)) {
+                return;
+            }
+            Procs.sleep(50);
+        }
+        throw new IllegalStateException("port " + port + " /health never contained " + contains + "; last: " + last
+                + "\n" + p.logTail(40));
+    }
+
+    static List<String> jfr(Path file) {
+        List<String> args = new ArrayList<>();
+        args.add("-XX:StartFlightRecording=filename=" + file + ",settings=profile,dumponexit=true");
+        return args;
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        refresher.shutdownNow();
+        stopFront();
+        stopWorker();
+        try {
+            client.close();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        nats.close();
+        pg.close();
+    }
+}
