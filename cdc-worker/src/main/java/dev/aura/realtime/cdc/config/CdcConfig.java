@@ -49,7 +49,6 @@ public record CdcConfig(
         boolean naiveRls) {
 
     /** Benchmark-only knob (bench/ RlsBench); to be listed in EnvVars by common's owner. */
-    static final String CDC_RLS_MODE = "CDC_RLS_MODE";
 
     /** @throws dev.aura.realtime.common.config.ConfigException naming the first bad variable */
     public static CdcConfig fromEnv(Env env) {
@@ -80,13 +79,7 @@ public record CdcConfig(
     }
 
     private static boolean rlsMode(Env env) {
-        String mode = env.string(CDC_RLS_MODE, "batched");
-        return switch (mode) {
-            case "batched" -> false;
-            case "naive" -> true;
-            default -> throw new dev.aura.realtime.common.config.ConfigException(
-                    CDC_RLS_MODE + "=" + mode + " must be batched or naive");
-        };
+        return "naive".equals(env.oneOf(CDC_RLS_MODE.name(), CDC_RLS_MODE.defaultValue(), java.util.Set.of("batched", "naive")));
     }
 
     static String instanceId(Env env) {

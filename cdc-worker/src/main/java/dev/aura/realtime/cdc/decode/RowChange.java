@@ -14,7 +14,7 @@ import java.util.List;
  * @param pk primary key column names ({@code include-pk})
  * @param commitLsn LSN of the transaction's commit record (wal2json {@code lsn} of the B row)
  * @param ordinal 0-based position of this change among the transaction's I/U/D/T rows
- * @param commitTimestamp commit time as wal2json printed it (session DateStyle ISO, TimeZone UTC)
+ * @param commitTimestamp commit time in ISO 8601 UTC with {@code Z} (from the transaction's B row)
  */
 public record RowChange(
         char action,

@@ -5,6 +5,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.lsn.Lsn;
 import dev.aura.realtime.common.wire.WireJson;
+import java.time.LocalDateTime;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeFormatterBuilder;
+import java.time.format.DateTimeParseException;
+import java.time.temporal.ChronoField;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -43,7 +50,8 @@ public final class Wal2JsonDecoder {
         switch (action) {
             case "B" -> {
                 commitLsn = lsnField(row, "lsn", rowLsn);
-                commitTimestamp = row.path("timestamp").asText(null);
+                // Converted once per transaction: every row of it shares the commit time.
+                commitTimestamp = isoCommitTimestamp(row.path("timestamp").asText(null));
                 ordinal = 0;
                 return new WalMessage.Begin(commitLsn, lsnField(row, "nextlsn", rowLsn), commitTimestamp);
             }
@@ -52,7 +60,6 @@ public final class Wal2JsonDecoder {
                 return new WalMessage.Commit(rowLsn);
             }
             case "I", "U", "D", "T" -> {
-                String ts = row.hasNonNull("timestamp") ? row.get("timestamp").asText() : commitTimestamp;
                 RowChange change = new RowChange(
                         action.charAt(0),
                         row.path("schema").asText(),
@@ -62,7 +69,7 @@ public final class Wal2JsonDecoder {
                         names(row.get("pk")),
                         commitLsn,
                         ordinal++,
-                        ts);
+                        commitTimestamp);
                 return new WalMessage.Change(change);
             }
             default -> {
@@ -79,6 +86,27 @@ public final class Wal2JsonDecoder {
     /** Forgets the last commit of the previous batch. */
     public void resetBatch() {
         lastCommitEnd = null;
+    }
+
+    private static final DateTimeFormatter PG_TS = new DateTimeFormatterBuilder()
+            .appendPattern("yyyy-MM-dd HH:mm:ss")
+            .optionalStart().appendFraction(ChronoField.NANO_OF_SECOND, 0, 9, true).optionalEnd()
+            .optionalStart().appendOffset("+HH:mm", "+00").optionalEnd()
+            .optionalStart().appendOffset("+HH", "+00").optionalEnd()
+            .toFormatter();
+
+    /** {@code 2026-01-02 03:04:05.123456+00} (session TimeZone UTC) → {@code 2026-01-02T03:04:05.123456Z}. */
+    static String isoCommitTimestamp(String pgText) {
+        if (pgText == null) {
+            return null;
+        }
+        try {
+            var parsed = PG_TS.parseBest(pgText, OffsetDateTime::from, LocalDateTime::from);
+            var instant = parsed instanceof OffsetDateTime odt ? odt.toInstant() : ((LocalDateTime) parsed).toInstant(ZoneOffset.UTC);
+            return DateTimeFormatter.ISO_INSTANT.format(instant);
+        } catch (DateTimeParseException e) {
+            return pgText;
+        }
     }
 
     private static Lsn lsnField(JsonNode row, String field, Lsn rowLsn) throws MalformedWalRowException {

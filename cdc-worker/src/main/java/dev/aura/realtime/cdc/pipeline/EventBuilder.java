@@ -13,13 +13,6 @@ import dev.aura.realtime.cdc.decode.ValueMapper;
 import dev.aura.realtime.common.wire.WireJson;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
-import java.time.LocalDateTime;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeFormatterBuilder;
-import java.time.format.DateTimeParseException;
-import java.time.temporal.ChronoField;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,12 +32,6 @@ public final class EventBuilder {
     public static final String PAYLOAD_TOO_LARGE = "Error 413: Payload Too Large";
     static final int SMALL_VALUE_BYTES = 64;
     private static final JsonNodeFactory NODES = JsonNodeFactory.withExactBigDecimals(true);
-    private static final DateTimeFormatter PG_TS = new DateTimeFormatterBuilder()
-            .appendPattern("yyyy-MM-dd HH:mm:ss")
-            .optionalStart().appendFraction(ChronoField.NANO_OF_SECOND, 0, 9, true).optionalEnd()
-            .optionalStart().appendOffset("+HH:mm", "+00").optionalEnd()
-            .optionalStart().appendOffset("+HH", "+00").optionalEnd()
-            .toFormatter();
 
     private final TypeCatalog types;
     private final ValueMapper values = new ValueMapper();
@@ -89,7 +76,7 @@ public final class EventBuilder {
         ObjectNode data = NODES.objectNode();
         data.put("schema", "public");
         data.put("table", change.table());
-        data.put("commit_timestamp", commitTimestamp(change.commitTimestamp()));
+        data.put("commit_timestamp", change.commitTimestamp());
         data.put("type", change.type());
         ArrayNode columns = data.putArray("columns");
         columnTypes.forEach((name, type) -> columns.addObject().put("name", name).put("type", type));
@@ -135,17 +122,4 @@ public final class EventBuilder {
         return small;
     }
 
-    /** {@code 2026-01-02 03:04:05.123456+00} (session TimeZone UTC) → {@code 2026-01-02T03:04:05.123456Z}. */
-    static String commitTimestamp(String pgText) {
-        if (pgText == null) {
-            return null;
-        }
-        try {
-            var parsed = PG_TS.parseBest(pgText, OffsetDateTime::from, LocalDateTime::from);
-            var instant = parsed instanceof OffsetDateTime odt ? odt.toInstant() : ((LocalDateTime) parsed).toInstant(ZoneOffset.UTC);
-            return DateTimeFormatter.ISO_INSTANT.format(instant);
-        } catch (DateTimeParseException e) {
-            return pgText;
-        }
-    }
 }

@@ -50,6 +50,12 @@ import org.slf4j.LoggerFactory;
  *       Advancing to a change row would re-deliver its transaction.
  *   <li>Poll again at once if rows came back, else sleep {@code CDC_IDLE_BACKOFF_MS}.
  * </ol>
+ * <b>Backlogs.</b> Every peek decodes from the slot's {@code restart_lsn}, which Postgres moves
+ * only when decoding meets a running-transactions record (logged about every 15 s), so
+ * draining a backlog 1,000 rows at a time re-decodes the same WAL over and over (quadratic; see
+ * docs/performance.md). After a full batch the next peek therefore asks for four times as many
+ * changes, up to {@value #MAX_BATCH_GROWTH} × {@code CDC_BATCH_SIZE}; the first non-full batch
+ * returns to {@code CDC_BATCH_SIZE}. Memory stays flat at any batch size (rows are streamed).
  * A failure anywhere before the advance leaves the slot where it was: the batch is read again
  * and re-published (at least once; receivers drop duplicates by {@code Aura-Event-Id}).
  */
@@ -61,6 +67,8 @@ public final class SlotPoller implements LeaderWork {
               'include-type-oids', '1', 'include-types', '0', 'include-pk', '1', 'include-lsn', '1',
               'add-tables', ?)""";
     private static final long INSPECT_EVERY_MS = 2000;
+    /** Largest multiple of CDC_BATCH_SIZE a backlog may grow the batch to. */
+    static final int MAX_BATCH_GROWTH = 256;
 
     /**
      * Settings of the poll loop.
@@ -146,6 +154,7 @@ public final class SlotPoller implements LeaderWork {
             throws SQLException, InterruptedException, PipelineException, FencedException, CdcFailure {
         Wal2JsonDecoder decoder = new Wal2JsonDecoder();
         long lastInspect = 0;
+        int batch = settings.batchSize();
         while (!Thread.currentThread().isInterrupted()) {
             gate.checkFence();
             long now = System.currentTimeMillis();
@@ -163,10 +172,11 @@ public final class SlotPoller implements LeaderWork {
             Lsn upto = flushLsn(c);
             int rows = 0;
             if (!enabled.isEmpty()) {
-                rows = peek(c, decoder, enabled, upto);
+                rows = peek(c, decoder, enabled, upto, batch);
                 sink.flush();
             }
-            Lsn target = rows < settings.batchSize() ? upto : decoder.lastCommitEnd();
+            boolean full = rows >= batch;
+            Lsn target = full ? decoder.lastCommitEnd() : upto;
             gate.checkFence();
             if (target != null && target.isAfter(confirmed)) {
                 confirmed = slots.advance(c, target);
@@ -175,6 +185,8 @@ public final class SlotPoller implements LeaderWork {
             metrics.batchRows.record(rows);
             sample.stop(metrics.pollDuration);
             state.pollSucceeded();
+            long maxBatch = (long) settings.batchSize() * MAX_BATCH_GROWTH;
+            batch = full ? (int) Math.min(Math.min((long) batch * 4, maxBatch), Integer.MAX_VALUE) : settings.batchSize();
             if (rows == 0) {
                 Thread.sleep(settings.idleBackoff().toMillis());
             }
@@ -182,7 +194,7 @@ public final class SlotPoller implements LeaderWork {
     }
 
     /** Streams one peek into the sink. @return rows read (including B/C rows) */
-    private int peek(Connection c, Wal2JsonDecoder decoder, EnabledTables enabled, Lsn upto)
+    private int peek(Connection c, Wal2JsonDecoder decoder, EnabledTables enabled, Lsn upto, int batch)
             throws SQLException, InterruptedException, PipelineException {
         decoder.resetBatch();
         int rows = 0;
@@ -191,7 +203,7 @@ public final class SlotPoller implements LeaderWork {
             ps.setFetchSize(settings.fetchSize());
             ps.setString(1, slots.slotName());
             ps.setString(2, upto.toString());
-            ps.setInt(3, settings.batchSize());
+            ps.setInt(3, batch);
             ps.setString(4, enabled.addTablesOption());
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {

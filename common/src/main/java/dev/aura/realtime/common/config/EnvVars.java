@@ -29,6 +29,7 @@ public final class EnvVars {
     public static final EnvVar CDC_NUM_SHARDS = new EnvVar("CDC_NUM_SHARDS", "4", "count", "RLS worker shards (routed by project id)");
     public static final EnvVar CDC_MAX_RECORD_BYTES = new EnvVar("CDC_MAX_RECORD_BYTES", "1048576", "bytes", "Record size above which values over 64 bytes are dropped (Error 413)");
     public static final EnvVar CDC_REDECODE_WARN_BYTES = new EnvVar("CDC_REDECODE_WARN_BYTES", "268435456", "bytes", "Warn when restart_lsn lags confirmed_flush_lsn by more (a long-open transaction)");
+    public static final EnvVar CDC_RLS_MODE = new EnvVar("CDC_RLS_MODE", "batched", "", "batched (one query per distinct claims per table per batch) | naive (one per change and subscriber; benchmark baseline only)");
     public static final EnvVar LEADER_ELECTION = new EnvVar("LEADER_ELECTION", "auto", "", "auto | kubernetes | disabled");
     public static final EnvVar LEASE_NAME = new EnvVar("LEASE_NAME", "aura-cdc-worker", "", "coordination.k8s.io/v1 Lease name");
     public static final EnvVar LEASE_NAMESPACE = new EnvVar("LEASE_NAMESPACE", "POD_NAMESPACE", "", "Lease namespace");
@@ -63,7 +64,7 @@ public final class EnvVars {
     public static final List<EnvVar> CDC_WORKER = List.of(
             POSTGRES_REPLICATION_URL, POSTGRES_URL, NATS_URL, AURA_JWT_SECRET, CDC_HTTP_PORT, CDC_SLOT_NAME,
             CDC_BATCH_SIZE, CDC_FETCH_SIZE, CDC_IDLE_BACKOFF_MS, CDC_TABLE_REFRESH_MS, CDC_NUM_SHARDS,
-            CDC_MAX_RECORD_BYTES, CDC_REDECODE_WARN_BYTES, LEADER_ELECTION, LEASE_NAME, LEASE_NAMESPACE, LEASE_DURATION_SECONDS,
+            CDC_MAX_RECORD_BYTES, CDC_REDECODE_WARN_BYTES, CDC_RLS_MODE, LEADER_ELECTION, LEASE_NAME, LEASE_NAMESPACE, LEASE_DURATION_SECONDS,
             INSTANCE_ID, POD_NAME, POD_NAMESPACE);
 
     public static final List<EnvVar> WS_FRONT = List.of(
