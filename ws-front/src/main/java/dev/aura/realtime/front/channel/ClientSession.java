@@ -74,6 +74,33 @@ public final class ClientSession {
         metrics.messagesOut(1);
     }
 
+    /**
+     * Queues a pre-encoded frame without flushing (ownership passes to this call); the caller
+     * flushes with {@link #flushNow()}. Event loop of this session only: used by
+     * {@link DeliveryBatch}, which writes one message to many sockets in one task per event loop.
+     *
+     * @return whether the frame was queued
+     */
+    boolean writeNoFlush(WebSocketFrame frame) {
+        if (!admit()) {
+            frame.release();
+            return false;
+        }
+        channel.write(frame, channel.voidPromise());
+        metrics.messagesOut(1);
+        return true;
+    }
+
+    /** Flushes what {@link #writeNoFlush} queued. Event loop of this session only. */
+    void flushNow() {
+        channel.flush();
+    }
+
+    /** The session's event loop. */
+    io.netty.channel.EventLoop eventLoop() {
+        return channel.eventLoop();
+    }
+
     /** Encodes and writes a reply or push. Any thread. */
     public void send(PhoenixMessage.Outbound message) {
         if (!admit()) {

@@ -88,6 +88,7 @@ public final class Fanout implements RelayListener {
         }
         OutFrame[] byVsn = new OutFrame[Vsn.values().length];
         boolean[] unrepresentable = new boolean[byVsn.length];
+        DeliveryBatch batch = new DeliveryBatch();
         try {
             for (Membership m : state.members()) {
                 if (!m.active() || m.session() == exclude) {
@@ -99,10 +100,12 @@ public final class Fanout implements RelayListener {
                     unrepresentable[v] = byVsn[v] == null;
                 }
                 if (byVsn[v] != null) {
-                    m.session().deliver(byVsn[v].retainedFrame());
+                    batch.add(m.session(), byVsn[v].retainedFrame());
                 }
             }
+            batch.dispatch();
         } finally {
+            batch.discard();
             for (OutFrame f : byVsn) {
                 if (f != null) {
                     f.release();
@@ -151,6 +154,7 @@ public final class Fanout implements RelayListener {
             return;
         }
         Map<String, OutFrame> cache = new HashMap<>();
+        DeliveryBatch batch = new DeliveryBatch();
         try {
             for (Map.Entry<Membership, Set<Integer>> g : groups.entrySet()) {
                 Membership m = g.getKey();
@@ -159,10 +163,12 @@ public final class Fanout implements RelayListener {
                 OutFrame frame = cache.computeIfAbsent(vsn.wire() + '\u0000' + m.topic() + '\u0000' + ids,
                         k -> new OutFrame(json.encodeWithSharedPayload(vsn, m.topic(), "postgres_changes",
                                 "{\"ids\":" + ids + ",\"data\":", data, "}", alloc), false));
-                m.session().deliver(frame.retainedFrame());
+                batch.add(m.session(), frame.retainedFrame());
             }
+            batch.dispatch();
             metrics.changesDelivered(groups.size());
         } finally {
+            batch.discard();
             cache.values().forEach(OutFrame::release);
         }
     }
