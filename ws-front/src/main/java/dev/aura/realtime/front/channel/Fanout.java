@@ -45,6 +45,7 @@ public final class Fanout implements RelayListener {
     private final Clock clock;
     private volatile Boolean cdcActive;
     private volatile String cdcReason;
+    private volatile String lastGapTo;
 
     public Fanout(LocalTopics topics, BroadcastFrames broadcastFrames, JsonFrames json, ByteBufAllocator alloc,
             FrontMetrics metrics, Clock clock) {
@@ -153,7 +154,14 @@ public final class Fanout implements RelayListener {
         cdcActive = status.active();
         boolean flippedDown = !status.active() && !Boolean.FALSE.equals(previous);
         boolean recovered = status.active() && Boolean.FALSE.equals(previous);
-        if (!flippedDown && !recovered) {
+        // a lost slot is a gap clients must hear about even when CDC was already inactive (e.g.
+        // "starting" after the worker restarted): an inactive status with a new gap is pushed too
+        String gap = status.gapTo();
+        boolean newGap = !status.active() && gap != null && !gap.equals(lastGapTo);
+        if (gap != null) {
+            lastGapTo = gap;
+        }
+        if (!flippedDown && !recovered && !newGap) {
             return;
         }
         log.info("CDC status changed to {} ({})", status.active() ? "active" : "inactive", status.reason());
