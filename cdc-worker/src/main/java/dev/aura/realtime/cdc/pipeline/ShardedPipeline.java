@@ -173,6 +173,13 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
             if (run.isEmpty() || failure != null) {
                 return; // after a failure the rest of the batch is re-read from the slot anyway
             }
+            if (!index.synchronised()) {
+                // matching against a registry that lacks re-put bindings would drop their changes
+                // and let the slot advance past them; fail the batch so it is re-read
+                failure = new PipelineException(CdcReason.NATS_UNAVAILABLE,
+                        "subscription registry re-synchronising after a NATS reconnect (waiting for " + index.awaitedReplicas() + ")", null);
+                return;
+            }
             try {
                 List<AccessPolicy.Candidates> candidates = new ArrayList<>(run.size());
                 for (Work w : run) {
@@ -199,6 +206,9 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
                 }
             } catch (InterruptedException e) {
                 throw e;
+            } catch (dev.aura.realtime.cdc.rls.RlsUnavailableException e) {
+                // Postgres unreachable during the RLS check: re-read the batch rather than drop its changes
+                failure = new PipelineException(CdcReason.POSTGRES_UNAVAILABLE, e.getMessage(), e);
             } catch (FencedException e) {
                 failure = new PipelineException(CdcReason.NOT_LEADER, "fenced: " + e.getMessage(), e);
             } catch (IllegalStateException e) {

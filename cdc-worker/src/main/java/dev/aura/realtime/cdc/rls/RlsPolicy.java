@@ -74,6 +74,7 @@ public final class RlsPolicy implements AccessPolicy {
             try {
                 facts = security.facts(e.schemaName(), e.table());
             } catch (SQLException ex) {
+                RlsUnavailableException.rethrowIfUnavailable("RLS state of " + e.schemaName() + "." + e.table(), ex);
                 log.warn("RlsStateUnavailable: cannot read RLS state of {}.{} ({}); denying", e.schemaName(), e.table(), ex.getMessage());
                 metrics.rlsErrors.increment();
                 continue;
@@ -107,6 +108,7 @@ public final class RlsPolicy implements AccessPolicy {
         try {
             facts = security.facts(first.schemaName(), first.table());
         } catch (SQLException e) {
+            RlsUnavailableException.rethrowIfUnavailable("RLS state of " + first.schemaName() + "." + first.table(), e);
             return;
         }
         if (facts.pkColumns().isEmpty()) {
@@ -172,6 +174,7 @@ public final class RlsPolicy implements AccessPolicy {
                 }
             }
         } catch (SQLException e) {
+            RlsUnavailableException.rethrowIfUnavailable("RLS check on " + table.schemaName() + "." + table.table(), e);
             metrics.rlsErrors.increment();
             log.warn("RlsCheckFailed: {}.{} role {} claims {}: SQLState {}: {}; denied for {} subscription(s)", table.schemaName(),
                     table.table(), g.pgRole, abbreviate(g.claims), e.getSQLState(), e.getMessage(),
@@ -188,6 +191,7 @@ public final class RlsPolicy implements AccessPolicy {
                         out.get(e.getKey()).add(sub);
                     }
                 } catch (SQLException ex) {
+                    RlsUnavailableException.rethrowIfUnavailable("RLS check on " + table.schemaName() + "." + table.table(), ex);
                     metrics.rlsErrors.increment();
                 }
             }

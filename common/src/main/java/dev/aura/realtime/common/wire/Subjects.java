@@ -16,7 +16,9 @@ import java.nio.charset.StandardCharsets;
  *
  * <p>Token encoding: ASCII letters, digits, {@code -} and {@code _} stand for themselves; every
  * other UTF-8 byte is written {@code ~HH} (upper-case hex), so dots, spaces, {@code *},
- * {@code >} and any unicode survive the round trip. The empty name is the token {@code ~}.
+ * {@code >} and any unicode survive the round trip. The empty name is the token {@code ~}. A
+ * lone UTF-16 surrogate (possible in JSON text such as {@code "\\ud800"}, but not in UTF-8) is
+ * written {@code ~~HHHH}, so encoding stays injective for every Java string.
  * NATS forbids {@code .}, whitespace, {@code *} and {@code >} inside a token and an empty token
  * (nats-server subject rules); the encoding never produces them.
  */
@@ -69,7 +71,24 @@ public final class Subjects {
             return "~";
         }
         StringBuilder out = new StringBuilder(name.length() + 8);
-        for (byte b : name.getBytes(StandardCharsets.UTF_8)) {
+        for (int i = 0; i < name.length(); i++) {
+            char ch = name.charAt(i);
+            if (Character.isHighSurrogate(ch) && i + 1 < name.length() && Character.isLowSurrogate(name.charAt(i + 1))) {
+                appendUtf8(out, name.substring(i, i + 2));
+                i++;
+            } else if (Character.isSurrogate(ch)) {
+                // a lone surrogate has no UTF-8 form (getBytes would turn it into '?', so "a\uD800"
+                // and "a?" would share a subject): written ~~HHHH, which no other input produces
+                out.append("~~").append(HEX[ch >>> 12]).append(HEX[(ch >>> 8) & 0xF]).append(HEX[(ch >>> 4) & 0xF]).append(HEX[ch & 0xF]);
+            } else {
+                appendUtf8(out, String.valueOf(ch));
+            }
+        }
+        return out.toString();
+    }
+
+    private static void appendUtf8(StringBuilder out, String codePoint) {
+        for (byte b : codePoint.getBytes(StandardCharsets.UTF_8)) {
             int c = b & 0xFF;
             if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_') {
                 out.append((char) c);
@@ -77,7 +96,6 @@ public final class Subjects {
                 out.append('~').append(HEX[c >>> 4]).append(HEX[c & 0xF]);
             }
         }
-        return out.toString();
     }
 
     /**
@@ -89,10 +107,29 @@ public final class Subjects {
         if (token.equals("~")) {
             return "";
         }
-        ByteArrayOutputStream out = new ByteArrayOutputStream(token.length());
+        StringBuilder text = new StringBuilder(token.length());
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(token.length());
         for (int i = 0; i < token.length(); i++) {
             char c = token.charAt(i);
-            if (c == '~') {
+            if (c == '~' && i + 1 < token.length() && token.charAt(i + 1) == '~') {
+                if (i + 5 >= token.length()) {
+                    throw new IllegalArgumentException("truncated escape in subject token: " + token);
+                }
+                int unit = 0;
+                for (int k = i + 2; k < i + 6; k++) {
+                    int d = Character.digit(token.charAt(k), 16);
+                    if (d < 0) {
+                        throw new IllegalArgumentException("bad escape in subject token: " + token);
+                    }
+                    unit = (unit << 4) | d;
+                }
+                if (!Character.isSurrogate((char) unit)) {
+                    throw new IllegalArgumentException("~~ escape of a non-surrogate in subject token: " + token);
+                }
+                flushUtf8(bytes, text, token);
+                text.append((char) unit);
+                i += 5;
+            } else if (c == '~') {
                 if (i + 2 >= token.length()) {
                     throw new IllegalArgumentException("truncated escape in subject token: " + token);
                 }
@@ -101,20 +138,28 @@ public final class Subjects {
                 if (hi < 0 || lo < 0) {
                     throw new IllegalArgumentException("bad escape in subject token: " + token);
                 }
-                out.write((hi << 4) | lo);
+                bytes.write((hi << 4) | lo);
                 i += 2;
             } else if (c < 0x80) {
-                out.write(c);
+                bytes.write(c);
             } else {
                 throw new IllegalArgumentException("non-ASCII character in subject token: " + token);
             }
         }
-        byte[] bytes = out.toByteArray();
+        flushUtf8(bytes, text, token);
+        return text.toString();
+    }
+
+    private static void flushUtf8(ByteArrayOutputStream bytes, StringBuilder text, String token) {
+        if (bytes.size() == 0) {
+            return;
+        }
         var decoder = StandardCharsets.UTF_8.newDecoder();
         try {
-            return decoder.decode(java.nio.ByteBuffer.wrap(bytes)).toString();
+            text.append(decoder.decode(java.nio.ByteBuffer.wrap(bytes.toByteArray())));
         } catch (java.nio.charset.CharacterCodingException e) {
             throw new IllegalArgumentException("subject token is not UTF-8: " + token, e);
         }
+        bytes.reset();
     }
 }

@@ -49,6 +49,7 @@ public final class Fanout implements RelayListener {
     private volatile String cdcReason;
     /** When the last status message arrived (this replica's clock), 0 before the first. */
     private volatile long lastCdcStatusAtMs;
+    private volatile String lastGapTo;
 
     /** With a default-bounded history of {@code topics.historySize()} messages per channel. */
     public Fanout(LocalTopics topics, BroadcastFrames broadcastFrames, JsonFrames json, ByteBufAllocator alloc,
@@ -187,7 +188,7 @@ public final class Fanout implements RelayListener {
     @Override
     public void onCdcStatus(CdcStatus status) {
         lastCdcStatusAtMs = clock.millis();
-        applyCdcStatus(status.active(), status.reason());
+        applyCdcStatus(status.active(), status.reason(), status.gapTo());
     }
 
     /**
@@ -201,16 +202,22 @@ public final class Fanout implements RelayListener {
         if (last == 0 || silentMs <= timeoutMs || Boolean.FALSE.equals(cdcActive)) {
             return;
         }
-        applyCdcStatus(false, Reasons.cdcSilent(silentMs / 1000));
+        applyCdcStatus(false, Reasons.cdcSilent(silentMs / 1000), null);
     }
 
-    private synchronized void applyCdcStatus(boolean active, String reason) {
+    private synchronized void applyCdcStatus(boolean active, String reason, String gapTo) {
         Boolean previous = cdcActive;
         cdcReason = reason;
         cdcActive = active;
         boolean flippedDown = !active && !Boolean.FALSE.equals(previous);
         boolean recovered = active && Boolean.FALSE.equals(previous);
-        if (!flippedDown && !recovered) {
+        // a lost slot is a gap clients must hear about even when CDC was already inactive (e.g.
+        // "starting" after the worker restarted): an inactive status with a new gap is pushed too
+        boolean newGap = !active && gapTo != null && !gapTo.equals(lastGapTo);
+        if (gapTo != null) {
+            lastGapTo = gapTo;
+        }
+        if (!flippedDown && !recovered && !newGap) {
             return;
         }
         log.info("CDC status changed to {} ({})", active ? "active" : "inactive", reason);

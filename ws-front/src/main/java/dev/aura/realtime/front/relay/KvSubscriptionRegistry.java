@@ -104,7 +104,12 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         if (live.get(entry.key()) == null) {
             return; // removed before its turn
         }
-        bucket().put(entry.key(), mapper.writeValueAsBytes(live.getOrDefault(entry.key(), entry)));
+        try {
+            bucket().put(entry.key(), mapper.writeValueAsBytes(live.getOrDefault(entry.key(), entry)));
+        } catch (Exception e) {
+            kv = null; // the next write re-checks the bucket: a restarted server may have lost it (memory storage)
+            throw e;
+        }
     }
 
     @Override
@@ -130,16 +135,35 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         return live.size();
     }
 
-    /** Re-puts every live entry soon (after a NATS reconnect). Any thread. */
+    /**
+     * Re-puts every live entry soon (after a NATS reconnect), re-creating the bucket first if the
+     * server lost it (memory storage does not survive a nats-server restart). Retried every second
+     * while it fails (JetStream may answer a moment after the connection is back), for at most
+     * {@link #REPUT_ATTEMPTS} attempts; the periodic refresh continues after that. Any thread.
+     */
     public void reputAll() {
+        reputAll(REPUT_ATTEMPTS);
+    }
+
+    private static final int REPUT_ATTEMPTS = 30;
+
+    private void reputAll(int attemptsLeft) {
         try {
-            worker.execute(this::refreshAll);
+            worker.execute(() -> {
+                kv = null;
+                if (refreshAll() > 0 && attemptsLeft > 1 && !closed.get()) {
+                    worker.schedule(() -> reputAll(attemptsLeft - 1), 1, TimeUnit.SECONDS);
+                } else {
+                    log.info("registry: {} entries re-put after reconnect", live.size());
+                }
+            });
         } catch (RuntimeException rejected) {
             log.debug("registry closed; no re-put");
         }
     }
 
-    private void refreshAll() {
+    /** Writes every live entry; returns how many writes failed. */
+    private int refreshAll() {
         int failed = 0;
         for (SubscriptionEntry e : live.values()) {
             try {
@@ -154,6 +178,7 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         if (failed > 0) {
             log.warn("[RegistryRefreshFailed] {} of {} entries not refreshed", failed, live.size());
         }
+        return failed;
     }
 
     /** Lets queued writes and deletes finish (bounded to 5 s), then stops the thread. Idempotent. */

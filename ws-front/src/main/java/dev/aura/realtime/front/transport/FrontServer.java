@@ -32,6 +32,8 @@ import org.slf4j.LoggerFactory;
 public final class FrontServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(FrontServer.class);
     private static final int MAX_HTTP_REQUEST_BYTES = 64 * 1024;
+    /** A connection must send its first request head within this (slowloris; browsers send it at once). */
+    static final java.time.Duration FIRST_REQUEST_DEADLINE = java.time.Duration.ofSeconds(5);
 
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
@@ -65,6 +67,7 @@ public final class FrontServer implements AutoCloseable {
                     protected void initChannel(SocketChannel ch) {
                         ch.pipeline()
                                 .addLast("http", new HttpServerCodec())
+                                .addLast("first-request-deadline", new FirstRequestDeadline(FIRST_REQUEST_DEADLINE))
                                 .addLast("http-aggregator", new HttpObjectAggregator(MAX_HTTP_REQUEST_BYTES))
                                 .addLast("router", new HttpRouter(context, draining));
                     }
