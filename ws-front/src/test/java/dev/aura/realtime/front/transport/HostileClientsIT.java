@@ -47,7 +47,9 @@ class HostileClientsIT {
                 "NATS_URL", nats.url(), "AURA_JWT_SECRET", Tokens.SECRET, "WS_PORT", "0", "INSTANCE_ID", "hostile",
                 "WS_IO_THREADS", "2", "WS_MAX_FRAME_BYTES", Integer.toString(MAX_FRAME),
                 "WS_MAX_OUTBOUND_BYTES", Integer.toString(2 * 1024 * 1024), "WS_SLOW_CLIENT_TIMEOUT_MS", "2000",
-                "WS_SHUTDOWN_GRACE_SECONDS", "1"))));
+                "WS_SHUTDOWN_GRACE_SECONDS", "1",
+                // the firehose sender must not hit the per-connection event rate: the point is the reader
+                "WS_MAX_EVENTS_PER_SECOND", "100000"))));
     }
 
     @AfterAll
@@ -209,8 +211,6 @@ class HostileClientsIT {
     }
 
     @Test
-    @org.junit.jupiter.api.Disabled("open finding (issue 9): the never-reading client is not disconnected within 15 s and the probe"
-            + " sees a 2 s stall while 16 KiB broadcasts flow; not yet known whether the server or this raw client is at fault")
     void aClientThatNeverReadsIsDisconnectedAndOthersKeepGoing() throws Exception {
         Socket lazy = new Socket("127.0.0.1", app.port());
         lazy.setReceiveBufferSize(4096);
