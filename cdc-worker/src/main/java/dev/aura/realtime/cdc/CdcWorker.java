@@ -132,9 +132,11 @@ public final class CdcWorker implements AutoCloseable {
                 }
                 TypeCatalog types = new TypeCatalog(pool);
                 SubscriptionIndex idx = new SubscriptionIndex(nats, clock);
-                idx.start(60_000);
                 index = idx;
                 started.push(idx);
+                if (!startRegistry(idx)) {
+                    return;
+                }
 
                 SubscriptionCheckService checks = new SubscriptionCheckService(nats, pool);
                 checks.start();
@@ -181,6 +183,28 @@ public final class CdcWorker implements AutoCloseable {
             log.error("cdc-worker start-up failed", e);
             state.failed(CdcReason.ERROR, "start-up failed: " + e);
         }
+    }
+
+    /**
+     * Starts the registry watch, retrying with backoff while NATS is unreachable (a worker started
+     * before NATS must come up on its own).
+     *
+     * @return false when the worker was closed meanwhile
+     */
+    private boolean startRegistry(SubscriptionIndex idx) throws InterruptedException {
+        long backoff = 500;
+        while (!closed.get()) {
+            try {
+                idx.start(60_000);
+                return true;
+            } catch (java.io.IOException | io.nats.client.JetStreamApiException e) {
+                state.failed(CdcReason.NATS_UNAVAILABLE, "subscription registry: " + e.getMessage());
+                log.warn("subscription registry watch failed (NATS unreachable?), retrying in {} ms: {}", backoff, e.getMessage());
+                Thread.sleep(backoff);
+                backoff = Math.min(backoff * 2, 5000);
+            }
+        }
+        return false;
     }
 
     private HttpApi.LeaderView leaderView() {
