@@ -1,17 +1,16 @@
 package dev.aura.realtime.cdc.match;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.common.wire.KvBuckets;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.common.wire.WireJson;
 import io.nats.client.Connection;
 import io.nats.client.ConnectionListener;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.KeyValue;
-import io.nats.client.api.KeyValueConfiguration;
 import io.nats.client.api.KeyValueEntry;
 import io.nats.client.api.KeyValueOperation;
 import io.nats.client.api.KeyValueWatcher;
-import io.nats.client.api.StorageType;
 import io.nats.client.impl.NatsKeyValueWatchSubscription;
 import java.io.IOException;
 import java.time.Clock;
@@ -112,21 +111,7 @@ public final class SubscriptionIndex implements AutoCloseable {
 
     /** Creates {@link SubscriptionEntry#BUCKET} (memory storage, max age) unless it exists. */
     public static void ensureBucket(Connection nats) throws IOException, JetStreamApiException {
-        var kvm = nats.keyValueManagement();
-        try {
-            kvm.getStatus(SubscriptionEntry.BUCKET);
-        } catch (JetStreamApiException notFound) {
-            try {
-                kvm.create(KeyValueConfiguration.builder()
-                        .name(SubscriptionEntry.BUCKET)
-                        .storageType(StorageType.Memory)
-                        .ttl(SubscriptionEntry.MAX_AGE)
-                        .maxHistoryPerKey(1)
-                        .build());
-            } catch (JetStreamApiException raced) {
-                kvm.getStatus(SubscriptionEntry.BUCKET); // created by someone else meanwhile
-            }
-        }
+        KvBuckets.ensure(nats, SubscriptionEntry.BUCKET, SubscriptionEntry.MAX_AGE);
     }
 
     /**

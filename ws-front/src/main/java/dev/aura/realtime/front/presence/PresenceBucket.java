@@ -1,13 +1,11 @@
 package dev.aura.realtime.front.presence;
 
+import dev.aura.realtime.common.wire.KvBuckets;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.KeyValue;
-import io.nats.client.KeyValueManagement;
-import io.nats.client.api.KeyValueConfiguration;
 import io.nats.client.api.KeyValueWatcher;
-import io.nats.client.api.StorageType;
 import io.nats.client.impl.NatsKeyValueWatchSubscription;
 import java.io.IOException;
 import java.time.Duration;
@@ -42,18 +40,7 @@ final class PresenceBucket {
      * the memory stream) and binds to it. A bucket that exists keeps its own max age.
      */
     void ensure() throws IOException, JetStreamApiException {
-        KeyValueManagement kvm = connection.keyValueManagement();
-        try {
-            kvm.getStatus(NAME);
-        } catch (JetStreamApiException notFound) {
-            try {
-                kvm.create(KeyValueConfiguration.builder().name(NAME).storageType(StorageType.Memory).ttl(maxAge).build());
-                log.info("created KV bucket {} (memory, max age {} ms)", NAME, maxAge.toMillis());
-            } catch (JetStreamApiException raced) {
-                log.debug("presence bucket creation raced: {}", raced.toString());
-            }
-        }
-        kv = connection.keyValue(NAME);
+        kv = KvBuckets.ensure(connection, NAME, maxAge);
     }
 
     private KeyValue kv() throws IOException, JetStreamApiException {

@@ -1,13 +1,11 @@
 package dev.aura.realtime.front.relay;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.common.wire.KvBuckets;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.KeyValue;
-import io.nats.client.KeyValueManagement;
-import io.nats.client.api.KeyValueConfiguration;
-import io.nats.client.api.StorageType;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Map;
@@ -62,22 +60,7 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         if (current != null) {
             return current;
         }
-        KeyValueManagement kvm = connection.keyValueManagement();
-        try {
-            kvm.getStatus(SubscriptionEntry.BUCKET);
-        } catch (JetStreamApiException notFound) {
-            try {
-                kvm.create(KeyValueConfiguration.builder()
-                        .name(SubscriptionEntry.BUCKET)
-                        .storageType(StorageType.Memory)
-                        .ttl(ttl)
-                        .build());
-                log.info("created KV bucket {} (memory, max age {} ms)", SubscriptionEntry.BUCKET, ttl.toMillis());
-            } catch (JetStreamApiException raced) {
-                log.debug("bucket creation raced: {}", raced.toString());
-            }
-        }
-        kv = connection.keyValue(SubscriptionEntry.BUCKET);
+        kv = KvBuckets.ensure(connection, SubscriptionEntry.BUCKET, ttl);
         return kv;
     }
 
