@@ -100,6 +100,10 @@ public final class Wal2JsonDecoder {
         if (pgText == null) {
             return null;
         }
+        // Fast path: the session is pinned to TimeZone=UTC, so Postgres prints "+00".
+        if (pgText.length() > 19 && pgText.endsWith("+00") && pgText.charAt(10) == ' ') {
+            return pgText.substring(0, 10) + 'T' + pgText.substring(11, pgText.length() - 3) + 'Z';
+        }
         try {
             var parsed = PG_TS.parseBest(pgText, OffsetDateTime::from, LocalDateTime::from);
             var instant = parsed instanceof OffsetDateTime odt ? odt.toInstant() : ((LocalDateTime) parsed).toInstant(ZoneOffset.UTC);
