@@ -161,6 +161,8 @@ class TokensE2EIT {
                 intruder.join(at[0], ref, config, null);
                 JsonNode reply = intruder.await(f -> ref.equals(f.path("ref").asText()));
                 ok += "ok".equals(reply.at("/payload/status").asText()) ? 1 : 0;
+                System.out.printf("project B joins %s schema=%s table=%s filter=%s: %s %s%n", at[0], at[1], at[2], at[3],
+                        reply.at("/payload/status").asText(), reply.at("/payload/response/reason").asText(""));
                 Thread.sleep(15);
             }
             String ref = "tokA";
