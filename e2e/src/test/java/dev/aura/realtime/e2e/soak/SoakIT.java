@@ -31,8 +31,8 @@ import org.junit.jupiter.api.Test;
  * {@code scripts/soak.sh}). Opens {@code soak.connections} (10,000) WebSockets to one ws-front
  * jar; every connection joins one of 100 broadcast rooms, and {@code soak.pgSubscribers} (100) of
  * them also subscribe to postgres_changes of a table written at {@code soak.changesPerSecond}.
- * Broadcasts go to the rooms at {@code soak.broadcastsPerSecond} (presence churn is not possible
- * yet: presence has not landed). Every 30 s it records ws-front's heap after a full GC, and at
+ * Broadcasts go to the rooms at {@code soak.broadcastsPerSecond} (presence churn is not part of
+ * the soak yet). Every 30 s it records ws-front's heap after a full GC, and at
  * the end reports lost deliveries to connected clients and p50/p99 delivery latency, written to
  * {@code target/soak-result.md}.
  */
