@@ -104,14 +104,29 @@ public final class E2eStack implements AutoCloseable {
     }
 
     public void createProject() {
-        pg.execute("CREATE SCHEMA IF NOT EXISTS \"" + schema + "\"",
-                "GRANT USAGE ON SCHEMA \"" + schema + "\" TO aura_anon, aura_authenticated",
-                "INSERT INTO aura_platform.projects(project_id, schema_name) VALUES ('" + projectId + "', '" + schema
+        createProject(projectId);
+    }
+
+    /** Registers another project (schema {@code project_<id>}) on the same stack. */
+    public void createProject(String id) {
+        String schemaName = schemaOf(id);
+        pg.execute("CREATE SCHEMA IF NOT EXISTS \"" + schemaName + "\"",
+                "GRANT USAGE ON SCHEMA \"" + schemaName + "\" TO aura_anon, aura_authenticated",
+                "INSERT INTO aura_platform.projects(project_id, schema_name) VALUES ('" + id + "', '" + schemaName
                         + "') ON CONFLICT DO NOTHING");
+    }
+
+    public static String schemaOf(String projectId) {
+        return "project_" + projectId.replace('-', '_');
     }
 
     /** Enables realtime on a table through the control API, as a project admin would. */
     public void enable(String table) {
+        enable(projectId, table);
+    }
+
+    /** Enables realtime on a table of another project registered with {@link #createProject(String)}. */
+    public void enable(String projectId, String table) {
         try {
             HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + cdcPort + "/v1/db/" + projectId
                             + "/schema/tables/" + java.net.URLEncoder.encode(table, java.nio.charset.StandardCharsets.UTF_8)

@@ -6,7 +6,8 @@ package dev.aura.realtime.front.channel;
  */
 public final class RateWindow {
     private final int limit;
-    private long windowStartMs = Long.MIN_VALUE;
+    private boolean started;
+    private long windowStartMs;
     private int count;
 
     public RateWindow(int limit) {
@@ -15,7 +16,10 @@ public final class RateWindow {
 
     /** Counts one event at {@code nowMs}; false when the window is already full. */
     public boolean tryAcquire(long nowMs) {
-        if (nowMs - windowStartMs >= 1000) {
+        // not "windowStartMs = Long.MIN_VALUE": nowMs - Long.MIN_VALUE overflows to a negative number,
+        // so the first window never ended and the limit applied to the connection's whole life
+        if (!started || nowMs - windowStartMs >= 1000) {
+            started = true;
             windowStartMs = nowMs;
             count = 0;
         }

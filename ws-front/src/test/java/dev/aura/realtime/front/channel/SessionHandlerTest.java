@@ -296,4 +296,27 @@ class SessionHandlerTest {
         }
         return out.toByteArray();
     }
+
+    @Test
+    void theEventLimitIsPerSecondNotPerConnectionLifetime() {
+        Harness.Conn c = h.connect(Vsn.V2);
+        c.send(join("1", "realtime:room", "{\"broadcast\":{\"self\":false}}"));
+        assertReply(c.next(), "1", "ok");
+        String broadcast = "[\"1\",null,\"realtime:room\",\"broadcast\",{\"type\":\"broadcast\",\"event\":\"e\",\"payload\":{}}]";
+        // 100 events/s (the harness limit) for five seconds: 500 events, none refused. The window
+        // used to start at Long.MIN_VALUE and never end, so the 101st event of the connection's life closed it.
+        for (int second = 0; second < 5; second++) {
+            for (int i = 0; i < 100; i++) {
+                c.send(broadcast);
+            }
+            assertThat(c.next()).as("second " + second).isNull();
+            h.clock.advance(Duration.ofSeconds(1));
+        }
+        assertThat(h.publisher.published).hasSize(500);
+        for (int i = 0; i < 101; i++) {
+            c.send(broadcast);
+        }
+        assertThat(c.next().toString()).contains(Reasons.TOO_MANY_MESSAGES);
+        c.close();
+    }
 }

@@ -1,0 +1,319 @@
+package dev.aura.realtime.e2e.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.nimbusds.jose.JOSEObjectType;
+import com.nimbusds.jose.JWSAlgorithm;
+import com.nimbusds.jose.JWSHeader;
+import com.nimbusds.jose.crypto.MACSigner;
+import com.nimbusds.jose.crypto.RSASSASigner;
+import com.nimbusds.jose.jwk.RSAKey;
+import com.nimbusds.jose.jwk.gen.RSAKeyGenerator;
+import com.nimbusds.jwt.JWTClaimsSet;
+import com.nimbusds.jwt.SignedJWT;
+import dev.aura.realtime.e2e.E2eStack;
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.WebSocket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 9, "Tokens": hostile tokens against the real jars. Each is refused at connect (HTTP 401,
+ * body {@code {"error": ...}} with the protocol's text) and at join as {@code access_token} (error
+ * reply {@code <Kind>: <text>}). A client of project B with a valid token never receives project
+ * A's postgres_changes or broadcasts, whatever it writes in schema, table, filter or topic.
+ */
+class TokensE2EIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Duration WAIT = Duration.ofSeconds(20);
+    private static E2eStack stack;
+    private static final String projectB = UUID.randomUUID().toString();
+
+    @BeforeAll
+    static void start() {
+        stack = E2eStack.startDefault(1);
+        stack.createProject(projectB);
+        for (String p : List.of(stack.projectId, projectB)) {
+            String t = "\"" + E2eStack.schemaOf(p) + "\".\"t\"";
+            stack.sql("CREATE TABLE " + t + "(id int PRIMARY KEY, body text)", "GRANT SELECT ON " + t + " TO aura_anon, aura_authenticated");
+            stack.enable(p, "t");
+        }
+    }
+
+    @AfterAll
+    static void stop() {
+        stack.close();
+    }
+
+    /** Hostile tokens for project A and the protocol's error for each: {kind, message prefix}. */
+    private static Map<String, String[]> hostile() throws Exception {
+        String a = stack.projectId;
+        Map<String, String[]> m = new LinkedHashMap<>();
+        String sig = "Failed to validate JWT signature";
+        String malformed = "The token provided is not a valid JWT";
+        m.put("wrong signature", new String[] {stack.tokens.signedWithWrongSecret(a), "JwtSignatureError", sig});
+        m.put("tampered payload (anon -> service_role)", new String[] {stack.tokens.tampered(a), "JwtSignatureError", sig});
+        m.put("alg none", new String[] {stack.tokens.algNone(a), "MalformedJWT", malformed});
+        m.put("alg RS256 header, HMAC-signed with the HS secret", new String[] {hmacWithHeader("RS256", stack.tokens.claims("service_role", a)), "JwtSignatureError", sig});
+        m.put("genuine RS256 (attacker's own RSA key)", new String[] {rs256(stack.tokens.claims("service_role", a)), "JwtSignatureError", sig});
+        m.put("HS512 (secret doubled to 64 bytes)", new String[] {hs512(stack.tokens.claims("service_role", a)), "JwtSignatureError", sig});
+        m.put("alg HS512 header over HMAC-SHA256 with the secret", new String[] {hmacWithHeader("HS512", stack.tokens.claims("service_role", a)), "JwtSignatureError", sig});
+        m.put("no exp", new String[] {stack.tokens.withoutExp(a), "InvalidJWTToken", "Fields `role` and `exp` are required in JWT"});
+        m.put("no role", new String[] {stack.tokens.withoutRole(a), "InvalidJWTToken", "Fields `role` and `exp` are required in JWT"});
+        m.put("no ref", new String[] {stack.tokens.withoutRef(a), "InvalidJWTToken", "Field `ref` (the project id) is required in JWT"});
+        m.put("expired", new String[] {stack.tokens.expired("anon", a), "InvalidJWTToken", "Token has expired "});
+        m.put("garbage", new String[] {"not.a.jwt", "MalformedJWT", malformed});
+        return m;
+    }
+
+    @Test
+    void everyHostileTokenIsRefusedAtConnectWithHttp401() throws Exception {
+        for (Map.Entry<String, String[]> e : hostile().entrySet()) {
+            Http r = upgrade("/realtime/v1/websocket?vsn=1.0.0&apikey=" + URLEncoder.encode(e.getValue()[0], StandardCharsets.UTF_8));
+            assertThat(r.status).as(e.getKey() + ": " + r).isEqualTo(401);
+            assertThat(JSON.readTree(r.body).path("error").asText()).as(e.getKey()).startsWith(e.getValue()[2]);
+        }
+        Http missing = upgrade("/realtime/v1/websocket?vsn=1.0.0");
+        assertThat(missing.status).isEqualTo(401);
+        assertThat(JSON.readTree(missing.body).path("error").asText()).isEqualTo("API key is missing");
+        // the positive control: the same request with a good key upgrades
+        assertThat(upgrade("/realtime/v1/websocket?vsn=1.0.0&apikey=" + stack.tokens.anon(stack.projectId)).status).isEqualTo(101);
+    }
+
+    @Test
+    void everyHostileTokenIsRefusedAtJoinAsAccessToken() throws Exception {
+        Map<String, String[]> cases = hostile();
+        cases.put("valid token of another project", new String[] {stack.tokens.authenticated(projectB, UUID.randomUUID().toString()),
+                "InvalidJWTToken", "The access token belongs to another project than the API key"});
+        try (Ws ws = Ws.open(stack.tokens.anon(stack.projectId))) {
+            int i = 0;
+            for (Map.Entry<String, String[]> e : cases.entrySet()) {
+                String ref = "r" + i++;
+                ObjectNode config = JSON.createObjectNode();
+                config.putArray("postgres_changes").addObject().put("event", "*").put("schema", "public").put("table", "t");
+                ws.join("realtime:tok-" + i, ref, config, e.getValue()[0]);
+                JsonNode reply = ws.await(f -> ref.equals(f.path("ref").asText()) && "phx_reply".equals(f.path("event").asText()));
+                assertThat(reply.at("/payload/status").asText()).as(e.getKey() + ": " + reply).isEqualTo("error");
+                assertThat(reply.at("/payload/response/reason").asText()).as(e.getKey())
+                        .startsWith(e.getValue()[1] + ": " + e.getValue()[2]);
+                Thread.sleep(15); // stay under the joins-per-second limit
+            }
+        }
+    }
+
+    @Test
+    void aClientOfAnotherProjectNeverReceivesProjectAsChangesOrBroadcasts() throws Exception {
+        String a = stack.projectId;
+        String secret = "secret-of-A-" + UUID.randomUUID();
+        try (Ws victim = Ws.open(stack.tokens.anon(a)); Ws intruder = Ws.open(stack.tokens.anon(projectB))) {
+            ObjectNode all = JSON.createObjectNode();
+            all.putArray("postgres_changes").addObject().put("event", "*").put("schema", "public").put("table", "t");
+            all.putObject("broadcast").put("self", true);
+            victim.join("realtime:room", "v1", all, null);
+            assertThat(victim.await(f -> "v1".equals(f.path("ref").asText())).at("/payload/status").asText()).isEqualTo("ok");
+
+            // project B: the same topic and table, A's schema name spelled out, wildcard tables, filters
+            // that try to escape, a token of A as access_token, a topic naming A's schema
+            String aSchema = E2eStack.schemaOf(a);
+            List<String[]> attempts = List.of(
+                    new String[] {"realtime:room", "public", "t", null},
+                    new String[] {"realtime:w1", "public", "*", null},
+                    new String[] {"realtime:w2", aSchema, "t", null},
+                    new String[] {"realtime:w3", "public", aSchema + ".t", null},
+                    new String[] {"realtime:w4", "public", "t", "id=gt.0"},
+                    new String[] {"realtime:w5", "public", "t", "id=gt.0) OR (true"},
+                    new String[] {"realtime:w6", "public", "\"" + aSchema + "\".\"t\"", null},
+                    new String[] {"realtime:" + a + ":room", "public", "t", null},
+                    new String[] {"realtime:w7", "public", "../" + aSchema + "/t", null});
+            int ok = 0;
+            for (int i = 0; i < attempts.size(); i++) {
+                String[] at = attempts.get(i);
+                ObjectNode config = JSON.createObjectNode();
+                ObjectNode binding = config.putArray("postgres_changes").addObject().put("event", "*").put("schema", at[1]).put("table", at[2]);
+                if (at[3] != null) {
+                    binding.put("filter", at[3]);
+                }
+                config.putObject("broadcast").put("self", true);
+                String ref = "i" + i;
+                intruder.join(at[0], ref, config, null);
+                JsonNode reply = intruder.await(f -> ref.equals(f.path("ref").asText()));
+                ok += "ok".equals(reply.at("/payload/status").asText()) ? 1 : 0;
+                System.out.printf("project B joins %s schema=%s table=%s filter=%s: %s %s%n", at[0], at[1], at[2], at[3],
+                        reply.at("/payload/status").asText(), reply.at("/payload/response/reason").asText(""));
+                Thread.sleep(15);
+            }
+            String ref = "tokA";
+            intruder.join("realtime:room2", ref, JSON.createObjectNode(), stack.tokens.serviceRole(a));
+            assertThat(intruder.await(f -> ref.equals(f.path("ref").asText())).at("/payload/response/reason").asText())
+                    .isEqualTo("InvalidJWTToken: The access token belongs to another project than the API key");
+            assertThat(ok).as("project B's own joins on public.t succeed (the attack surface is real)").isGreaterThanOrEqualTo(2);
+
+            // project A writes and broadcasts its secret; project B writes its own row as a control
+            stack.sql("INSERT INTO \"" + aSchema + "\".\"t\" VALUES (1, '" + secret + "')");
+            victim.send("realtime:room", "{\"type\":\"broadcast\",\"event\":\"msg\",\"payload\":{\"body\":\"" + secret + "\"}}");
+            victim.await(f -> f.toString().contains(secret) && "postgres_changes".equals(f.path("event").asText()));
+            victim.await(f -> f.toString().contains(secret) && "broadcast".equals(f.path("event").asText()));
+            String control = "B-own-" + UUID.randomUUID();
+            stack.sql("INSERT INTO \"" + E2eStack.schemaOf(projectB) + "\".\"t\" VALUES (1, '" + control + "')");
+            intruder.send("realtime:room", "{\"type\":\"broadcast\",\"event\":\"msg\",\"payload\":{\"body\":\"" + control + "\"}}");
+            // B's subscribers work: its own change and broadcast arrive (after A's were published)
+            intruder.await(f -> f.toString().contains(control) && "postgres_changes".equals(f.path("event").asText()));
+            intruder.await(f -> f.toString().contains(control) && "broadcast".equals(f.path("event").asText()));
+            Thread.sleep(500);
+            assertThat(intruder.frames).as("project B never sees project A's data").noneMatch(f -> f.contains(secret));
+            assertThat(victim.frames).as("nor A project B's").noneMatch(f -> f.contains(control));
+        }
+    }
+
+    // ---- tokens ----
+
+    private static String b64(byte[] b) {
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+    }
+
+    /** A token whose header names {@code alg} but whose signature is HMAC-SHA256 with the real HS secret. */
+    private static String hmacWithHeader(String alg, Map<String, Object> claims) throws Exception {
+        String signingInput = b64(("{\"alg\":\"" + alg + "\",\"typ\":\"JWT\"}").getBytes(StandardCharsets.UTF_8)) + "."
+                + b64(JSON.writeValueAsBytes(claims));
+        Mac mac = Mac.getInstance("HmacSHA256");
+        mac.init(new SecretKeySpec(E2eStack.SECRET.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+        return signingInput + "." + b64(mac.doFinal(signingInput.getBytes(StandardCharsets.US_ASCII)));
+    }
+
+    private static String rs256(Map<String, Object> claims) throws Exception {
+        RSAKey key = new RSAKeyGenerator(2048).generate();
+        SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.RS256).type(JOSEObjectType.JWT).build(), JWTClaimsSet.parse(claims));
+        jwt.sign(new RSASSASigner(key));
+        return jwt.serialize();
+    }
+
+    private static String hs512(Map<String, Object> claims) throws Exception {
+        SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.HS512).type(JOSEObjectType.JWT).build(), JWTClaimsSet.parse(claims));
+        byte[] key = (E2eStack.SECRET + E2eStack.SECRET).getBytes(StandardCharsets.UTF_8); // HS512 needs 64 bytes
+        jwt.sign(new MACSigner(key));
+        return jwt.serialize();
+    }
+
+    // ---- raw HTTP upgrade ----
+
+    private record Http(int status, String body) {}
+
+    private static Http upgrade(String pathAndQuery) throws Exception {
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), stack.wsPort(0))) {
+            s.setSoTimeout(10_000);
+            OutputStream out = s.getOutputStream();
+            out.write(("GET " + pathAndQuery + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            InputStream in = s.getInputStream();
+            ByteArrayOutputStream buf = new ByteArrayOutputStream();
+            int contentLength = -1;
+            int headerEnd = -1;
+            byte[] chunk = new byte[4096];
+            while (true) {
+                String text = buf.toString(StandardCharsets.ISO_8859_1);
+                if (headerEnd < 0 && (headerEnd = text.indexOf("\r\n\r\n")) >= 0) {
+                    var m = java.util.regex.Pattern.compile("(?im)^content-length:\\s*(\\d+)").matcher(text.substring(0, headerEnd));
+                    contentLength = m.find() ? Integer.parseInt(m.group(1)) : 0;
+                    if (text.startsWith("HTTP/1.1 101")) {
+                        return new Http(101, "");
+                    }
+                }
+                if (headerEnd >= 0 && buf.size() >= headerEnd + 4 + contentLength) {
+                    int status = Integer.parseInt(text.substring(9, 12));
+                    return new Http(status, new String(buf.toByteArray(), headerEnd + 4, contentLength, StandardCharsets.UTF_8));
+                }
+                int n = in.read(chunk);
+                if (n < 0) {
+                    throw new AssertionError("connection closed before a full response: " + text);
+                }
+                buf.write(chunk, 0, n);
+            }
+        }
+    }
+
+    // ---- raw WebSocket (vsn 1.0.0) ----
+
+    private static final class Ws implements WebSocket.Listener, AutoCloseable {
+        final List<String> frames = new CopyOnWriteArrayList<>();
+        private final StringBuilder partial = new StringBuilder();
+        private WebSocket ws;
+
+        static Ws open(String apikey) throws Exception {
+            Ws w = new Ws();
+            w.ws = HttpClient.newHttpClient().newWebSocketBuilder()
+                    .buildAsync(URI.create(stack.wsUrl(0) + "/websocket?vsn=1.0.0&apikey=" + apikey), w).get(20, TimeUnit.SECONDS);
+            return w;
+        }
+
+        void join(String topic, String ref, ObjectNode config, String accessToken) throws Exception {
+            ObjectNode payload = JSON.createObjectNode();
+            payload.set("config", config);
+            if (accessToken != null) {
+                payload.put("access_token", accessToken);
+            }
+            ObjectNode msg = JSON.createObjectNode().put("topic", topic).put("event", "phx_join").put("ref", ref).put("join_ref", ref);
+            msg.set("payload", payload);
+            ws.sendText(msg.toString(), true).get(10, TimeUnit.SECONDS);
+        }
+
+        void send(String topic, String broadcastPayload) throws Exception {
+            ws.sendText("{\"topic\":\"" + topic + "\",\"event\":\"broadcast\",\"payload\":" + broadcastPayload + ",\"ref\":null}", true)
+                    .get(10, TimeUnit.SECONDS);
+        }
+
+        JsonNode await(java.util.function.Predicate<JsonNode> p) throws Exception {
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            int i = 0;
+            while (System.nanoTime() < deadline) {
+                for (; i < frames.size(); i++) {
+                    JsonNode f = JSON.readTree(frames.get(i));
+                    if (p.test(f)) {
+                        return f;
+                    }
+                }
+                Thread.sleep(20);
+            }
+            throw new AssertionError("no matching frame within " + WAIT + "; frames: " + frames);
+        }
+
+        @Override
+        public CompletionStage<?> onText(WebSocket w, CharSequence data, boolean last) {
+            partial.append(data);
+            if (last) {
+                frames.add(partial.toString());
+                partial.setLength(0);
+            }
+            w.request(1);
+            return null;
+        }
+
+        @Override
+        public void close() {
+            ws.abort();
+        }
+    }
+}
