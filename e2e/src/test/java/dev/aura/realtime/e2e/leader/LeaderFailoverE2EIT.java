@@ -250,7 +250,10 @@ class LeaderFailoverE2EIT {
         long publishingMs = (events.subList(before, events.size()).stream().filter(e -> e.origin().equals(firstOrigin))
                 .mapToLong(Event::atNanos).min().orElseThrow() - stopping) / 1_000_000;
         System.out.printf("graceful takeover: lease taken %d ms, first publish %d ms after SIGTERM%n", gracefulMs, publishingMs);
-        assertThat(gracefulMs).as("lease handed over after SIGTERM (ms)").isLessThan(2000);
+        // Measured from the SIGTERM to a separate JVM: its shutdown hook stops the poll loop, then
+        // releases; the standby takes the lease on its next jittered retry (<= 2.2 x 667 ms). The
+        // election's own 2 s bound is asserted in LeaseLeaderElectionTest, without JVM shutdown.
+        assertThat(gracefulMs).as("lease handed over after SIGTERM (ms)").isLessThan(3000);
         stopLoad();
         assertEverythingCommittedArrived();
         assertNoOverlap();
