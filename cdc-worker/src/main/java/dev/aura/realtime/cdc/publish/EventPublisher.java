@@ -29,12 +29,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * one flush.
  */
 public final class EventPublisher implements AutoCloseable {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(EventPublisher.class);
     private final Connection nats;
     private final String origin;
     private final String barrierSubject;
     private final Dispatcher barrier;
     private final AtomicLong markers = new AtomicLong();
     private final ConcurrentSkipListMap<Long, CompletableFuture<Void>> pending = new ConcurrentSkipListMap<>();
+    private final AtomicLong silentFlushes = new AtomicLong();
 
     public EventPublisher(Connection nats, String origin) {
         this.nats = nats;
@@ -77,10 +79,39 @@ public final class EventPublisher implements AutoCloseable {
         try {
             nats.publish(barrierSubject, Long.toString(n).getBytes(StandardCharsets.US_ASCII));
             done.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            silentFlushes.set(0);
         } catch (ExecutionException e) {
             throw new TimeoutException("flush marker failed: " + e.getCause());
+        } catch (TimeoutException e) {
+            recoverIfDeaf();
+            throw e;
         } finally {
             pending.remove(n);
+        }
+    }
+
+    /**
+     * Seen here after nats-server restarts under load: jnats reports the connection CONNECTED
+     * after a reconnect, yet nothing comes back on it (neither our markers nor JetStream API
+     * replies) for minutes. Two marker timeouts in a row on a connection that claims to be
+     * connected force a fresh reconnect (jnats {@code forceReconnect}), which restores delivery;
+     * the batch is re-read from the slot meanwhile, so nothing is lost.
+     */
+    private void recoverIfDeaf() {
+        if (nats.getStatus() != Connection.Status.CONNECTED) {
+            silentFlushes.set(0);
+            return;
+        }
+        if (silentFlushes.incrementAndGet() >= 2) {
+            silentFlushes.set(0);
+            log.warn("NatsConnectionDeaf: NATS reports connected but returned no flush marker twice; forcing a reconnect");
+            try {
+                nats.forceReconnect();
+            } catch (java.io.IOException e) {
+                log.warn("forced NATS reconnect failed: {}", e.toString());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
