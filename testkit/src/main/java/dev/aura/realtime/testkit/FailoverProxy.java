@@ -1,8 +1,6 @@
 package dev.aura.realtime.testkit;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -43,7 +41,7 @@ public final class FailoverProxy implements AutoCloseable {
 
     @Override
     public void close() {
-        closeQuietly(listener);
+        SocketSplice.closeQuietly(listener);
     }
 
     private void acceptLoop() {
@@ -64,38 +62,15 @@ public final class FailoverProxy implements AutoCloseable {
             try {
                 upstream.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), targetPorts.get(i)), 2_000);
             } catch (IOException refused) {
-                closeQuietly(upstream);
+                SocketSplice.closeQuietly(upstream);
                 continue;
             }
             accepted[i].incrementAndGet();
-            Thread.ofVirtual().name("test-failover-proxy-up").start(() -> pump(downstream, upstream));
-            Thread.ofVirtual().name("test-failover-proxy-down").start(() -> pump(upstream, downstream));
+            SocketSplice.start(downstream, upstream, "test-failover-proxy", s -> { });
             return;
         }
-        closeQuietly(downstream); // no target reachable: the client sees the connection close
+        SocketSplice.closeQuietly(downstream); // no target reachable: the client sees the connection close
     }
 
-    private static void pump(Socket from, Socket to) {
-        byte[] buffer = new byte[8192];
-        try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-            int n;
-            while ((n = in.read(buffer)) >= 0) {
-                out.write(buffer, 0, n);
-                out.flush();
-            }
-        } catch (IOException e) {
-            // either side closed or reset
-        } finally {
-            closeQuietly(from);
-            closeQuietly(to);
-        }
-    }
 
-    private static void closeQuietly(AutoCloseable closeable) {
-        try {
-            closeable.close();
-        } catch (Exception e) {
-            // already closed
-        }
-    }
 }

@@ -1,8 +1,6 @@
 package dev.aura.realtime.testkit;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -32,7 +30,7 @@ public final class PartitionableProxy implements AutoCloseable {
 
     public void cut() {
         cut = true;
-        open.forEach(PartitionableProxy::closeQuietly);
+        open.forEach(SocketSplice::closeQuietly);
         open.clear();
     }
 
@@ -42,7 +40,7 @@ public final class PartitionableProxy implements AutoCloseable {
 
     @Override
     public void close() {
-        closeQuietly(listener);
+        SocketSplice.closeQuietly(listener);
         cut();
     }
 
@@ -51,43 +49,16 @@ public final class PartitionableProxy implements AutoCloseable {
             try {
                 Socket downstream = listener.accept();
                 if (cut) {
-                    closeQuietly(downstream);
+                    SocketSplice.closeQuietly(downstream);
                     continue;
                 }
                 Socket upstream = new Socket(InetAddress.getLoopbackAddress(), targetPort);
                 open.add(downstream);
                 open.add(upstream);
-                Thread.ofVirtual().name("test-proxy-up").start(() -> pump(downstream, upstream));
-                Thread.ofVirtual().name("test-proxy-down").start(() -> pump(upstream, downstream));
+                SocketSplice.start(downstream, upstream, "test-proxy", open::remove);
             } catch (IOException e) {
                 // listener closed, or the target refused: the client sees a reset
             }
-        }
-    }
-
-    private void pump(Socket from, Socket to) {
-        byte[] buffer = new byte[8192];
-        try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-            int n;
-            while ((n = in.read(buffer)) >= 0) {
-                out.write(buffer, 0, n);
-                out.flush();
-            }
-        } catch (IOException e) {
-            // either side closed
-        } finally {
-            closeQuietly(from);
-            closeQuietly(to);
-            open.remove(from);
-            open.remove(to);
-        }
-    }
-
-    private static void closeQuietly(AutoCloseable closeable) {
-        try {
-            closeable.close();
-        } catch (Exception e) {
-            // already closed
         }
     }
 }
