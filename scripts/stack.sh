@@ -28,6 +28,9 @@ CDC_JAR="$ROOT/cdc-worker/target/cdc-worker.jar"
 WS_JAR="$ROOT/ws-front/target/ws-front.jar"
 DEMO_PROJECT_ID="00000000-0000-0000-0000-00000000d3e0"
 DEMO_SCHEMA="project_${DEMO_PROJECT_ID//-/_}"
+# Postgres policy (docs/operations.md, "Postgres versions"): any installed postgresql-$PG_MAJOR minor
+# release is used as it is; install only what is missing, never upgrade or downgrade. What differs
+# between minor releases (output_plugin_libraries) is detected by install-wal2json.sh configure.
 APT_PACKAGES=("postgresql-$PG_MAJOR" "postgresql-$PG_MAJOR-wal2json" "nats-server" "curl" "chromium")
 
 log() { printf '\033[1mstack:\033[0m %s\n' "$*" >&2; }

@@ -154,6 +154,40 @@ public final class PostgresServer implements AutoCloseable {
   }
 
   /**
+   * Returns whether this server knows the configuration parameter {@code name} (a row in
+   * {@code pg_settings}). Minor releases add parameters: {@code output_plugin_libraries} exists
+   * from 15.20 on (and is unknown to 15.18), so tests that depend on such a capability ask the
+   * server they run on and assert its behaviour.
+   *
+   * @throws UncheckedSqlException if the server cannot be queried
+   */
+  public boolean knowsSetting(String name) {
+    try (Connection connection = connect();
+        java.sql.PreparedStatement statement =
+            connection.prepareStatement("select count(*) from pg_settings where name = ?")) {
+      statement.setString(1, name);
+      try (java.sql.ResultSet rs = statement.executeQuery()) {
+        rs.next();
+        return rs.getInt(1) > 0;
+      }
+    } catch (SQLException e) {
+      throw new UncheckedSqlException("cannot read pg_settings on " + jdbcUrl(), e);
+    }
+  }
+
+  /** Returns {@code server_version} as the server reports it, e.g. {@code 15.18 (Debian 15.18-0+deb12u1)}. */
+  public String serverVersion() {
+    try (Connection connection = connect();
+        Statement statement = connection.createStatement();
+        java.sql.ResultSet rs = statement.executeQuery("show server_version")) {
+      rs.next();
+      return rs.getString(1);
+    } catch (SQLException e) {
+      throw new UncheckedSqlException("cannot read server_version on " + jdbcUrl(), e);
+    }
+  }
+
+  /**
    * Starts the (stopped or killed) cluster again on the same port and data directory and waits
    * until it accepts connections; no-op when running.
    *
