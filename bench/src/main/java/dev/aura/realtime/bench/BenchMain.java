@@ -40,7 +40,8 @@ public final class BenchMain {
         Report report = new Report();
         long t0 = System.nanoTime();
         String machine = Machine.describe();
-        System.out.println("aura-realtime benchmark (" + (quick ? "quick" : "full") + "), logs and JFR files in " + runDir);
+        System.out.println(
+                "aura-realtime benchmark (" + (quick ? "quick" : "full") + "), logs and JFR files in " + runDir);
         System.out.println(machine);
 
         Stack stack = new Stack(runDir);
@@ -80,22 +81,39 @@ public final class BenchMain {
                 RlsBench rls = new RlsBench(s, counter, report);
                 rls.subscribe(1000);
                 rls.run(z.rlsRows, z.naiveSeconds);
-                counter.hook(m -> { });
+                counter.hook(m -> {});
             }
 
             step("3. fan-out", t0);
             s.stopWorker();
             Path frontJfr = runDir.resolve("ws-front-fanout.jfr");
-            ServiceProcess front = s.startFront(Map.of("WS_MAX_EVENTS_PER_SECOND", "1000000", "WS_IDLE_TIMEOUT_MS", "3600000",
-                    "WS_IO_THREADS", "1", "WS_MAX_JOINS_PER_SECOND", "1000000"), Stack.jfr(frontJfr));
+            ServiceProcess front = s.startFront(
+                    Map.of(
+                            "WS_MAX_EVENTS_PER_SECOND",
+                            "1000000",
+                            "WS_IDLE_TIMEOUT_MS",
+                            "3600000",
+                            "WS_IO_THREADS",
+                            "1",
+                            "WS_MAX_JOINS_PER_SECOND",
+                            "1000000"),
+                    Stack.jfr(frontJfr));
             long natsPid = Machine.natsPid(s.nats.port());
             if (Procs.cpus() >= 2) {
                 Procs.pin(front.pid(), "0");
                 Procs.pin(natsPid, "0");
                 Procs.pin(ProcessHandle.current().pid(), "1");
             }
-            new FanoutBench(s, report).run(z.fanoutClients, z.burstRate, z.burstSeconds, z.lightRate, z.lightSeconds, front.pid(), natsPid,
-                    frontJfr);
+            new FanoutBench(s, report)
+                    .run(
+                            z.fanoutClients,
+                            z.burstRate,
+                            z.burstSeconds,
+                            z.lightRate,
+                            z.lightSeconds,
+                            front.pid(),
+                            natsPid,
+                            frontJfr);
 
             step("4a. idle connections", t0);
             IdleMemoryBench.run(s, report, front.pid(), z.idleClients);
@@ -107,8 +125,15 @@ public final class BenchMain {
         double minutes = (System.nanoTime() - t0) / 60e9;
         System.out.println();
         System.out.println(report.table());
-        String doc = Markdown.render(report, machine, quick, minutes,
-                LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME).substring(0, 16), runDir);
+        String doc = Markdown.render(
+                report,
+                machine,
+                quick,
+                minutes,
+                LocalDateTime.now()
+                        .format(DateTimeFormatter.ISO_LOCAL_DATE_TIME)
+                        .substring(0, 16),
+                runDir);
         Files.writeString(out, doc, StandardCharsets.UTF_8);
         System.out.printf("wrote %s (%.1f min)%n", out, minutes);
     }
@@ -130,8 +155,19 @@ public final class BenchMain {
     }
 
     /** Workload sizes of a full and a quick run. */
-    record Sizes(int sqlOnlySeconds, int cdcRows, int hugeTxnRows, int latencySeconds, int rlsRows, int naiveSeconds, int fanoutClients, int burstRate,
-            int burstSeconds, int lightRate, int lightSeconds, int idleClients) {
+    record Sizes(
+            int sqlOnlySeconds,
+            int cdcRows,
+            int hugeTxnRows,
+            int latencySeconds,
+            int rlsRows,
+            int naiveSeconds,
+            int fanoutClients,
+            int burstRate,
+            int burstSeconds,
+            int lightRate,
+            int lightSeconds,
+            int idleClients) {
         static final Sizes FULL = new Sizes(15, 200_000, 1_000_000, 10, 10_000, 20, 5_000, 100, 6, 5, 6, 10_000);
         static final Sizes QUICK = new Sizes(4, 20_000, 100_000, 3, 2_000, 5, 1_000, 200, 3, 5, 3, 2_000);
     }

@@ -45,13 +45,16 @@ final class CdcThroughputBench {
     }
 
     static void createTable(Stack s) {
-        s.pg.execute("CREATE TABLE " + s.table(TABLE) + " (id bigserial PRIMARY KEY, v int NOT NULL, body text NOT NULL)",
+        s.pg.execute(
+                "CREATE TABLE " + s.table(TABLE) + " (id bigserial PRIMARY KEY, v int NOT NULL, body text NOT NULL)",
                 "CREATE PROCEDURE " + s.schema + ".bench_fill(n int) LANGUAGE plpgsql AS $$ BEGIN FOR i IN 1..n LOOP "
-                        + "INSERT INTO " + s.table(TABLE) + "(v, body) VALUES (i, 'row number ' || i); COMMIT; END LOOP; END $$");
+                        + "INSERT INTO " + s.table(TABLE)
+                        + "(v, body) VALUES (i, 'row number ' || i); COMMIT; END LOOP; END $$");
     }
 
     /** One backlog run; {@code singleRowTxns} chooses n transactions of one row or one of n rows. */
-    void run(int n, boolean singleRowTxns, double targetRatio, Map<String, String> env, int sqlOnlySeconds) throws Exception {
+    void run(int n, boolean singleRowTxns, double targetRatio, Map<String, String> env, int sqlOnlySeconds)
+            throws Exception {
         String label = (singleRowTxns ? "single-row txns" : "one " + n + "-row txn") + (env.isEmpty() ? "" : " " + env);
         s.stopWorker();
         s.pg.execute("SELECT pg_create_logical_replication_slot('" + RAW_SLOT + "', 'wal2json')");
@@ -76,26 +79,43 @@ final class CdcThroughputBench {
         double rawRate = n / rawS;
         double rate = n / r.seconds;
         double ratio = rate / rawRate;
-        report.row("1. CDC throughput, " + n / 1000 + "k " + label, Report.f0(rate) + " rows/s (" + Report.f2(r.seconds) + " s; "
-                        + Report.f2(r.withJvmSeconds) + " s incl. JVM start)",
+        report.row(
+                "1. CDC throughput, " + n / 1000 + "k " + label,
+                Report.f0(rate) + " rows/s (" + Report.f2(r.seconds) + " s; " + Report.f2(r.withJvmSeconds)
+                        + " s incl. JVM start)",
                 Report.f0(rawRate) + " rows/s raw peek (" + Report.f2(rawS) + " s, " + raw[0] + " rows incl. B/C)",
-                Report.f2(ratio) + "×", "≥ " + targetRatio + "× raw", ratio >= targetRatio);
+                Report.f2(ratio) + "×",
+                "≥ " + targetRatio + "× raw",
+                ratio >= targetRatio);
         if (batched != null) {
             double sqlRate = batched[2] / batchedS;
-            report.note(String.format("%s: the worker's SQL alone (peek upto_nchanges=1000 + pg_replication_slot_advance to the last "
-                    + "commit; no Java processing), time-boxed: %d polls in %.1f s decoded %,d inserts = %,.0f rows/s (%.2f× the single raw "
-                    + "peek); first poll %d ms, last poll %d ms: every peek re-decodes from restart_lsn", label, batched[1], batchedS,
-                    batched[2], sqlRate, sqlRate / rawRateOf(n, rawS), batched[3], batched[4]));
+            report.note(String.format(
+                    "%s: the worker's SQL alone (peek upto_nchanges=1000 + pg_replication_slot_advance to the last "
+                            + "commit; no Java processing), time-boxed: %d polls in %.1f s decoded %,d inserts = %,.0f rows/s (%.2f× the single raw "
+                            + "peek); first poll %d ms, last poll %d ms: every peek re-decodes from restart_lsn",
+                    label,
+                    batched[1],
+                    batchedS,
+                    batched[2],
+                    sqlRate,
+                    sqlRate / rawRateOf(n, rawS),
+                    batched[3],
+                    batched[4]));
         }
-        report.note(String.format("%s: backlog written in %.1f s; worker polls %.0f, poll time %.1f s (sum of aura_cdc_poll_duration)",
+        report.note(String.format(
+                "%s: backlog written in %.1f s; worker polls %.0f, poll time %.1f s (sum of aura_cdc_poll_duration)",
                 label, writeS, r.polls, r.pollSeconds));
         if (!r.complete) {
             report.note(label + ": only " + r.received + " of " + n + " events arrived before the stall timeout");
         }
         if (ratio < targetRatio) {
-            report.evidence("CDC throughput miss (" + label + "): cdc-worker profile", JfrHotMethods.summarize(jfr, null, 8)
-                    + "\nPoll loop: " + Report.f0(r.polls) + " polls, " + Report.f2(r.pollSeconds) + " s inside polls of "
-                    + Report.f2(r.seconds) + " s. Reproduce: `jfr print --events jdk.ExecutionSample " + jfr + "`.\n");
+            report.evidence(
+                    "CDC throughput miss (" + label + "): cdc-worker profile",
+                    JfrHotMethods.summarize(jfr, null, 8)
+                            + "\nPoll loop: " + Report.f0(r.polls) + " polls, " + Report.f2(r.pollSeconds)
+                            + " s inside polls of "
+                            + Report.f2(r.seconds) + " s. Reproduce: `jfr print --events jdk.ExecutionSample " + jfr
+                            + "`.\n");
         }
     }
 
@@ -107,14 +127,20 @@ final class CdcThroughputBench {
         Files.deleteIfExists(gcLog);
         Result r = timeWorker(n, Map.of(), List.of("-Xmx256m", "-Xlog:gc:file=" + gcLog), 900_000);
         long[] peak = GcLog.peakMb(gcLog);
-        report.row("4b. cdc-worker heap, one " + n / 1000 + "k-row txn, -Xmx256m",
-                (r.complete ? "all " + n + " events" : r.received + "/" + n + " events") + ", heap peak " + peak[0] + " MB before GC, max live "
-                        + peak[1] + " MB after GC (" + peak[2] + " GCs)",
-                "–", "–", "bounded (stays under -Xmx, no OOM)", r.complete && peak[0] <= 256);
-        report.note(String.format("one %d-row txn: %.0f rows/s through the worker (%.1f s)", n, n / r.seconds, r.seconds));
+        report.row(
+                "4b. cdc-worker heap, one " + n / 1000 + "k-row txn, -Xmx256m",
+                (r.complete ? "all " + n + " events" : r.received + "/" + n + " events") + ", heap peak " + peak[0]
+                        + " MB before GC, max live " + peak[1] + " MB after GC (" + peak[2] + " GCs)",
+                "–",
+                "–",
+                "bounded (stays under -Xmx, no OOM)",
+                r.complete && peak[0] <= 256);
+        report.note(
+                String.format("one %d-row txn: %.0f rows/s through the worker (%.1f s)", n, n / r.seconds, r.seconds));
     }
 
-    record Result(boolean complete, long received, double seconds, double withJvmSeconds, double polls, double pollSeconds) {}
+    record Result(
+            boolean complete, long received, double seconds, double withJvmSeconds, double polls, double pollSeconds) {}
 
     private Result timeWorker(int n, Map<String, String> env, List<String> jvmArgs, long maxMs) throws Exception {
         counter.reset();
@@ -128,7 +154,12 @@ final class CdcThroughputBench {
         double polls = s.workerMetric("aura_cdc_polls_total");
         double pollSeconds = s.workerMetric("aura_cdc_poll_duration_seconds_sum");
         s.stopWorker();
-        return new Result(complete, counter.count(), (lastWallMs - readyWallMs) / 1000.0, (lastWallMs - startWall) / 1000.0, polls,
+        return new Result(
+                complete,
+                counter.count(),
+                (lastWallMs - readyWallMs) / 1000.0,
+                (lastWallMs - startWall) / 1000.0,
+                polls,
                 pollSeconds);
     }
 
@@ -144,7 +175,8 @@ final class CdcThroughputBench {
         if (singleRowTxns) {
             s.pg.execute("CALL " + s.schema + ".bench_fill(" + n + ")");
         } else {
-            s.pg.execute("INSERT INTO " + s.table(TABLE) + "(v, body) SELECT g, 'row number ' || g FROM generate_series(1, " + n + ") g");
+            s.pg.execute("INSERT INTO " + s.table(TABLE)
+                    + "(v, body) SELECT g, 'row number ' || g FROM generate_series(1, " + n + ") g");
         }
     }
 
@@ -168,7 +200,8 @@ final class CdcThroughputBench {
         long polls = 0;
         try (Connection c = s.pg.connect()) {
             String upto;
-            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_current_wal_flush_lsn()::text")) {
+            try (Statement st = c.createStatement();
+                    ResultSet rs = st.executeQuery("SELECT pg_current_wal_flush_lsn()::text")) {
                 rs.next();
                 upto = rs.getString(1);
             }
@@ -219,7 +252,8 @@ final class CdcThroughputBench {
     private long[] rawPeek() throws Exception {
         try (Connection c = s.pg.connect()) {
             String upto;
-            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_current_wal_flush_lsn()::text")) {
+            try (Statement st = c.createStatement();
+                    ResultSet rs = st.executeQuery("SELECT pg_current_wal_flush_lsn()::text")) {
                 rs.next();
                 upto = rs.getString(1);
             }

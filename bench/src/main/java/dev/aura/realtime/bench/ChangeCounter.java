@@ -17,7 +17,7 @@ final class ChangeCounter implements AutoCloseable {
     private final AtomicLong count = new AtomicLong();
     private volatile long lastNanos;
     private volatile long firstNanos;
-    private volatile Consumer<Message> hook = m -> { };
+    private volatile Consumer<Message> hook = m -> {};
 
     ChangeCounter(Connection nats, String projectId) {
         this.nats = nats;

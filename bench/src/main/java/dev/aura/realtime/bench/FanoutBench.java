@@ -92,18 +92,30 @@ final class FanoutBench {
         return new Run(delivered.get() / secs, delivered.get(), expected, latency);
     }
 
-    void run(int subscribers, int burstRate, int burstSeconds, int lightRate, int lightSeconds, long frontPid, long natsPid,
-            Path frontJfr) throws Exception {
+    void run(
+            int subscribers,
+            int burstRate,
+            int burstSeconds,
+            int lightRate,
+            int lightSeconds,
+            long frontPid,
+            long natsPid,
+            Path frontJfr)
+            throws Exception {
         Run wsBurst;
         Run wsLight;
         int unexpectedCloses;
         try (WsClients clients = new WsClients(1)) {
-            List<WsClients.Conn> conns = clients.connectMany(s.wsUri("1.0.0"), subscribers + 1, 200, (c, t) -> onMessage(c.index, t));
+            List<WsClients.Conn> conns =
+                    clients.connectMany(s.wsUri("1.0.0"), subscribers + 1, 200, (c, t) -> onMessage(c.index, t));
             clients.joinAll(conns, "realtime:fan", WsClients.broadcastConfig(), 200);
-            WsClients.Conn sender = conns.get(subscribers); // index = subscribers: never sampled twice, receives nothing (self:false)
+            WsClients.Conn sender =
+                    conns.get(subscribers); // index = subscribers: never sampled twice, receives nothing (self:false)
             AtomicLong ref = new AtomicLong(10);
-            LongConsumer send = t -> sender.send("{\"topic\":\"realtime:fan\",\"event\":\"broadcast\",\"payload\":{\"type\":\"broadcast\","
-                    + "\"event\":\"e\",\"payload\":" + payload(t) + "},\"ref\":\"" + ref.incrementAndGet() + "\",\"join_ref\":\"1\"}");
+            LongConsumer send = t -> sender.send(
+                    "{\"topic\":\"realtime:fan\",\"event\":\"broadcast\",\"payload\":{\"type\":\"broadcast\","
+                            + "\"event\":\"e\",\"payload\":" + payload(t) + "},\"ref\":\"" + ref.incrementAndGet()
+                            + "\",\"join_ref\":\"1\"}");
             Procs.sleep(1000);
             measure(subscribers, 5, 1, send); // warm-up
             wsBurst = measure(subscribers, burstRate, burstSeconds, send);
@@ -123,21 +135,35 @@ final class FanoutBench {
         }
         double ratio = wsBurst.deliveriesPerSecond() / natsBurst.deliveriesPerSecond();
         boolean perCore = wsBurst.deliveriesPerSecond() >= 50_000;
-        report.row("3. fan-out, " + subscribers + " WS clients, 200 B broadcasts (burst " + burstRate + " msg/s × " + burstSeconds + " s)",
-                Report.f0(wsBurst.deliveriesPerSecond()) + " deliveries/s on 1 core (" + wsBurst.delivered() + "/" + wsBurst.expected()
-                        + "); p99 " + String.format("%.0f", wsBurst.latency().percentileMs(99)) + " ms",
-                Report.f0(natsBurst.deliveriesPerSecond()) + " deliveries/s to " + subscribers + " raw NATS subscribers (p99 "
+        report.row(
+                "3. fan-out, " + subscribers + " WS clients, 200 B broadcasts (burst " + burstRate + " msg/s × "
+                        + burstSeconds + " s)",
+                Report.f0(wsBurst.deliveriesPerSecond()) + " deliveries/s on 1 core (" + wsBurst.delivered() + "/"
+                        + wsBurst.expected() + "); p99 "
+                        + String.format("%.0f", wsBurst.latency().percentileMs(99)) + " ms",
+                Report.f0(natsBurst.deliveriesPerSecond()) + " deliveries/s to " + subscribers
+                        + " raw NATS subscribers (p99 "
                         + String.format("%.0f", natsBurst.latency().percentileMs(99)) + " ms)",
-                Report.f2(ratio) + "×", "≥ 50k/s per core and ≥ 0.5× raw", perCore && ratio >= 0.5);
-        report.row("3. fan-out latency at " + lightRate + " msg/s (" + Report.f0((double) lightRate * subscribers) + " deliveries/s offered)",
+                Report.f2(ratio) + "×",
+                "≥ 50k/s per core and ≥ 0.5× raw",
+                perCore && ratio >= 0.5);
+        report.row(
+                "3. fan-out latency at " + lightRate + " msg/s (" + Report.f0((double) lightRate * subscribers)
+                        + " deliveries/s offered)",
                 wsLight.latency().summary() + "; " + wsLight.delivered() + "/" + wsLight.expected(),
-                "raw NATS " + natsLight.latency().summary(), "–", "–", null);
+                "raw NATS " + natsLight.latency().summary(),
+                "–",
+                "–",
+                null);
         if (unexpectedCloses > 0) {
-            report.note("fan-out: " + unexpectedCloses + " WebSocket clients were closed by the server during the run (slow-client guard?)");
+            report.note("fan-out: " + unexpectedCloses
+                    + " WebSocket clients were closed by the server during the run (slow-client guard?)");
         }
         if (!(perCore && ratio >= 0.5)) {
-            report.evidence("Fan-out miss: ws-front profile (pinned to CPU 0)", FANOUT_JFR_PLACEHOLDER
-                    + "\nReproduce: `jfr print --events jdk.ExecutionSample " + frontJfr + "`.\n");
+            report.evidence(
+                    "Fan-out miss: ws-front profile (pinned to CPU 0)",
+                    FANOUT_JFR_PLACEHOLDER + "\nReproduce: `jfr print --events jdk.ExecutionSample " + frontJfr
+                            + "`.\n");
         }
     }
 }

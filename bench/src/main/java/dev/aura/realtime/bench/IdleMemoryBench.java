@@ -13,14 +13,19 @@ final class IdleMemoryBench {
     static void run(Stack s, Report report, long frontPid, int n) throws Exception {
         long before = Procs.heapUsedAfterGc(frontPid);
         try (WsClients clients = new WsClients(1)) {
-            List<WsClients.Conn> conns = clients.connectMany(s.wsUri("1.0.0"), n, 200, (c, t) -> { });
+            List<WsClients.Conn> conns = clients.connectMany(s.wsUri("1.0.0"), n, 200, (c, t) -> {});
             clients.joinAll(conns, "realtime:idle", WsClients.broadcastConfig(), 200);
             Procs.sleep(2000);
             long after = Procs.heapUsedAfterGc(frontPid);
             double perConn = (after - before) / (double) n;
-            report.row("4a. ws-front heap per idle connection (" + n + " sockets, joined)",
-                    Report.f0(perConn) + " B/connection (heap " + (before >> 20) + " → " + (after >> 20) + " MB after full GC)",
-                    "–", "–", "≤ 16 KB", perConn <= 16 * 1024);
+            report.row(
+                    "4a. ws-front heap per idle connection (" + n + " sockets, joined)",
+                    Report.f0(perConn) + " B/connection (heap " + (before >> 20) + " → " + (after >> 20)
+                            + " MB after full GC)",
+                    "–",
+                    "–",
+                    "≤ 16 KB",
+                    perConn <= 16 * 1024);
             clients.closeAll(conns);
         }
     }

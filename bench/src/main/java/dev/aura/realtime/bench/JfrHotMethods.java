@@ -37,7 +37,9 @@ final class JfrHotMethods {
                 if (!e.getEventType().getName().equals("jdk.ExecutionSample")) {
                     continue;
                 }
-                String thread = e.getThread("sampledThread") == null ? "?" : String.valueOf(e.getThread("sampledThread").getJavaName());
+                String thread = e.getThread("sampledThread") == null
+                        ? "?"
+                        : String.valueOf(e.getThread("sampledThread").getJavaName());
                 if (threadPrefix != null && !thread.startsWith(threadPrefix)) {
                     continue;
                 }
@@ -61,20 +63,38 @@ final class JfrHotMethods {
             return "(cannot read " + file + ": " + e.getMessage() + ")";
         }
         StringBuilder sb = new StringBuilder();
-        sb.append("`").append(file.getFileName()).append("`: ").append(samples).append(" execution samples")
-                .append(threadPrefix == null ? "" : " on threads `" + threadPrefix + "*`").append("; by thread: ")
-                .append(topOf(threads, 4, n -> true, samples)).append("\n\n");
-        sb.append("- top self (top frame): ").append(topOf(self, top, n -> true, samples)).append('\n');
+        sb.append("`")
+                .append(file.getFileName())
+                .append("`: ")
+                .append(samples)
+                .append(" execution samples")
+                .append(threadPrefix == null ? "" : " on threads `" + threadPrefix + "*`")
+                .append("; by thread: ")
+                .append(topOf(threads, 4, n -> true, samples))
+                .append("\n\n");
+        sb.append("- top self (top frame): ")
+                .append(topOf(self, top, n -> true, samples))
+                .append('\n');
         sb.append("- top product frames (total, incl. callees): ")
-                .append(topOf(total, top, n -> n.startsWith("dev.aura.") && !n.contains("Main.main") && !n.endsWith(".run"), samples)).append('\n');
+                .append(topOf(
+                        total,
+                        top,
+                        n -> n.startsWith("dev.aura.") && !n.contains("Main.main") && !n.endsWith(".run"),
+                        samples))
+                .append('\n');
         return sb.toString();
     }
 
     private static String topOf(Map<String, Integer> counts, int top, Predicate<String> keep, int samples) {
         StringBuilder sb = new StringBuilder();
-        counts.entrySet().stream().filter(en -> keep.test(en.getKey()))
-                .sorted((a, b) -> b.getValue() - a.getValue()).limit(top)
-                .forEach(en -> sb.append(sb.length() == 0 ? "" : "; ").append('`').append(en.getKey()).append("` ")
+        counts.entrySet().stream()
+                .filter(en -> keep.test(en.getKey()))
+                .sorted((a, b) -> b.getValue() - a.getValue())
+                .limit(top)
+                .forEach(en -> sb.append(sb.length() == 0 ? "" : "; ")
+                        .append('`')
+                        .append(en.getKey())
+                        .append("` ")
                         .append(String.format("%.0f%%", 100.0 * en.getValue() / Math.max(1, samples))));
         return sb.toString();
     }

@@ -33,15 +33,22 @@ final class LatencyBench {
     }
 
     static void createTable(Stack s) {
-        s.pg.execute("CREATE TABLE " + s.table(TABLE) + " (id bigserial PRIMARY KEY, v int NOT NULL, note text)",
+        s.pg.execute(
+                "CREATE TABLE " + s.table(TABLE) + " (id bigserial PRIMARY KEY, v int NOT NULL, note text)",
                 "GRANT SELECT ON " + s.table(TABLE) + " TO aura_anon, aura_authenticated");
     }
 
     void run(int[] rates, int seconds, boolean withRealtimeJs) throws Exception {
         try (WsClients clients = new WsClients(1)) {
-            WsClients.Conn conn = clients.connectMany(s.wsUri("1.0.0"), 1, 1, this::onText).get(0);
-            clients.joinAll(List.of(conn), "realtime:lat", "{\"broadcast\":{\"self\":false,\"ack\":false},\"presence\":{\"key\":\"\"},"
-                    + "\"postgres_changes\":[{\"event\":\"INSERT\",\"schema\":\"public\",\"table\":\"" + TABLE + "\"}]}", 1);
+            WsClients.Conn conn =
+                    clients.connectMany(s.wsUri("1.0.0"), 1, 1, this::onText).get(0);
+            clients.joinAll(
+                    List.of(conn),
+                    "realtime:lat",
+                    "{\"broadcast\":{\"self\":false,\"ack\":false},\"presence\":{\"key\":\"\"},"
+                            + "\"postgres_changes\":[{\"event\":\"INSERT\",\"schema\":\"public\",\"table\":\"" + TABLE
+                            + "\"}]}",
+                    1);
             awaitFirstEvent();
             RealtimeJsProbe js = withRealtimeJs ? RealtimeJsProbe.start(s, TABLE) : null;
             try {
@@ -56,25 +63,41 @@ final class LatencyBench {
                     double pollSum0 = s.workerMetric("aura_cdc_poll_duration_seconds_sum");
                     java.util.concurrent.atomic.AtomicLong maxRedecode = new java.util.concurrent.atomic.AtomicLong();
                     ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
-                    sampler.scheduleAtFixedRate(() -> maxRedecode.accumulateAndGet(
-                            (long) s.workerMetric("aura_cdc_slot_redecode_bytes"), Math::max), 0, 500, TimeUnit.MILLISECONDS);
+                    sampler.scheduleAtFixedRate(
+                            () -> maxRedecode.accumulateAndGet(
+                                    (long) s.workerMetric("aura_cdc_slot_redecode_bytes"), Math::max),
+                            0,
+                            500,
+                            TimeUnit.MILLISECONDS);
                     long sent = write(rate, seconds);
                     sampler.shutdownNow();
                     double polls = s.workerMetric("aura_cdc_polls_total") - polls0;
-                    double pollMs = polls == 0 ? 0 : 1000 * (s.workerMetric("aura_cdc_poll_duration_seconds_sum") - pollSum0) / polls;
-                    report.note(String.format("latency @ %d rows/s: %.0f polls, mean poll %.1f ms (peek+publish+flush+advance), max "
-                            + "WAL re-decoded per poll (confirmed_flush − restart_lsn) %,d KB", rate, polls, pollMs, maxRedecode.get() / 1024));
+                    double pollMs = polls == 0
+                            ? 0
+                            : 1000 * (s.workerMetric("aura_cdc_poll_duration_seconds_sum") - pollSum0) / polls;
+                    report.note(String.format(
+                            "latency @ %d rows/s: %.0f polls, mean poll %.1f ms (peek+publish+flush+advance), max "
+                                    + "WAL re-decoded per poll (confirmed_flush − restart_lsn) %,d KB",
+                            rate, polls, pollMs, maxRedecode.get() / 1024));
                     Procs.sleep(1500);
                     current = new Stats();
                     boolean met = rate != 1000 || (stats.percentileMs(50) <= 60 && stats.percentileMs(99) <= 150);
-                    report.row("2. commit→client latency @ " + rate + " rows/s (Java WS client)",
-                            stats.summary() + "; " + received.get() + "/" + sent + " rows received", "–", "–",
-                            rate == 1000 ? "p50 ≤ 60 ms, p99 ≤ 150 ms" : "–", rate == 1000 ? met : null);
+                    report.row(
+                            "2. commit→client latency @ " + rate + " rows/s (Java WS client)",
+                            stats.summary() + "; " + received.get() + "/" + sent + " rows received",
+                            "–",
+                            "–",
+                            rate == 1000 ? "p50 ≤ 60 ms, p99 ≤ 150 ms" : "–",
+                            rate == 1000 ? met : null);
                     if (js != null && rate == rates[0]) {
                         Stats jsStats = js.stats();
-                        report.row("2. commit→client latency @ " + rate + " rows/s (realtime-js cross-check)",
-                                jsStats.summary() + "; " + jsStats.count() + "/" + sent + " rows received", "Java client: "
-                                        + String.format("p50 %.1f ms", stats.percentileMs(50)), "–", "–", null);
+                        report.row(
+                                "2. commit→client latency @ " + rate + " rows/s (realtime-js cross-check)",
+                                jsStats.summary() + "; " + jsStats.count() + "/" + sent + " rows received",
+                                "Java client: " + String.format("p50 %.1f ms", stats.percentileMs(50)),
+                                "–",
+                                "–",
+                                null);
                     }
                 }
             } finally {
@@ -124,17 +147,22 @@ final class LatencyBench {
         int perTick = Math.max(1, rate / 100);
         AtomicLong sent = new AtomicLong();
         try (Connection c = s.pg.connect();
-                PreparedStatement ps = c.prepareStatement("INSERT INTO " + s.table(TABLE) + "(v) SELECT g FROM generate_series(1, ?) g")) {
+                PreparedStatement ps = c.prepareStatement(
+                        "INSERT INTO " + s.table(TABLE) + "(v) SELECT g FROM generate_series(1, ?) g")) {
             ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
             ps.setInt(1, perTick);
-            timer.scheduleAtFixedRate(() -> {
-                try {
-                    ps.executeUpdate();
-                    sent.addAndGet(perTick);
-                } catch (Exception e) {
-                    System.err.println("latency writer: " + e.getMessage());
-                }
-            }, 0, 10, TimeUnit.MILLISECONDS);
+            timer.scheduleAtFixedRate(
+                    () -> {
+                        try {
+                            ps.executeUpdate();
+                            sent.addAndGet(perTick);
+                        } catch (Exception e) {
+                            System.err.println("latency writer: " + e.getMessage());
+                        }
+                    },
+                    0,
+                    10,
+                    TimeUnit.MILLISECONDS);
             Procs.sleep(seconds * 1000L);
             timer.shutdown();
             timer.awaitTermination(5, TimeUnit.SECONDS);

@@ -29,11 +29,14 @@ final class Machine {
         } catch (Exception ignored) {
             // left as ?
         }
-        return "- CPU: " + Procs.cpus() + " × " + cpu + " (shared with other workloads; numbers are noisy, hence ratios)\n"
+        return "- CPU: " + Procs.cpus() + " × " + cpu
+                + " (shared with other workloads; numbers are noisy, hence ratios)\n"
                 + "- memory: " + mem + "; kernel: " + firstLine(List.of("uname", "-sr")) + "; open files limit: "
                 + firstLine(List.of("sh", "-c", "ulimit -n")) + "\n"
-                + "- " + firstLine(List.of("sh", "-c", "/usr/lib/postgresql/*/bin/postgres --version")) + " with wal2json (testkit: fsync=off, "
-                + "trust auth); " + firstLine(List.of("sh", "-c", "nats-server --version || /usr/sbin/nats-server --version")) + "\n"
+                + "- " + firstLine(List.of("sh", "-c", "/usr/lib/postgresql/*/bin/postgres --version"))
+                + " with wal2json (testkit: fsync=off, "
+                + "trust auth); "
+                + firstLine(List.of("sh", "-c", "nats-server --version || /usr/sbin/nats-server --version")) + "\n"
                 + "- JVM: " + firstLine(List.of(Procs.JDK + "java", "-version")) + " (services and load generator)";
     }
 
@@ -48,9 +51,14 @@ final class Machine {
     /** The pid of the nats-server listening on {@code port} (testkit does not expose it). */
     static long natsPid(int port) {
         return ProcessHandle.allProcesses()
-                .filter(p -> p.info().command().map(c -> c.endsWith("nats-server")).orElse(false))
-                .filter(p -> p.info().arguments().map(a -> String.join(" ", a).contains("-p " + port)).orElse(false))
-                .findFirst().map(ProcessHandle::pid)
+                .filter(p ->
+                        p.info().command().map(c -> c.endsWith("nats-server")).orElse(false))
+                .filter(p -> p.info()
+                        .arguments()
+                        .map(a -> String.join(" ", a).contains("-p " + port))
+                        .orElse(false))
+                .findFirst()
+                .map(ProcessHandle::pid)
                 .orElseThrow(() -> new IllegalStateException("no nats-server process for port " + port));
     }
 }

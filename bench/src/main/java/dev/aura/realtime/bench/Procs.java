@@ -37,7 +37,9 @@ final class Procs {
 
     static String run(List<String> command) {
         try {
-            Process p = new ProcessBuilder(new ArrayList<>(command)).redirectErrorStream(true).start();
+            Process p = new ProcessBuilder(new ArrayList<>(command))
+                    .redirectErrorStream(true)
+                    .start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             if (!p.waitFor(60, TimeUnit.SECONDS)) {
                 p.destroyForcibly();

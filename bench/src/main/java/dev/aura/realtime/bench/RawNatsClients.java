@@ -49,16 +49,21 @@ final class RawNatsClients implements AutoCloseable {
             subscribed.whenComplete((ok, err) -> permits.release());
             ready.add(subscribed);
             int index = i;
-            new Bootstrap().group(group).channel(NioSocketChannel.class)
+            new Bootstrap()
+                    .group(group)
+                    .channel(NioSocketChannel.class)
                     .option(ChannelOption.TCP_NODELAY, true)
                     .handler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
-                            ch.pipeline().addLast(new LineBasedFrameDecoder(1 << 20),
-                                    new Handler(index, subject, subscribed, listener));
+                            ch.pipeline()
+                                    .addLast(
+                                            new LineBasedFrameDecoder(1 << 20),
+                                            new Handler(index, subject, subscribed, listener));
                         }
                     })
-                    .connect("127.0.0.1", port).addListener(f -> {
+                    .connect("127.0.0.1", port)
+                    .addListener(f -> {
                         if (!f.isSuccess()) {
                             subscribed.completeExceptionally(f.cause());
                         } else {
@@ -97,8 +102,10 @@ final class RawNatsClients implements AutoCloseable {
             byte first = line.readableBytes() > 0 ? line.getByte(line.readerIndex()) : 0;
             switch (first) {
                 case 'M' -> expectPayload = true; // MSG <subject> <sid> <bytes>
-                case 'I' -> ctx.writeAndFlush(Unpooled.copiedBuffer("CONNECT {\"verbose\":false,\"pedantic\":false}\r\nSUB "
-                        + subject + " 1\r\nPING\r\n", StandardCharsets.US_ASCII));
+                case 'I' ->
+                    ctx.writeAndFlush(Unpooled.copiedBuffer(
+                            "CONNECT {\"verbose\":false,\"pedantic\":false}\r\nSUB " + subject + " 1\r\nPING\r\n",
+                            StandardCharsets.US_ASCII));
                 case 'P' -> {
                     String s = line.toString(StandardCharsets.US_ASCII);
                     if (s.startsWith("PING")) {
@@ -107,8 +114,10 @@ final class RawNatsClients implements AutoCloseable {
                         subscribed.complete(null);
                     }
                 }
-                case '-' -> subscribed.completeExceptionally(new IllegalStateException(line.toString(StandardCharsets.US_ASCII)));
-                default -> { }
+                case '-' ->
+                    subscribed.completeExceptionally(
+                            new IllegalStateException(line.toString(StandardCharsets.US_ASCII)));
+                default -> {}
             }
         }
 

@@ -37,12 +37,13 @@ final class RealtimeJsProbe implements AutoCloseable {
                 .redirectError(s.runDir.resolve("realtime-js.log").toFile())
                 .start();
         RealtimeJsProbe probe = new RealtimeJsProbe(p);
-        probe.command("{\"id\":1,\"type\":\"connect\",\"url\":\"" + s.realtimeJsUrl() + "\",\"apikey\":\"" + s.tokens.anon(s.projectId)
-                + "\",\"vsn\":\"1.0.0\"}");
+        probe.command("{\"id\":1,\"type\":\"connect\",\"url\":\"" + s.realtimeJsUrl() + "\",\"apikey\":\""
+                + s.tokens.anon(s.projectId) + "\",\"vsn\":\"1.0.0\"}");
         probe.command("{\"id\":2,\"type\":\"channel\",\"name\":\"lat-js\"}");
         probe.command("{\"id\":3,\"type\":\"on\",\"channel\":\"lat-js\",\"kind\":\"system\"}");
-        probe.command("{\"id\":4,\"type\":\"on\",\"channel\":\"lat-js\",\"kind\":\"postgres_changes\",\"filter\":{\"event\":\"INSERT\","
-                + "\"schema\":\"public\",\"table\":\"" + table + "\"}}");
+        probe.command(
+                "{\"id\":4,\"type\":\"on\",\"channel\":\"lat-js\",\"kind\":\"postgres_changes\",\"filter\":{\"event\":\"INSERT\","
+                        + "\"schema\":\"public\",\"table\":\"" + table + "\"}}");
         probe.command("{\"id\":5,\"type\":\"subscribe\",\"channel\":\"lat-js\"}");
         if (!probe.subscribed.await(30, TimeUnit.SECONDS)) {
             probe.close();
@@ -67,7 +68,8 @@ final class RealtimeJsProbe implements AutoCloseable {
     }
 
     private void read() {
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(node.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader r =
+                new BufferedReader(new InputStreamReader(node.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = r.readLine()) != null) {
                 long now = LatencyBench.micros(Instant.now());
@@ -108,5 +110,4 @@ final class RealtimeJsProbe implements AutoCloseable {
         }
         node.destroyForcibly();
     }
-
 }

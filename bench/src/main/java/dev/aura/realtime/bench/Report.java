@@ -14,8 +14,9 @@ final class Report {
 
     void row(String figure, String measured, String baseline, String ratio, String target, Boolean met) {
         rows.add(new Row(figure, measured, baseline, ratio, target, met));
-        System.out.printf("  %-44s %s | baseline %s | %s | target %s %s%n", figure, measured, baseline, ratio, target,
-                met == null ? "" : met ? "MET" : "MISSED");
+        System.out.printf(
+                "  %-44s %s | baseline %s | %s | target %s %s%n",
+                figure, measured, baseline, ratio, target, met == null ? "" : met ? "MET" : "MISSED");
     }
 
     void note(String text) {
@@ -28,11 +29,22 @@ final class Report {
     }
 
     String table() {
-        StringBuilder sb = new StringBuilder("| figure | measured | baseline (same run) | ratio | target | met |\n|---|---|---|---|---|---|\n");
+        StringBuilder sb = new StringBuilder(
+                "| figure | measured | baseline (same run) | ratio | target | met |\n|---|---|---|---|---|---|\n");
         for (Row r : rows) {
-            sb.append("| ").append(r.figure()).append(" | ").append(r.measured()).append(" | ").append(r.baseline()).append(" | ")
-                    .append(r.ratio()).append(" | ").append(r.target()).append(" | ")
-                    .append(r.met() == null ? "–" : r.met() ? "yes" : "**no**").append(" |\n");
+            sb.append("| ")
+                    .append(r.figure())
+                    .append(" | ")
+                    .append(r.measured())
+                    .append(" | ")
+                    .append(r.baseline())
+                    .append(" | ")
+                    .append(r.ratio())
+                    .append(" | ")
+                    .append(r.target())
+                    .append(" | ")
+                    .append(r.met() == null ? "–" : r.met() ? "yes" : "**no**")
+                    .append(" |\n");
         }
         return sb.toString();
     }

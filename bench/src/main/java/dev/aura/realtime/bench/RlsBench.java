@@ -44,12 +44,16 @@ final class RlsBench {
     }
 
     static void createTable(Stack s) {
-        s.pg.execute("CREATE TABLE " + s.table(TABLE) + " (id bigserial PRIMARY KEY, owner uuid NOT NULL, v int NOT NULL)",
+        s.pg.execute(
+                "CREATE TABLE " + s.table(TABLE) + " (id bigserial PRIMARY KEY, owner uuid NOT NULL, v int NOT NULL)",
                 "GRANT SELECT ON " + s.table(TABLE) + " TO aura_anon, aura_authenticated",
                 "ALTER TABLE " + s.table(TABLE) + " ENABLE ROW LEVEL SECURITY",
-                "CREATE POLICY own ON " + s.table(TABLE) + " FOR SELECT TO aura_authenticated USING (owner = auth.uid())",
-                "CREATE PROCEDURE " + s.schema + ".bench_fill_rls(n int, owners uuid[]) LANGUAGE plpgsql AS $$ BEGIN FOR i IN 1..n LOOP "
-                        + "INSERT INTO " + s.table(TABLE) + "(owner, v) VALUES (owners[1 + i % array_length(owners, 1)], i); COMMIT; "
+                "CREATE POLICY own ON " + s.table(TABLE)
+                        + " FOR SELECT TO aura_authenticated USING (owner = auth.uid())",
+                "CREATE PROCEDURE " + s.schema
+                        + ".bench_fill_rls(n int, owners uuid[]) LANGUAGE plpgsql AS $$ BEGIN FOR i IN 1..n LOOP "
+                        + "INSERT INTO " + s.table(TABLE)
+                        + "(owner, v) VALUES (owners[1 + i % array_length(owners, 1)], i); COMMIT; "
                         + "END LOOP; END $$");
     }
 
@@ -79,7 +83,8 @@ final class RlsBench {
                 return;
             }
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("RLS probe: worker allowed " + allowedIds.get() + " bindings, expected " + expect);
+                throw new IllegalStateException(
+                        "RLS probe: worker allowed " + allowedIds.get() + " bindings, expected " + expect);
             }
             Procs.sleep(300);
         }
@@ -106,9 +111,11 @@ final class RlsBench {
         s.stopWorker();
         double batchedRate = counter.count() / batchedSecs;
         if (!complete) {
-            report.note(String.format("RLS batched: %d of %d inserts never reached NATS; the first id received was %d, the backlog "
-                    + "started at id %d: the changes processed before the worker's registry watch finished loading were dropped as "
-                    + "unmatched (product bug, see the analysis)", rows - counter.count(), rows, minId.get(), firstId));
+            report.note(String.format(
+                    "RLS batched: %d of %d inserts never reached NATS; the first id received was %d, the backlog "
+                            + "started at id %d: the changes processed before the worker's registry watch finished loading were dropped as "
+                            + "unmatched (product bug, see the analysis)",
+                    rows - counter.count(), rows, minId.get(), firstId));
         }
 
         // naive, on a fresh backlog of the same shape
@@ -131,19 +138,26 @@ final class RlsBench {
         double naivePerChange = bindings; // by construction; cross-checked by the query rate
         double rtRatio = naivePerChange / batchedPerChange;
         double rateRatio = batchedRate / naiveRate;
-        report.row("5. RLS batched vs naive, " + bindings + " bindings / 10 claims, " + rows / 1000 + "k inserts",
-                Report.f0(batchedRate) + " events/s, " + Report.f0(batchedQueries) + " RLS queries (" + String.format("%.3f", batchedPerChange)
-                        + "/change), " + batchedDeliveries + " (change, binding) deliveries" + (complete ? "" : ", INCOMPLETE"),
-                String.format("naive: %.1f events/s (%,.0f queries/s ÷ 1,000 per change; %d events published in %.0f s)", naiveRate, naiveQps,
-                        naivePublished, naiveSecs),
+        report.row(
+                "5. RLS batched vs naive, " + bindings + " bindings / 10 claims, " + rows / 1000 + "k inserts",
+                Report.f0(batchedRate) + " events/s, " + Report.f0(batchedQueries) + " RLS queries ("
+                        + String.format("%.3f", batchedPerChange) + "/change), " + batchedDeliveries
+                        + " (change, binding) deliveries" + (complete ? "" : ", INCOMPLETE"),
+                String.format(
+                        "naive: %.1f events/s (%,.0f queries/s ÷ 1,000 per change; %d events published in %.0f s)",
+                        naiveRate, naiveQps, naivePublished, naiveSecs),
                 Report.f0(rtRatio) + "× fewer round trips, " + Report.f0(rateRatio) + "× events/s",
-                "≥ 10× fewer round trips, ≥ 5× events/s", rtRatio >= 10 && rateRatio >= 5 && complete);
-        report.evidence("RLS: where the time goes (informational)", "Batched:\n\n" + JfrHotMethods.summarize(jfrBatched, "aura-shard", 6)
-                + "\nNaive:\n\n" + JfrHotMethods.summarize(jfrNaive, "aura-shard", 6));
+                "≥ 10× fewer round trips, ≥ 5× events/s",
+                rtRatio >= 10 && rateRatio >= 5 && complete);
+        report.evidence(
+                "RLS: where the time goes (informational)",
+                "Batched:\n\n" + JfrHotMethods.summarize(jfrBatched, "aura-shard", 6) + "\nNaive:\n\n"
+                        + JfrHotMethods.summarize(jfrNaive, "aura-shard", 6));
     }
 
     private long nextId() throws Exception {
-        try (var c = s.pg.connect(); var st = c.createStatement();
+        try (var c = s.pg.connect();
+                var st = c.createStatement();
                 var rs = st.executeQuery("SELECT coalesce(max(id), 0) + 1 FROM " + s.table(TABLE))) {
             rs.next();
             return rs.getLong(1);

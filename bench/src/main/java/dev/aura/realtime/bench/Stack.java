@@ -51,16 +51,25 @@ final class Stack implements AutoCloseable {
     private ServiceProcess front;
     private int wsPort;
     /** Registry entries we put, re-put like ws-front does: the bucket's max age (120 s) deletes them otherwise. */
-    private final java.util.concurrent.ConcurrentHashMap<String, byte[]> entries = new java.util.concurrent.ConcurrentHashMap<>();
-    private final java.util.concurrent.ScheduledExecutorService refresher = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
-            r -> Thread.ofPlatform().daemon().name("bench-registry-refresh").unstarted(r));
+    private final java.util.concurrent.ConcurrentHashMap<String, byte[]> entries =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    private final java.util.concurrent.ScheduledExecutorService refresher =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r ->
+                    Thread.ofPlatform().daemon().name("bench-registry-refresh").unstarted(r));
 
     Stack(Path runDir) throws Exception {
         this.runDir = runDir;
         Files.createDirectories(runDir);
-        pg = PostgresServer.builder().setting("max_wal_size", "8GB").setting("checkpoint_timeout", "30min").start();
+        pg = PostgresServer.builder()
+                .setting("max_wal_size", "8GB")
+                .setting("checkpoint_timeout", "30min")
+                .start();
         nats = NatsServer.start();
-        client = Nats.connect(new io.nats.client.Options.Builder().server(nats.url()).maxMessagesInOutgoingQueue(1_000_000).build());
+        client = Nats.connect(new io.nats.client.Options.Builder()
+                .server(nats.url())
+                .maxMessagesInOutgoingQueue(1_000_000)
+                .build());
         refresher.scheduleWithFixedDelay(this::refreshEntries, 20, 20, java.util.concurrent.TimeUnit.SECONDS);
     }
 
@@ -148,7 +157,8 @@ final class Stack implements AutoCloseable {
     }
 
     URI wsUri(String vsn) {
-        return URI.create("ws://127.0.0.1:" + wsPort + "/realtime/v1/websocket?apikey=" + tokens.anon(projectId) + "&vsn=" + vsn);
+        return URI.create(
+                "ws://127.0.0.1:" + wsPort + "/realtime/v1/websocket?apikey=" + tokens.anon(projectId) + "&vsn=" + vsn);
     }
 
     String realtimeJsUrl() {
@@ -159,7 +169,8 @@ final class Stack implements AutoCloseable {
 
     /** Needs the worker's bootstrap (aura_platform, roles): call after {@link #awaitWorkerActive}. */
     void createProject() {
-        pg.execute("CREATE SCHEMA IF NOT EXISTS " + schema,
+        pg.execute(
+                "CREATE SCHEMA IF NOT EXISTS " + schema,
                 "GRANT USAGE ON SCHEMA " + schema + " TO aura_anon, aura_authenticated",
                 "INSERT INTO aura_platform.projects(project_id, schema_name) VALUES ('" + projectId + "', '" + schema
                         + "') ON CONFLICT DO NOTHING");
@@ -172,10 +183,14 @@ final class Stack implements AutoCloseable {
     /** Enables realtime on a table through the control API, as a project admin would. */
     void enable(String table) {
         try {
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + cdcPort + "/v1/db/" + projectId
-                            + "/schema/tables/" + URLEncoder.encode(table, StandardCharsets.UTF_8) + "/realtime"))
-                    .header("apikey", tokens.serviceRole(projectId))
-                    .PUT(HttpRequest.BodyPublishers.ofString("{\"enabled\":true}")).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(
+                                    URI.create("http://127.0.0.1:" + cdcPort + "/v1/db/" + projectId + "/schema/tables/"
+                                            + URLEncoder.encode(table, StandardCharsets.UTF_8) + "/realtime"))
+                            .header("apikey", tokens.serviceRole(projectId))
+                            .PUT(HttpRequest.BodyPublishers.ofString("{\"enabled\":true}"))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             if (r.statusCode() != 200) {
                 throw new IllegalStateException("enable " + table + ": " + r.statusCode() + " " + r.body());
             }
@@ -197,8 +212,8 @@ final class Stack implements AutoCloseable {
         if (sub != null) {
             claims.put("sub", sub).put("aud", "authenticated");
         }
-        SubscriptionEntry entry = new SubscriptionEntry(subId, projectId, table, "*", null, role, claims,
-                System.currentTimeMillis() + 3 * 3_600_000L, "bench");
+        SubscriptionEntry entry = new SubscriptionEntry(
+                subId, projectId, table, "*", null, role, claims, System.currentTimeMillis() + 3 * 3_600_000L, "bench");
         KeyValue kv = client.keyValue(SubscriptionEntry.BUCKET);
         byte[] json = JSON.writeValueAsBytes(entry);
         kv.put(entry.key(), json);
@@ -210,8 +225,12 @@ final class Stack implements AutoCloseable {
 
     String get(String url) {
         try {
-            return http.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(5)).build(),
-                    HttpResponse.BodyHandlers.ofString()).body();
+            return http.send(
+                            HttpRequest.newBuilder(URI.create(url))
+                                    .timeout(Duration.ofSeconds(5))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString())
+                    .body();
         } catch (Exception e) {
             return "unreachable: " + e;
         }
@@ -227,8 +246,8 @@ final class Stack implements AutoCloseable {
             }
             Procs.sleep(50);
         }
-        throw new IllegalStateException("port " + port + " /health never contained " + contains + "; last: " + last
-                + "\n" + p.logTail(40));
+        throw new IllegalStateException(
+                "port " + port + " /health never contained " + contains + "; last: " + last + "\n" + p.logTail(40));
     }
 
     static List<String> jfr(Path file) {

@@ -30,6 +30,8 @@ final class Stats {
     }
 
     String summary() {
-        return String.format("p50 %.1f / p95 %.1f / p99 %.1f ms (n=%d)", percentileMs(50), percentileMs(95), percentileMs(99), count());
+        return String.format(
+                "p50 %.1f / p95 %.1f / p99 %.1f ms (n=%d)",
+                percentileMs(50), percentileMs(95), percentileMs(99), count());
     }
 }

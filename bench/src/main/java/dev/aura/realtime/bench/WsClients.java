@@ -74,19 +74,30 @@ final class WsClients implements AutoCloseable {
     Conn connect(URI uri, int index, Listener listener) {
         Conn conn = new Conn(index, listener);
         WebSocketClientProtocolConfig config = WebSocketClientProtocolConfig.newBuilder()
-                .webSocketUri(uri).version(WebSocketVersion.V13).maxFramePayloadLength(16 * 1024 * 1024)
-                .handshakeTimeoutMillis(60_000).dropPongFrames(true).build();
-        new Bootstrap().group(group).channel(NioSocketChannel.class)
+                .webSocketUri(uri)
+                .version(WebSocketVersion.V13)
+                .maxFramePayloadLength(16 * 1024 * 1024)
+                .handshakeTimeoutMillis(60_000)
+                .dropPongFrames(true)
+                .build();
+        new Bootstrap()
+                .group(group)
+                .channel(NioSocketChannel.class)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 30_000)
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast(new HttpClientCodec(), new HttpObjectAggregator(65536),
-                                new WebSocketClientProtocolHandler(config), new FrameHandler(conn));
+                        ch.pipeline()
+                                .addLast(
+                                        new HttpClientCodec(),
+                                        new HttpObjectAggregator(65536),
+                                        new WebSocketClientProtocolHandler(config),
+                                        new FrameHandler(conn));
                     }
                 })
-                .connect(uri.getHost(), uri.getPort()).addListener(f -> {
+                .connect(uri.getHost(), uri.getPort())
+                .addListener(f -> {
                     if (!f.isSuccess()) {
                         conn.open.completeExceptionally(f.cause());
                     }

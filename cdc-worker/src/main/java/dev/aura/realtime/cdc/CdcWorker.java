@@ -3,11 +3,11 @@ package dev.aura.realtime.cdc;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.aura.realtime.cdc.config.CdcConfig;
+import dev.aura.realtime.cdc.control.ControlApi;
 import dev.aura.realtime.cdc.decode.TypeCatalog;
 import dev.aura.realtime.cdc.http.HttpApi;
 import dev.aura.realtime.cdc.leader.LeaderElection;
 import dev.aura.realtime.cdc.leader.LeadershipStatus;
-import dev.aura.realtime.cdc.slot.CdcReason;
 import dev.aura.realtime.cdc.match.SubscriptionIndex;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
 import dev.aura.realtime.cdc.pipeline.EventBuilder;
@@ -16,14 +16,14 @@ import dev.aura.realtime.cdc.platform.EnabledTablesCache;
 import dev.aura.realtime.cdc.platform.PlatformSchema;
 import dev.aura.realtime.cdc.publish.EventPublisher;
 import dev.aura.realtime.cdc.publish.StatusPublisher;
-import dev.aura.realtime.cdc.control.ControlApi;
 import dev.aura.realtime.cdc.rls.RlsPolicy;
 import dev.aura.realtime.cdc.rls.TableSecurity;
-import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.cdc.rpc.SubscriptionCheckService;
+import dev.aura.realtime.cdc.slot.CdcReason;
 import dev.aura.realtime.cdc.slot.CdcState;
 import dev.aura.realtime.cdc.slot.SlotManager;
 import dev.aura.realtime.cdc.slot.SlotPoller;
+import dev.aura.realtime.common.auth.JwtVerifier;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.nats.client.Connection;
@@ -67,12 +67,20 @@ public final class CdcWorker implements AutoCloseable {
     public CdcWorker(CdcConfig config, Clock clock) {
         this.config = config;
         this.clock = clock;
-        this.state = new CdcState(clock, Duration.ofSeconds(10).plus(config.idleBackoff().multipliedBy(2)));
+        this.state = new CdcState(
+                clock, Duration.ofSeconds(10).plus(config.idleBackoff().multipliedBy(2)));
     }
 
     /** Starts the worker; returns once the HTTP port listens (the rest comes up in the background). */
     public synchronized void start() throws Exception {
-        http = new HttpApi(config.httpPort(), state, this::leaderView, this::ready, registry, config.instanceId(), config.slotName());
+        http = new HttpApi(
+                config.httpPort(),
+                state,
+                this::leaderView,
+                this::ready,
+                registry,
+                config.instanceId(),
+                config.slotName());
         http.start();
         started.push(http);
 
@@ -144,14 +152,24 @@ public final class CdcWorker implements AutoCloseable {
 
                 EventPublisher publisher = new EventPublisher(nats, config.instanceId());
                 started.push(publisher);
-                ShardedPipeline pipeline = new ShardedPipeline(config.numShards(), 1024,
-                        new EventBuilder(types, config.maxRecordBytes()), idx,
-                        new RlsPolicy(pool, new TableSecurity(pool, clock, Duration.ofSeconds(2)), metrics, config.naiveRls()), publisher, metrics,
+                ShardedPipeline pipeline = new ShardedPipeline(
+                        config.numShards(),
+                        1024,
+                        new EventBuilder(types, config.maxRecordBytes()),
+                        idx,
+                        new RlsPolicy(
+                                pool,
+                                new TableSecurity(pool, clock, Duration.ofSeconds(2)),
+                                metrics,
+                                config.naiveRls()),
+                        publisher,
+                        metrics,
                         Duration.ofSeconds(5));
                 pipeline.start();
                 started.push(pipeline);
 
-                StatusPublisher status = new StatusPublisher(state, publisher, metrics, config.instanceId(), clock, 5000);
+                StatusPublisher status =
+                        new StatusPublisher(state, publisher, metrics, config.instanceId(), clock, 5000);
                 status.start(250);
                 started.push(status);
 
@@ -159,25 +177,41 @@ public final class CdcWorker implements AutoCloseable {
                 EnabledTablesCache cache = tables;
                 http.mount("/v1/", new ControlApi(pool, new JwtVerifier(config.jwtSecret(), clock), cache::invalidate));
                 SlotPoller poller = new SlotPoller(
-                        new SlotPoller.Settings(config.replicationUrl(), config.batchSize(), config.fetchSize(), config.idleBackoff(),
-                                Duration.ofSeconds(5), config.redecodeWarnBytes()),
-                        new SlotManager(config.slotName()), pipeline, tables, state, metrics,
+                        new SlotPoller.Settings(
+                                config.replicationUrl(),
+                                config.batchSize(),
+                                config.fetchSize(),
+                                config.idleBackoff(),
+                                Duration.ofSeconds(5),
+                                config.redecodeWarnBytes()),
+                        new SlotManager(config.slotName()),
+                        pipeline,
+                        tables,
+                        state,
+                        metrics,
                         (from, to) -> status.publishNow());
-                LeaderElection elect = LeaderElection.fromConfig(config.leader(), gate -> {
-                    pipeline.useGate(gate);
-                    state.leading(true);
-                    try {
-                        poller.run(gate);
-                    } finally {
-                        state.leading(false);
-                    }
-                }, registry);
+                LeaderElection elect = LeaderElection.fromConfig(
+                        config.leader(),
+                        gate -> {
+                            pipeline.useGate(gate);
+                            state.leading(true);
+                            try {
+                                poller.run(gate);
+                            } finally {
+                                state.leading(false);
+                            }
+                        },
+                        registry);
                 election = elect;
                 elect.start();
                 started.push(elect);
                 status.syncWith(this::syncLeadership);
                 bootstrapped = true;
-                log.info("cdc-worker {} started (slot {}, {} shards)", config.instanceId(), config.slotName(), config.numShards());
+                log.info(
+                        "cdc-worker {} started (slot {}, {} shards)",
+                        config.instanceId(),
+                        config.slotName(),
+                        config.numShards());
             }
         } catch (Exception e) {
             log.error("cdc-worker start-up failed", e);
@@ -199,7 +233,10 @@ public final class CdcWorker implements AutoCloseable {
                 return true;
             } catch (java.io.IOException | io.nats.client.JetStreamApiException e) {
                 state.failed(CdcReason.NATS_UNAVAILABLE, "subscription registry: " + e.getMessage());
-                log.warn("subscription registry watch failed (NATS unreachable?), retrying in {} ms: {}", backoff, e.getMessage());
+                log.warn(
+                        "subscription registry watch failed (NATS unreachable?), retrying in {} ms: {}",
+                        backoff,
+                        e.getMessage());
                 Thread.sleep(backoff);
                 backoff = Math.min(backoff * 2, 5000);
             }

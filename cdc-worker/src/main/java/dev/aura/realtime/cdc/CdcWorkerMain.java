@@ -25,11 +25,12 @@ public final class CdcWorkerMain {
         }
         CdcWorker worker = new CdcWorker(config, Clock.systemUTC());
         CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().name("aura-shutdown").unstarted(() -> {
-            log.info("shutting down");
-            worker.close();
-            stopped.countDown();
-        }));
+        Runtime.getRuntime()
+                .addShutdownHook(Thread.ofPlatform().name("aura-shutdown").unstarted(() -> {
+                    log.info("shutting down");
+                    worker.close();
+                    stopped.countDown();
+                }));
         worker.start();
         stopped.await();
     }

@@ -37,10 +37,12 @@ public final class CdcFixture implements AutoCloseable {
     public final NatsServer natsServer;
     public final String projectId = UUID.randomUUID().toString();
     public final String schema = "project_" + projectId.replace('-', '_');
-    public final String slot = "aura_t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    public final String slot =
+            "aura_t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     public final List<Received> received = new CopyOnWriteArrayList<>();
     /** Every {@code CdcStatus} published on {@link Subjects#CDC_STATUS} (by any worker on this NATS). */
     public final List<JsonNode> statuses = new CopyOnWriteArrayList<>();
+
     public final Connection nats;
     private final ObjectMapper mapper = WireJson.mapper();
     private final Dispatcher dispatcher;
@@ -58,12 +60,19 @@ public final class CdcFixture implements AutoCloseable {
     public CdcFixture(PostgresServer pg, NatsServer natsServer) throws Exception {
         this.pg = pg;
         this.natsServer = natsServer;
-        this.nats = Nats.connect(new io.nats.client.Options.Builder().server(natsServer.url())
-                .maxReconnects(-1).reconnectWait(Duration.ofMillis(50)).build());
+        this.nats = Nats.connect(new io.nats.client.Options.Builder()
+                .server(natsServer.url())
+                .maxReconnects(-1)
+                .reconnectWait(Duration.ofMillis(50))
+                .build());
         this.dispatcher = nats.createDispatcher(msg -> {
             try {
-                received.add(new Received(msg.getSubject(), header(msg, AuraHeaders.EVENT_ID), header(msg, AuraHeaders.ORIGIN),
-                        header(msg, AuraHeaders.LEASE_EPOCH), mapper.readTree(msg.getData()),
+                received.add(new Received(
+                        msg.getSubject(),
+                        header(msg, AuraHeaders.EVENT_ID),
+                        header(msg, AuraHeaders.ORIGIN),
+                        header(msg, AuraHeaders.LEASE_EPOCH),
+                        mapper.readTree(msg.getData()),
                         new String(msg.getData(), java.nio.charset.StandardCharsets.UTF_8)));
             } catch (Exception e) {
                 throw new IllegalStateException(e);
@@ -103,7 +112,9 @@ public final class CdcFixture implements AutoCloseable {
         env.putAll(overrides);
         worker = new CdcWorker(CdcConfig.fromEnv(new Env(env)), Clock.systemUTC());
         worker.start();
-        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> worker.state().snapshot().active());
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(30))
+                .until(() -> worker.state().snapshot().active());
         return worker;
     }
 
@@ -149,8 +160,11 @@ public final class CdcFixture implements AutoCloseable {
     }
 
     private String get(String path) throws Exception {
-        var request = java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + worker.httpPort() + path)).build();
-        return http.send(request, java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        var request = java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create("http://127.0.0.1:" + worker.httpPort() + path))
+                .build();
+        return http.send(request, java.net.http.HttpResponse.BodyHandlers.ofString())
+                .body();
     }
 
     /** Waits until {@code /health} shows the given {@code reason_code}; returns that health document. */
@@ -165,8 +179,10 @@ public final class CdcFixture implements AutoCloseable {
 
     /** One column of this fixture's slot in {@code pg_replication_slots} (as text), or null. */
     public String slotColumn(String column) {
-        try (var c = pg.connect(); var s = c.createStatement();
-                var rs = s.executeQuery("SELECT " + column + "::text FROM pg_replication_slots WHERE slot_name = '" + slot + "'")) {
+        try (var c = pg.connect();
+                var s = c.createStatement();
+                var rs = s.executeQuery(
+                        "SELECT " + column + "::text FROM pg_replication_slots WHERE slot_name = '" + slot + "'")) {
             return rs.next() ? rs.getString(1) : null;
         } catch (java.sql.SQLException e) {
             throw new IllegalStateException(e);
@@ -175,7 +191,9 @@ public final class CdcFixture implements AutoCloseable {
 
     /** The first column of the first row of a query, as text. */
     public String queryOne(String sql) {
-        try (var c = pg.connect(); var s = c.createStatement(); var rs = s.executeQuery(sql)) {
+        try (var c = pg.connect();
+                var s = c.createStatement();
+                var rs = s.executeQuery(sql)) {
             return rs.next() ? rs.getString(1) : null;
         } catch (java.sql.SQLException e) {
             throw new IllegalStateException(sql, e);
@@ -189,8 +207,10 @@ public final class CdcFixture implements AutoCloseable {
 
     /** Registers the project and creates its schema (the platform tables exist once a worker started). */
     public void createProject() {
-        pg.execute("CREATE SCHEMA IF NOT EXISTS \"" + schema + "\"",
-                "INSERT INTO aura_platform.projects(project_id, schema_name) VALUES ('" + projectId + "', '" + schema + "') ON CONFLICT DO NOTHING");
+        pg.execute(
+                "CREATE SCHEMA IF NOT EXISTS \"" + schema + "\"",
+                "INSERT INTO aura_platform.projects(project_id, schema_name) VALUES ('" + projectId + "', '" + schema
+                        + "') ON CONFLICT DO NOTHING");
     }
 
     public void enable(String table) {
@@ -212,15 +232,16 @@ public final class CdcFixture implements AutoCloseable {
      * Puts a registry entry for {@code role} (claims {@code role}, {@code ref}, and {@code sub} when
      * not null) and waits until the worker's index has it.
      */
-    public String subscribeAs(String project, String table, String event, String filter, String role, String sub) throws Exception {
+    public String subscribeAs(String project, String table, String event, String filter, String role, String sub)
+            throws Exception {
         String subId = UUID.randomUUID().toString();
         SubscriptionIndex.ensureBucket(nats);
         var claims = mapper.createObjectNode().put("role", role).put("ref", project);
         if (sub != null) {
             claims.put("sub", sub);
         }
-        SubscriptionEntry entry = new SubscriptionEntry(subId, project, table, event, filter, role, claims,
-                System.currentTimeMillis() + 3_600_000, "test");
+        SubscriptionEntry entry = new SubscriptionEntry(
+                subId, project, table, event, filter, role, claims, System.currentTimeMillis() + 3_600_000, "test");
         int before = worker.registrySize();
         nats.keyValue(SubscriptionEntry.BUCKET).put(entry.key(), mapper.writeValueAsBytes(entry));
         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> worker.registrySize() > before);
@@ -228,12 +249,17 @@ public final class CdcFixture implements AutoCloseable {
     }
 
     public List<Received> await(Predicate<List<Received>> condition, Duration timeout) {
-        Awaitility.await().atMost(timeout).pollInterval(Duration.ofMillis(20)).until(() -> condition.test(new ArrayList<>(received)));
+        Awaitility.await()
+                .atMost(timeout)
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> condition.test(new ArrayList<>(received)));
         return new ArrayList<>(received);
     }
 
     public List<Received> ofType(String type) {
-        return received.stream().filter(r -> type.equals(r.body().path("type").asText())).toList();
+        return received.stream()
+                .filter(r -> type.equals(r.body().path("type").asText()))
+                .toList();
     }
 
     public void sql(String... statements) {
@@ -250,12 +276,14 @@ public final class CdcFixture implements AutoCloseable {
         nats.close();
         try {
             // Later tests on the shared server should not decode this project's tables any more.
-            pg.execute("UPDATE aura_platform.realtime_tables SET enabled = false WHERE project_id = '" + projectId + "'");
+            pg.execute(
+                    "UPDATE aura_platform.realtime_tables SET enabled = false WHERE project_id = '" + projectId + "'");
         } catch (RuntimeException platformTablesNotCreated) {
             // the worker never bootstrapped (e.g. a failure test): nothing to disable
         }
         try {
-            pg.execute("SELECT pg_drop_replication_slot('" + slot + "') FROM pg_replication_slots WHERE slot_name = '" + slot + "'");
+            pg.execute("SELECT pg_drop_replication_slot('" + slot + "') FROM pg_replication_slots WHERE slot_name = '"
+                    + slot + "'");
         } catch (RuntimeException e) {
             assertThat(e).as("dropping test slot").isNotNull();
         }

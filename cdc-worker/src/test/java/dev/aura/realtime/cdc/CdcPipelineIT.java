@@ -20,7 +20,8 @@ class CdcPipelineIT {
         fx = new CdcFixture(PostgresServer.shared(), NatsServer.shared());
         fx.startWorker(Map.of());
         fx.createProject();
-        fx.sql("CREATE TABLE \"" + fx.schema + "\".messages(id bigserial PRIMARY KEY, body text, owner uuid)",
+        fx.sql(
+                "CREATE TABLE \"" + fx.schema + "\".messages(id bigserial PRIMARY KEY, body text, owner uuid)",
                 "ALTER TABLE \"" + fx.schema + "\".messages REPLICA IDENTITY FULL",
                 "CREATE TABLE \"" + fx.schema + "\".unwatched(id int PRIMARY KEY, v text)");
         fx.enable("messages");
@@ -36,7 +37,8 @@ class CdcPipelineIT {
         String subId = fx.subscribe("messages", "*", null);
         Thread.sleep(700); // one table refresh
         String t = "\"" + fx.schema + "\".messages";
-        fx.sql("INSERT INTO " + t + "(body) VALUES ('hello')",
+        fx.sql(
+                "INSERT INTO " + t + "(body) VALUES ('hello')",
                 "UPDATE " + t + " SET body = 'edited' WHERE body = 'hello'",
                 "DELETE FROM " + t + " WHERE body = 'edited'",
                 "INSERT INTO \"" + fx.schema + "\".unwatched VALUES (1, 'x')");
@@ -46,19 +48,27 @@ class CdcPipelineIT {
 
         CdcFixture.Received insert = got.get(0);
         assertThat(insert.subject()).endsWith(".messages");
-        assertThat(insert.eventId()).isEqualTo(insert.body().get("event_id").asText()).matches("[0-9A-F]+/[0-9A-F]+:0");
+        assertThat(insert.eventId())
+                .isEqualTo(insert.body().get("event_id").asText())
+                .matches("[0-9A-F]+/[0-9A-F]+:0");
         assertThat(insert.origin()).isNotBlank();
         assertThat(insert.epoch()).isEqualTo("0");
-        assertThat(insert.body().get("allowed_sub_ids")).extracting(n -> n.asText()).containsExactly(subId);
+        assertThat(insert.body().get("allowed_sub_ids"))
+                .extracting(n -> n.asText())
+                .containsExactly(subId);
         assertThat(insert.data().get("schema").asText()).isEqualTo("public");
         assertThat(insert.data().get("table").asText()).isEqualTo("messages");
-        assertThat(insert.data().get("commit_timestamp").asText()).matches("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d+)?Z");
+        assertThat(insert.data().get("commit_timestamp").asText())
+                .matches("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d+)?Z");
         assertThat(insert.data().get("record").get("body").asText()).isEqualTo("hello");
         assertThat(insert.data().get("record").get("id").isIntegralNumber()).isTrue();
         assertThat(insert.data().has("old_record")).isFalse();
         assertThat(insert.data().get("errors").isNull()).isTrue();
         assertThat(insert.data().get("columns").toString())
-                .contains("{\"name\":\"id\",\"type\":\"int8\"}", "{\"name\":\"body\",\"type\":\"text\"}", "{\"name\":\"owner\",\"type\":\"uuid\"}");
+                .contains(
+                        "{\"name\":\"id\",\"type\":\"int8\"}",
+                        "{\"name\":\"body\",\"type\":\"text\"}",
+                        "{\"name\":\"owner\",\"type\":\"uuid\"}");
 
         CdcFixture.Received update = got.get(1);
         assertThat(update.data().get("record").get("body").asText()).isEqualTo("edited");
@@ -79,12 +89,18 @@ class CdcPipelineIT {
         String onlyB = fx.subscribe("messages", "*", "body=eq.b");
         Thread.sleep(700);
         String t = "\"" + fx.schema + "\".messages";
-        fx.sql("INSERT INTO " + t + "(body) VALUES ('a')", "INSERT INTO " + t + "(body) VALUES ('b')",
+        fx.sql(
+                "INSERT INTO " + t + "(body) VALUES ('a')",
+                "INSERT INTO " + t + "(body) VALUES ('b')",
                 "UPDATE " + t + " SET body = 'b' WHERE body = 'b'");
         List<CdcFixture.Received> got = fx.await(r -> r.size() >= 3, Duration.ofSeconds(15));
-        assertThat(got.get(0).body().get("allowed_sub_ids").toString()).contains(inserts).doesNotContain(onlyB);
+        assertThat(got.get(0).body().get("allowed_sub_ids").toString())
+                .contains(inserts)
+                .doesNotContain(onlyB);
         assertThat(got.get(1).body().get("allowed_sub_ids").toString()).contains(inserts, onlyB);
         assertThat(got.get(2).data().get("type").asText()).isEqualTo("UPDATE");
-        assertThat(got.get(2).body().get("allowed_sub_ids").toString()).contains(onlyB).doesNotContain(inserts);
+        assertThat(got.get(2).body().get("allowed_sub_ids").toString())
+                .contains(onlyB)
+                .doesNotContain(inserts);
     }
 }

@@ -37,7 +37,8 @@ class ControlApiIT {
         fx.createProject();
         tokens = TestTokens.of(CdcFixture.SECRET);
         String s = "\"" + fx.schema + "\"";
-        fx.sql("CREATE TABLE " + s + ".todos(id int PRIMARY KEY, done bool, title text, due timestamptz)",
+        fx.sql(
+                "CREATE TABLE " + s + ".todos(id int PRIMARY KEY, done bool, title text, due timestamptz)",
                 "CREATE TABLE " + s + ".\"My Table\"(id int PRIMARY KEY)",
                 "CREATE TABLE " + s + ".nokey(v text)");
     }
@@ -48,9 +49,11 @@ class ControlApiIT {
     }
 
     private HttpResponse<String> put(String table, String body, String token) throws Exception {
-        var b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + fx.worker().httpPort() + "/v1/db/" + fx.projectId
-                        + "/schema/tables/" + URLEncoder.encode(table, StandardCharsets.UTF_8).replace("+", "%20") + "/realtime"))
-                .PUT(HttpRequest.BodyPublishers.ofString(body)).header("Content-Type", "application/json");
+        var b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                        + fx.worker().httpPort() + "/v1/db/" + fx.projectId + "/schema/tables/"
+                        + URLEncoder.encode(table, StandardCharsets.UTF_8).replace("+", "%20") + "/realtime"))
+                .PUT(HttpRequest.BodyPublishers.ofString(body))
+                .header("Content-Type", "application/json");
         if (token != null) {
             b.header("apikey", token);
         }
@@ -61,9 +64,17 @@ class ControlApiIT {
     void enablingNeedsAServiceRoleKeyOfTheProjectAnExistingTableAndAPrimaryKey() throws Exception {
         String service = tokens.serviceRole(fx.projectId);
         assertThat(put("todos", "{\"enabled\":true}", null).statusCode()).isEqualTo(401);
-        assertThat(put("todos", "{\"enabled\":true}", tokens.anon(fx.projectId)).statusCode()).isEqualTo(401);
-        assertThat(put("todos", "{\"enabled\":true}", tokens.serviceRole(UUID.randomUUID().toString())).statusCode()).isEqualTo(401);
-        assertThat(put("todos", "{\"enabled\":true}", tokens.signedWithWrongSecret(fx.projectId)).statusCode()).isEqualTo(401);
+        assertThat(put("todos", "{\"enabled\":true}", tokens.anon(fx.projectId)).statusCode())
+                .isEqualTo(401);
+        assertThat(put(
+                                "todos",
+                                "{\"enabled\":true}",
+                                tokens.serviceRole(UUID.randomUUID().toString()))
+                        .statusCode())
+                .isEqualTo(401);
+        assertThat(put("todos", "{\"enabled\":true}", tokens.signedWithWrongSecret(fx.projectId))
+                        .statusCode())
+                .isEqualTo(401);
         assertThat(put("missing", "{\"enabled\":true}", service).statusCode()).isEqualTo(404);
         HttpResponse<String> noKey = put("nokey", "{\"enabled\":true}", service);
         assertThat(noKey.statusCode()).isEqualTo(422);
@@ -74,27 +85,40 @@ class ControlApiIT {
         assertThat(ok.statusCode()).as(ok.body()).isEqualTo(200);
         assertThat(put("todos", "{\"enabled\":true}", service).statusCode()).isEqualTo(200); // idempotent
         assertThat(put("My Table", "{\"enabled\":true}", service).statusCode()).isEqualTo(200);
-        try (var c = fx.pg.connect(); var st = c.createStatement();
-                ResultSet rs = st.executeQuery("SELECT relreplident FROM pg_class WHERE oid = '\"" + fx.schema + "\".todos'::regclass")) {
+        try (var c = fx.pg.connect();
+                var st = c.createStatement();
+                ResultSet rs = st.executeQuery(
+                        "SELECT relreplident FROM pg_class WHERE oid = '\"" + fx.schema + "\".todos'::regclass")) {
             rs.next();
             assertThat(rs.getString(1)).isEqualTo("f"); // REPLICA IDENTITY FULL
         }
 
-        HttpResponse<String> list = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + fx.worker().httpPort()
-                + "/v1/db/" + fx.projectId + "/realtime/tables")).header("Authorization", "Bearer " + service).build(),
+        HttpResponse<String> list = http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                                + fx.worker().httpPort() + "/v1/db/" + fx.projectId + "/realtime/tables"))
+                        .header("Authorization", "Bearer " + service)
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(list.statusCode()).isEqualTo(200);
-        assertThat(json.readTree(list.body()).get("tables").findValuesAsText("table")).containsExactly("My Table", "todos");
+        assertThat(json.readTree(list.body()).get("tables").findValuesAsText("table"))
+                .containsExactly("My Table", "todos");
 
         assertThat(put("My Table", "{\"enabled\":false}", service).statusCode()).isEqualTo(200);
-        list = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + fx.worker().httpPort()
-                + "/v1/db/" + fx.projectId + "/realtime/tables")).header("apikey", service).build(), HttpResponse.BodyHandlers.ofString());
-        assertThat(json.readTree(list.body()).get("tables").findValuesAsText("table")).containsExactly("todos");
+        list = http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                                + fx.worker().httpPort() + "/v1/db/" + fx.projectId + "/realtime/tables"))
+                        .header("apikey", service)
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(json.readTree(list.body()).get("tables").findValuesAsText("table"))
+                .containsExactly("todos");
     }
 
     private SubscriptionCheck.Reply check(String project, String table, String filter) throws Exception {
-        var msg = fx.nats.request(Subjects.SUBSCRIPTION_CHECK,
-                json.writeValueAsBytes(new SubscriptionCheck.Request(project, table, filter)), Duration.ofSeconds(5));
+        var msg = fx.nats.request(
+                Subjects.SUBSCRIPTION_CHECK,
+                json.writeValueAsBytes(new SubscriptionCheck.Request(project, table, filter)),
+                Duration.ofSeconds(5));
         return json.readValue(msg.getData(), SubscriptionCheck.Reply.class);
     }
 
@@ -107,10 +131,12 @@ class ControlApiIT {
         assertThat(eq.ok()).isTrue();
         assertThat(eq.columnType()).isEqualTo("int4");
         assertThat(check(fx.projectId, "todos", "id=in.(1,2,3)").ok()).isTrue();
-        assertThat(check(fx.projectId, "todos", "due=gt.2026-01-01T00:00:00Z").ok()).isTrue();
+        assertThat(check(fx.projectId, "todos", "due=gt.2026-01-01T00:00:00Z").ok())
+                .isTrue();
 
         assertThat(check(fx.projectId, "nokey", null).error()).startsWith("RealtimeDisabledForConfiguration:");
-        assertThat(check(fx.projectId, fx.schema + ".todos", null).error()).startsWith("RealtimeDisabledForConfiguration:");
+        assertThat(check(fx.projectId, fx.schema + ".todos", null).error())
+                .startsWith("RealtimeDisabledForConfiguration:");
         assertThat(check(UUID.randomUUID().toString(), "todos", null).ok()).isFalse();
         assertThat(check(fx.projectId, "todos", "nope=eq.1").error()).contains("invalid column for filter nope");
         assertThat(check(fx.projectId, "todos", "id=eq.abc").error()).contains("invalid value for filter id");

@@ -30,7 +30,8 @@ class RlsIT {
         fx.startWorker(Map.of("CDC_MAX_RECORD_BYTES", "2048"));
         fx.createProject();
         notes = "\"" + fx.schema + "\".notes";
-        fx.sql("CREATE TABLE " + notes + "(id bigserial PRIMARY KEY, owner_id uuid, body text)",
+        fx.sql(
+                "CREATE TABLE " + notes + "(id bigserial PRIMARY KEY, owner_id uuid, body text)",
                 "ALTER TABLE " + notes + " REPLICA IDENTITY FULL",
                 "GRANT USAGE ON SCHEMA \"" + fx.schema + "\" TO aura_anon, aura_authenticated",
                 "GRANT SELECT ON " + notes + " TO aura_anon, aura_authenticated",
@@ -59,21 +60,25 @@ class RlsIT {
         String broken = fx.subscribeAs(fx.projectId, "notes", "*", null, "authenticated", "not-a-uuid");
         Thread.sleep(700);
 
-        fx.sql("INSERT INTO " + notes + "(owner_id, body) VALUES ('" + U1 + "', 'one')",
+        fx.sql(
+                "INSERT INTO " + notes + "(owner_id, body) VALUES ('" + U1 + "', 'one')",
                 "INSERT INTO " + notes + "(owner_id, body) VALUES ('" + U2 + "', 'two')");
         List<CdcFixture.Received> got = fx.await(r -> r.size() >= 2, Duration.ofSeconds(15));
 
         assertThat(allowed(got.get(0))).containsExactlyInAnyOrder(a, service);
         assertThat(allowed(got.get(1))).containsExactlyInAnyOrder(b, service);
         assertThat(got).allSatisfy(r -> assertThat(allowed(r)).doesNotContain(anon, broken));
-        assertThat(fx.worker().registry().get("aura.cdc.rls.errors").counter().count()).isGreaterThanOrEqualTo(1);
+        assertThat(fx.worker().registry().get("aura.cdc.rls.errors").counter().count())
+                .isGreaterThanOrEqualTo(1);
         // One query per distinct claim set per batch, not per (change, subscriber).
-        double queries = fx.worker().registry().get("aura.cdc.rls.queries").counter().count();
+        double queries =
+                fx.worker().registry().get("aura.cdc.rls.queries").counter().count();
         assertThat(queries).isLessThanOrEqualTo(8);
 
         // A DELETE cannot be checked (the row is gone): matched subscribers get it with the key only.
         fx.sql("DELETE FROM " + notes + " WHERE body = 'one'");
-        CdcFixture.Received delete = fx.await(r -> r.size() >= 3, Duration.ofSeconds(15)).get(2);
+        CdcFixture.Received delete =
+                fx.await(r -> r.size() >= 3, Duration.ofSeconds(15)).get(2);
         assertThat(delete.data().get("type").asText()).isEqualTo("DELETE");
         assertThat(allowed(delete)).contains(a, b, service);
         JsonNode old = delete.data().get("old_record");
@@ -93,7 +98,8 @@ class RlsIT {
         fx.sql("ALTER TABLE " + notes + " DISABLE ROW LEVEL SECURITY");
         Thread.sleep(2500); // RLS state cache: 2 s
         fx.sql("INSERT INTO " + notes + "(owner_id, body) VALUES ('" + U1 + "', 'public now')");
-        CdcFixture.Received r = fx.await(l -> !l.isEmpty(), Duration.ofSeconds(15)).get(0);
+        CdcFixture.Received r =
+                fx.await(l -> !l.isEmpty(), Duration.ofSeconds(15)).get(0);
         assertThat(allowed(r)).containsExactly(anon);
         assertThat(r.data().get("record").get("body").asText()).isEqualTo("public now");
     }
@@ -103,7 +109,8 @@ class RlsIT {
         fx.subscribe("notes", "*", null);
         Thread.sleep(700);
         fx.sql("INSERT INTO " + notes + "(owner_id, body) VALUES ('" + U1 + "', repeat('x', 5000))");
-        CdcFixture.Received r = fx.await(l -> !l.isEmpty(), Duration.ofSeconds(15)).get(0);
+        CdcFixture.Received r =
+                fx.await(l -> !l.isEmpty(), Duration.ofSeconds(15)).get(0);
         assertThat(r.data().get("errors").get(0).asText()).isEqualTo("Error 413: Payload Too Large");
         assertThat(r.data().get("record").has("id")).isTrue();
         assertThat(r.data().get("record").has("owner_id")).isTrue();
@@ -114,7 +121,8 @@ class RlsIT {
     void anotherProjectsSubscribersNeverSeeThisProjectsChanges() throws Exception {
         String other = UUID.randomUUID().toString();
         String otherSchema = "project_" + other.replace('-', '_');
-        fx.sql("CREATE SCHEMA \"" + otherSchema + "\"",
+        fx.sql(
+                "CREATE SCHEMA \"" + otherSchema + "\"",
                 "INSERT INTO aura_platform.projects VALUES ('" + other + "', '" + otherSchema + "')",
                 "CREATE TABLE \"" + otherSchema + "\".notes(id bigserial PRIMARY KEY, owner_id uuid, body text)",
                 "INSERT INTO aura_platform.realtime_tables(project_id, table_name) VALUES ('" + other + "', 'notes')");
@@ -125,7 +133,8 @@ class RlsIT {
         String wildcard = fx.subscribeAs(other, "*", "*", null, "service_role", null);
         Thread.sleep(700);
         fx.sql("INSERT INTO " + notes + "(owner_id, body) VALUES ('" + U1 + "', 'mine')");
-        CdcFixture.Received r = fx.await(l -> !l.isEmpty(), Duration.ofSeconds(15)).get(0);
+        CdcFixture.Received r =
+                fx.await(l -> !l.isEmpty(), Duration.ofSeconds(15)).get(0);
         assertThat(allowed(r)).containsExactly(mine).doesNotContain(theirs, sneaky, wildcard);
         assertThat(r.subject()).contains(fx.projectId).doesNotContain(other);
     }

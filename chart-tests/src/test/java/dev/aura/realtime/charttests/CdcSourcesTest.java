@@ -31,9 +31,12 @@ class CdcSourcesTest {
 
         assertThat(cdc).hasSize(3);
         assertThat(distinct(cdc, d -> d.getMetadata().getName())).hasSize(3);
-        assertThat(distinct(cdc, d -> envValue(d, "CDC_SLOT_NAME"))).hasSize(3).contains("aura_cdc_slot", "aura_cdc_tenant_a");
+        assertThat(distinct(cdc, d -> envValue(d, "CDC_SLOT_NAME")))
+                .hasSize(3)
+                .contains("aura_cdc_slot", "aura_cdc_tenant_a");
         assertThat(distinct(cdc, d -> envValue(d, "LEASE_NAME"))).hasSize(3);
-        assertThat(distinct(cdc, d -> d.getSpec().getSelector().getMatchLabels().get("aura.dev/cdc-source"))).hasSize(3);
+        assertThat(distinct(cdc, d -> d.getSpec().getSelector().getMatchLabels().get("aura.dev/cdc-source")))
+                .hasSize(3);
         assertThat(cdc).allSatisfy(d -> assertThat(d.getSpec().getReplicas()).isEqualTo(2));
 
         var services = rendered.ofType(Service.class).stream()
@@ -42,7 +45,10 @@ class CdcSourcesTest {
         assertThat(services).hasSize(3);
         for (Deployment d : cdc) {
             var podLabels = d.getSpec().getTemplate().getMetadata().getLabels();
-            assertThat(services).filteredOn(s -> podLabels.entrySet().containsAll(s.getSpec().getSelector().entrySet()))
+            assertThat(services)
+                    .filteredOn(s -> podLabels
+                            .entrySet()
+                            .containsAll(s.getSpec().getSelector().entrySet()))
                     .as("services selecting %s", d.getMetadata().getName())
                     .hasSize(1);
         }
@@ -56,10 +62,12 @@ class CdcSourcesTest {
                         d -> d.getSpec().getSelector().getMatchLabels().get("aura.dev/cdc-source"),
                         d -> secretRef(d, "POSTGRES_REPLICATION_URL")));
 
-        assertThat(secretOf).containsEntry("shared", "aura-aura-realtime")
+        assertThat(secretOf)
+                .containsEntry("shared", "aura-aura-realtime")
                 .containsEntry("tenant-a", "tenant-a-db")
                 .containsEntry("tenant-b", "aura-aura-realtime-cdc-tenant-b-db");
-        assertThat(rendered.ofType(Secret.class)).extracting(s -> s.getMetadata().getName())
+        assertThat(rendered.ofType(Secret.class))
+                .extracting(s -> s.getMetadata().getName())
                 .containsExactlyInAnyOrder("aura-aura-realtime", "aura-aura-realtime-cdc-tenant-b-db");
     }
 
@@ -68,22 +76,36 @@ class CdcSourcesTest {
     void probesAndPortsMatchTheConfiguredHttpPort(Scenario scenario) {
         for (Deployment d : ChartFixture.render(scenario).deployments("cdc-worker")) {
             var c = d.getSpec().getTemplate().getSpec().getContainers().get(0);
-            assertThat(c.getPorts()).singleElement().satisfies(p ->
-                    assertThat(p.getContainerPort()).isEqualTo(Integer.parseInt(envValue(d, "CDC_HTTP_PORT"))));
+            assertThat(c.getPorts())
+                    .singleElement()
+                    .satisfies(p ->
+                            assertThat(p.getContainerPort()).isEqualTo(Integer.parseInt(envValue(d, "CDC_HTTP_PORT"))));
             assertThat(c.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/health");
             assertThat(c.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/ready");
             // Never two leaders' worth of pods during a rollout: surge 0.
-            assertThat(d.getSpec().getStrategy().getRollingUpdate().getMaxSurge().getIntVal()).isZero();
+            assertThat(d.getSpec()
+                            .getStrategy()
+                            .getRollingUpdate()
+                            .getMaxSurge()
+                            .getIntVal())
+                    .isZero();
         }
     }
 
     static String envValue(Deployment d, String name) {
-        return EnvVarContractTest.env(d.getSpec().getTemplate().getSpec().getContainers().get(0)).get(name).getValue();
+        return EnvVarContractTest.env(
+                        d.getSpec().getTemplate().getSpec().getContainers().get(0))
+                .get(name)
+                .getValue();
     }
 
     private static String secretRef(Deployment d, String name) {
-        return EnvVarContractTest.env(d.getSpec().getTemplate().getSpec().getContainers().get(0))
-                .get(name).getValueFrom().getSecretKeyRef().getName();
+        return EnvVarContractTest.env(
+                        d.getSpec().getTemplate().getSpec().getContainers().get(0))
+                .get(name)
+                .getValueFrom()
+                .getSecretKeyRef()
+                .getName();
     }
 
     private static <T> List<T> distinct(List<Deployment> ds, Function<Deployment, T> f) {

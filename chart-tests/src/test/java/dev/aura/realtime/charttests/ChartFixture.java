@@ -48,7 +48,11 @@ final class ChartFixture {
 
     private static RenderedManifests renderFresh(Scenario scenario) {
         Path copy = copyWithNatsStandIn();
-        var template = new Helm(copy).template().withName(RELEASE).withNamespace(NAMESPACE).withKubeVersion(KUBE_VERSION)
+        var template = new Helm(copy)
+                .template()
+                .withName(RELEASE)
+                .withNamespace(NAMESPACE)
+                .withKubeVersion(KUBE_VERSION)
                 // helm-java's template, unlike `helm template`, tries to reach a cluster for
                 // `lookup`; the chart's only lookup (reuse of generated secrets) is switched off.
                 .set("secrets.reuseGenerated", false);
@@ -79,7 +83,8 @@ final class ChartFixture {
         if (scenario.valuesFile != null) {
             try {
                 JsonNode base = YAML.readTree(copy.resolve("values.yaml").toFile());
-                JsonNode overlay = YAML.readTree(copy.resolve(scenario.valuesFile).toFile());
+                JsonNode overlay =
+                        YAML.readTree(copy.resolve(scenario.valuesFile).toFile());
                 YAML.writeValue(copy.resolve("values.yaml").toFile(), merge((ObjectNode) base, overlay));
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
@@ -145,6 +150,7 @@ final class ChartFixture {
                 return chart.getParent();
             }
         }
-        throw new IllegalStateException("deploy/k8s/Chart.yaml not found above " + Path.of("").toAbsolutePath());
+        throw new IllegalStateException(
+                "deploy/k8s/Chart.yaml not found above " + Path.of("").toAbsolutePath());
     }
 }

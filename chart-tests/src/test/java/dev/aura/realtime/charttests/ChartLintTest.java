@@ -11,7 +11,9 @@ class ChartLintTest {
     @EnumSource(Scenario.class)
     void lintsCleanUnderStrict(Scenario scenario) {
         var result = ChartFixture.lintStrict(scenario);
-        assertThat(result.isFailed()).as("helm lint --strict (%s): %s", scenario, result.getMessages()).isFalse();
+        assertThat(result.isFailed())
+                .as("helm lint --strict (%s): %s", scenario, result.getMessages())
+                .isFalse();
     }
 
     @ParameterizedTest
@@ -19,6 +21,7 @@ class ChartLintTest {
     void rendersDocumentsThatAllParseIntoTheTypedModel(Scenario scenario) {
         var rendered = ChartFixture.render(scenario);
         assertThat(rendered.resources).isNotEmpty();
-        assertThat(rendered.resources).allSatisfy(r -> assertThat(r.getMetadata().getName()).isNotBlank());
+        assertThat(rendered.resources)
+                .allSatisfy(r -> assertThat(r.getMetadata().getName()).isNotBlank());
     }
 }

@@ -23,8 +23,12 @@ class ContainerHardeningTest {
     @EnumSource(Scenario.class)
     void everyContainerHasCpuAndMemoryLimits(Scenario scenario) {
         forEachContainer(scenario, (pod, c) -> {
-            assertThat(c.getResources().getLimits()).as("%s limits", c.getName()).containsKeys("cpu", "memory");
-            assertThat(c.getResources().getRequests()).as("%s requests", c.getName()).containsKeys("cpu", "memory");
+            assertThat(c.getResources().getLimits())
+                    .as("%s limits", c.getName())
+                    .containsKeys("cpu", "memory");
+            assertThat(c.getResources().getRequests())
+                    .as("%s requests", c.getName())
+                    .containsKeys("cpu", "memory");
         });
     }
 
@@ -35,16 +39,27 @@ class ContainerHardeningTest {
             var sc = c.getSecurityContext();
             assertThat(sc).as("%s securityContext", c.getName()).isNotNull();
             assertThat(sc.getRunAsNonRoot()).as("%s runAsNonRoot", c.getName()).isTrue();
-            assertThat(sc.getReadOnlyRootFilesystem()).as("%s readOnlyRootFilesystem", c.getName()).isTrue();
-            assertThat(sc.getAllowPrivilegeEscalation()).as("%s allowPrivilegeEscalation", c.getName()).isFalse();
-            assertThat(sc.getCapabilities().getDrop()).as("%s capabilities.drop", c.getName()).containsExactly("ALL");
-            assertThat(sc.getCapabilities().getAdd()).as("%s capabilities.add", c.getName()).isNullOrEmpty();
+            assertThat(sc.getReadOnlyRootFilesystem())
+                    .as("%s readOnlyRootFilesystem", c.getName())
+                    .isTrue();
+            assertThat(sc.getAllowPrivilegeEscalation())
+                    .as("%s allowPrivilegeEscalation", c.getName())
+                    .isFalse();
+            assertThat(sc.getCapabilities().getDrop())
+                    .as("%s capabilities.drop", c.getName())
+                    .containsExactly("ALL");
+            assertThat(sc.getCapabilities().getAdd())
+                    .as("%s capabilities.add", c.getName())
+                    .isNullOrEmpty();
             assertThat(sc.getPrivileged()).as("%s privileged", c.getName()).isNotEqualTo(Boolean.TRUE);
 
             var podSc = pod.getSecurityContext();
             assertThat(podSc.getRunAsNonRoot()).isTrue();
             Long uid = sc.getRunAsUser() != null ? sc.getRunAsUser() : podSc.getRunAsUser();
-            assertThat(uid).as("%s numeric non-zero uid (runAsNonRoot needs one)", c.getName()).isNotNull().isPositive();
+            assertThat(uid)
+                    .as("%s numeric non-zero uid (runAsNonRoot needs one)", c.getName())
+                    .isNotNull()
+                    .isPositive();
             assertThat(podSc.getSeccompProfile().getType()).isEqualTo("RuntimeDefault");
         });
     }
@@ -52,8 +67,10 @@ class ContainerHardeningTest {
     @ParameterizedTest
     @EnumSource(Scenario.class)
     void aReadOnlyRootStillHasAWritableTmp(Scenario scenario) {
-        forEachContainer(scenario, (pod, c) ->
-                assertThat(c.getVolumeMounts()).as("%s mounts", c.getName())
+        forEachContainer(
+                scenario,
+                (pod, c) -> assertThat(c.getVolumeMounts())
+                        .as("%s mounts", c.getName())
                         .anySatisfy(m -> assertThat(m.getMountPath()).isEqualTo("/tmp")));
     }
 

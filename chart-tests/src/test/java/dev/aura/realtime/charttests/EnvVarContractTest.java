@@ -27,7 +27,8 @@ class EnvVarContractTest {
         assertThat(deployments).isNotEmpty();
         for (var d : deployments) {
             Container c = d.getSpec().getTemplate().getSpec().getContainers().get(0);
-            assertThat(envNames(c)).as("%s env", d.getMetadata().getName())
+            assertThat(envNames(c))
+                    .as("%s env", d.getMetadata().getName())
                     .doesNotHaveDuplicates()
                     .isSubsetOf(names(EnvVars.CDC_WORKER))
                     .containsAll(required(EnvVars.CDC_WORKER));
@@ -40,7 +41,13 @@ class EnvVarContractTest {
         var deployments = ChartFixture.render(scenario).deployments("ws-front");
         assertThat(deployments).hasSize(1);
         Set<String> allowed = new HashSet<>(names(EnvVars.WS_FRONT));
-        Container c = deployments.get(0).getSpec().getTemplate().getSpec().getContainers().get(0);
+        Container c = deployments
+                .get(0)
+                .getSpec()
+                .getTemplate()
+                .getSpec()
+                .getContainers()
+                .get(0);
         assertThat(envNames(c)).doesNotHaveDuplicates().isSubsetOf(allowed).containsAll(required(EnvVars.WS_FRONT));
     }
 
@@ -48,9 +55,12 @@ class EnvVarContractTest {
     @EnumSource(Scenario.class)
     void identityComesFromTheDownwardApiAndElectionIsKubernetes(Scenario scenario) {
         for (var d : ChartFixture.render(scenario).deployments("cdc-worker")) {
-            Map<String, io.fabric8.kubernetes.api.model.EnvVar> env = env(d.getSpec().getTemplate().getSpec().getContainers().get(0));
-            assertThat(env.get("POD_NAME").getValueFrom().getFieldRef().getFieldPath()).isEqualTo("metadata.name");
-            assertThat(env.get("POD_NAMESPACE").getValueFrom().getFieldRef().getFieldPath()).isEqualTo("metadata.namespace");
+            Map<String, io.fabric8.kubernetes.api.model.EnvVar> env =
+                    env(d.getSpec().getTemplate().getSpec().getContainers().get(0));
+            assertThat(env.get("POD_NAME").getValueFrom().getFieldRef().getFieldPath())
+                    .isEqualTo("metadata.name");
+            assertThat(env.get("POD_NAMESPACE").getValueFrom().getFieldRef().getFieldPath())
+                    .isEqualTo("metadata.namespace");
             assertThat(env.get("LEADER_ELECTION").getValue()).isEqualTo("kubernetes");
         }
     }
@@ -73,7 +83,9 @@ class EnvVarContractTest {
     }
 
     private static List<String> envNames(Container c) {
-        return c.getEnv().stream().map(io.fabric8.kubernetes.api.model.EnvVar::getName).toList();
+        return c.getEnv().stream()
+                .map(io.fabric8.kubernetes.api.model.EnvVar::getName)
+                .toList();
     }
 
     private static Set<String> names(List<EnvVar> vars) {
@@ -82,6 +94,9 @@ class EnvVarContractTest {
 
     /** No default: the binary refuses to start without it (identity vars come from the pod). */
     private static Set<String> required(List<EnvVar> vars) {
-        return vars.stream().filter(v -> v.defaultValue() == null).map(EnvVar::name).collect(Collectors.toSet());
+        return vars.stream()
+                .filter(v -> v.defaultValue() == null)
+                .map(EnvVar::name)
+                .collect(Collectors.toSet());
     }
 }

@@ -27,7 +27,9 @@ class GrafanaDashboardTest {
         JsonNode dashboard = new ObjectMapper().readTree(text);
 
         assertThat(dashboard.path("uid").asText()).isEqualTo("aura-realtime");
-        List<String> exprs = dashboard.path("panels").findValues("expr").stream().map(JsonNode::asText).toList();
+        List<String> exprs = dashboard.path("panels").findValues("expr").stream()
+                .map(JsonNode::asText)
+                .toList();
         for (String metric : DASHBOARD_METRICS) {
             assertThat(exprs).as("a panel querying %s", metric).anyMatch(e -> e.contains(metric));
         }
@@ -36,7 +38,9 @@ class GrafanaDashboardTest {
     @Test
     void theConfigMapCarriesTheSameDashboard() throws IOException {
         String file = Files.readString(ChartFixture.CHART_DIR.resolve("dashboards/aura-realtime.json"));
-        var cm = ChartFixture.render(Scenario.ALL_ON).ofType(io.fabric8.kubernetes.api.model.ConfigMap.class).get(0);
+        var cm = ChartFixture.render(Scenario.ALL_ON)
+                .ofType(io.fabric8.kubernetes.api.model.ConfigMap.class)
+                .get(0);
         var mapper = new ObjectMapper();
         assertThat(mapper.readTree(cm.getData().get("aura-realtime.json"))).isEqualTo(mapper.readTree(file));
     }

@@ -16,8 +16,10 @@ class OptionalResourcesTest {
 
     @Test
     void serviceMonitorsOnlyWhenToggled() {
-        assertThat(ChartFixture.render(Scenario.DEFAULTS).ofKind("monitoring.coreos.com/v1", "ServiceMonitor")).isEmpty();
-        assertThat(ChartFixture.render(Scenario.EXTERNAL).ofKind("monitoring.coreos.com/v1", "ServiceMonitor")).isEmpty();
+        assertThat(ChartFixture.render(Scenario.DEFAULTS).ofKind("monitoring.coreos.com/v1", "ServiceMonitor"))
+                .isEmpty();
+        assertThat(ChartFixture.render(Scenario.EXTERNAL).ofKind("monitoring.coreos.com/v1", "ServiceMonitor"))
+                .isEmpty();
 
         var monitors = ChartFixture.render(Scenario.ALL_ON).ofKind("monitoring.coreos.com/v1", "ServiceMonitor");
         assertThat(monitors).hasSize(2);
@@ -33,42 +35,63 @@ class OptionalResourcesTest {
 
     @Test
     void autoscalingReplacesTheFixedReplicaCount() {
-        assertThat(ChartFixture.render(Scenario.DEFAULTS).ofType(HorizontalPodAutoscaler.class)).isEmpty();
-        assertThat(ChartFixture.render(Scenario.DEFAULTS).deployments("ws-front").get(0).getSpec().getReplicas()).isEqualTo(2);
+        assertThat(ChartFixture.render(Scenario.DEFAULTS).ofType(HorizontalPodAutoscaler.class))
+                .isEmpty();
+        assertThat(ChartFixture.render(Scenario.DEFAULTS)
+                        .deployments("ws-front")
+                        .get(0)
+                        .getSpec()
+                        .getReplicas())
+                .isEqualTo(2);
 
         var rendered = ChartFixture.render(Scenario.ALL_ON);
         var wsFront = rendered.deployments("ws-front").get(0);
         assertThat(wsFront.getSpec().getReplicas()).isNull();
-        assertThat(rendered.ofType(HorizontalPodAutoscaler.class)).singleElement().satisfies(hpa -> {
-            assertThat(hpa.getSpec().getScaleTargetRef().getName()).isEqualTo(wsFront.getMetadata().getName());
-            assertThat(hpa.getSpec().getMinReplicas()).isEqualTo(3);
-            assertThat(hpa.getSpec().getMetrics()).hasSize(2);
-        });
+        assertThat(rendered.ofType(HorizontalPodAutoscaler.class))
+                .singleElement()
+                .satisfies(hpa -> {
+                    assertThat(hpa.getSpec().getScaleTargetRef().getName())
+                            .isEqualTo(wsFront.getMetadata().getName());
+                    assertThat(hpa.getSpec().getMinReplicas()).isEqualTo(3);
+                    assertThat(hpa.getSpec().getMetrics()).hasSize(2);
+                });
     }
 
     @Test
     void disruptionBudgetsKeepOneWsFrontAndOneCdcStandby() {
         var pdbs = ChartFixture.render(Scenario.ALL_ON).ofType(PodDisruptionBudget.class);
         assertThat(pdbs).hasSize(4); // ws-front + one per CDC source
-        assertThat(pdbs).allSatisfy(p -> assertThat(p.getSpec().getSelector().getMatchLabels()).isNotEmpty());
+        assertThat(pdbs)
+                .allSatisfy(p ->
+                        assertThat(p.getSpec().getSelector().getMatchLabels()).isNotEmpty());
     }
 
     @Test
     void postgresStatefulSetUsesTheWal2jsonImageUnlessTheDatabaseIsExternal() {
-        assertThat(ChartFixture.render(Scenario.EXTERNAL).ofType(StatefulSet.class)).isEmpty();
-        assertThat(ChartFixture.render(Scenario.DEFAULTS).ofType(StatefulSet.class)).singleElement().satisfies(sts -> {
-            var c = sts.getSpec().getTemplate().getSpec().getContainers().get(0);
-            assertThat(c.getImage()).contains("postgres-wal2json");
-            assertThat(EnvVarContractTest.env(c)).containsKeys("MAX_SLOT_WAL_KEEP_SIZE", "MAX_REPLICATION_SLOTS", "MAX_WAL_SENDERS");
-            assertThat(sts.getSpec().getVolumeClaimTemplates()).hasSize(1);
-        });
+        assertThat(ChartFixture.render(Scenario.EXTERNAL).ofType(StatefulSet.class))
+                .isEmpty();
+        assertThat(ChartFixture.render(Scenario.DEFAULTS).ofType(StatefulSet.class))
+                .singleElement()
+                .satisfies(sts -> {
+                    var c = sts.getSpec()
+                            .getTemplate()
+                            .getSpec()
+                            .getContainers()
+                            .get(0);
+                    assertThat(c.getImage()).contains("postgres-wal2json");
+                    assertThat(EnvVarContractTest.env(c))
+                            .containsKeys("MAX_SLOT_WAL_KEEP_SIZE", "MAX_REPLICATION_SLOTS", "MAX_WAL_SENDERS");
+                    assertThat(sts.getSpec().getVolumeClaimTemplates()).hasSize(1);
+                });
     }
 
     @Test
     void natsUrlPointsAtTheSubchartOrTheExternalServer() {
         var defaults = ChartFixture.render(Scenario.DEFAULTS);
-        assertThat(CdcSourcesTest.envValue(defaults.deployments("cdc-worker").get(0), "NATS_URL")).isEqualTo("nats://aura-nats:4222");
-        assertThat(CdcSourcesTest.envValue(defaults.deployments("ws-front").get(0), "NATS_URL")).isEqualTo("nats://aura-nats:4222");
+        assertThat(CdcSourcesTest.envValue(defaults.deployments("cdc-worker").get(0), "NATS_URL"))
+                .isEqualTo("nats://aura-nats:4222");
+        assertThat(CdcSourcesTest.envValue(defaults.deployments("ws-front").get(0), "NATS_URL"))
+                .isEqualTo("nats://aura-nats:4222");
 
         var external = ChartFixture.render(Scenario.EXTERNAL);
         assertThat(CdcSourcesTest.envValue(external.deployments("ws-front").get(0), "NATS_URL"))
@@ -79,15 +102,25 @@ class OptionalResourcesTest {
     void anExistingSecretReplacesTheChartsSecret() {
         var external = ChartFixture.render(Scenario.EXTERNAL);
         assertThat(external.ofType(Secret.class)).isEmpty();
-        var jwt = EnvVarContractTest.env(external.deployments("ws-front").get(0).getSpec().getTemplate().getSpec().getContainers().get(0))
-                .get("AURA_JWT_SECRET").getValueFrom().getSecretKeyRef();
+        var jwt = EnvVarContractTest.env(external.deployments("ws-front")
+                        .get(0)
+                        .getSpec()
+                        .getTemplate()
+                        .getSpec()
+                        .getContainers()
+                        .get(0))
+                .get("AURA_JWT_SECRET")
+                .getValueFrom()
+                .getSecretKeyRef();
         assertThat(jwt.getName()).isEqualTo("aura-realtime-secrets");
     }
 
     @Test
     void dashboardConfigMapOnlyWhenToggled() {
-        assertThat(ChartFixture.render(Scenario.DEFAULTS).ofType(ConfigMap.class)).isEmpty();
-        assertThat(ChartFixture.render(Scenario.ALL_ON).ofType(ConfigMap.class)).singleElement()
+        assertThat(ChartFixture.render(Scenario.DEFAULTS).ofType(ConfigMap.class))
+                .isEmpty();
+        assertThat(ChartFixture.render(Scenario.ALL_ON).ofType(ConfigMap.class))
+                .singleElement()
                 .satisfies(cm -> assertThat(cm.getData()).containsKey("aura-realtime.json"));
     }
 }

@@ -55,7 +55,8 @@ class RbacTest {
     @EnumSource(Scenario.class)
     void givesNoApiTokenToPodsThatDoNotNeedOne(Scenario scenario) {
         var rendered = ChartFixture.render(scenario);
-        assertThat(rendered.deployments("ws-front")).allSatisfy(d ->
-                assertThat(d.getSpec().getTemplate().getSpec().getAutomountServiceAccountToken()).isFalse());
+        assertThat(rendered.deployments("ws-front"))
+                .allSatisfy(d -> assertThat(d.getSpec().getTemplate().getSpec().getAutomountServiceAccountToken())
+                        .isFalse());
     }
 }

@@ -42,7 +42,10 @@ final class RenderedManifests {
                 throw new AssertionError(source + ": not a Kubernetes object: " + parsed);
             }
             if (!(resource instanceof GenericKubernetesResource)) {
-                StrictModel.assertNoUnknownFields(resource, source + " " + resource.getKind() + "/" + resource.getMetadata().getName());
+                StrictModel.assertNoUnknownFields(
+                        resource,
+                        source + " " + resource.getKind() + "/"
+                                + resource.getMetadata().getName());
             }
             out.add(resource);
         }
@@ -50,7 +53,11 @@ final class RenderedManifests {
     }
 
     private static String sourceOf(String doc) {
-        return doc.lines().filter(l -> l.startsWith("# Source: ")).findFirst().map(l -> l.substring(10)).orElse("?");
+        return doc.lines()
+                .filter(l -> l.startsWith("# Source: "))
+                .findFirst()
+                .map(l -> l.substring(10))
+                .orElse("?");
     }
 
     <T extends HasMetadata> List<T> ofType(Class<T> type) {
@@ -72,8 +79,10 @@ final class RenderedManifests {
     /** Every pod template of the release (Deployments and StatefulSets). */
     List<PodSpec> podSpecs() {
         List<PodSpec> specs = new ArrayList<>();
-        ofType(Deployment.class).forEach(d -> specs.add(d.getSpec().getTemplate().getSpec()));
-        ofType(StatefulSet.class).forEach(s -> specs.add(s.getSpec().getTemplate().getSpec()));
+        ofType(Deployment.class)
+                .forEach(d -> specs.add(d.getSpec().getTemplate().getSpec()));
+        ofType(StatefulSet.class)
+                .forEach(s -> specs.add(s.getSpec().getTemplate().getSpec()));
         return specs;
     }
 

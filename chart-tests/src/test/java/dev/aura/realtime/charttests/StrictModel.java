@@ -38,14 +38,17 @@ final class StrictModel {
             return; // String, Integer, Boolean, enums
         }
         for (Method getter : node.getClass().getMethods()) {
-            if (getter.getParameterCount() != 0 || Modifier.isStatic(getter.getModifiers())
-                    || !getter.getName().startsWith("get") || getter.getName().equals("getClass")) {
+            if (getter.getParameterCount() != 0
+                    || Modifier.isStatic(getter.getModifiers())
+                    || !getter.getName().startsWith("get")
+                    || getter.getName().equals("getClass")) {
                 continue;
             }
             Object value = invoke(getter, node);
             if (getter.getName().equals("getAdditionalProperties")) {
                 if (value instanceof Map<?, ?> extra && !extra.isEmpty()) {
-                    throw new AssertionError(path + ": fields unknown to " + node.getClass().getSimpleName() + ": " + extra.keySet());
+                    throw new AssertionError(
+                            path + ": fields unknown to " + node.getClass().getSimpleName() + ": " + extra.keySet());
                 }
                 continue;
             }

@@ -31,9 +31,12 @@ class DemoPageE2EIT {
 
     @BeforeAll
     static void start() {
-        assertThat(Files.isExecutable(CHROMIUM)).as("Debian chromium is installed (scripts/stack.sh install)").isTrue();
+        assertThat(Files.isExecutable(CHROMIUM))
+                .as("Debian chromium is installed (scripts/stack.sh install)")
+                .isTrue();
         stack = E2eStack.startDefault(1);
-        stack.sql("CREATE TABLE " + stack.table("messages")
+        stack.sql(
+                "CREATE TABLE " + stack.table("messages")
                         + "(id bigserial PRIMARY KEY, body text NOT NULL, author text, created_at timestamptz NOT NULL DEFAULT now())",
                 "GRANT SELECT ON " + stack.table("messages") + " TO aura_anon, aura_authenticated");
         stack.enable("messages");
@@ -56,7 +59,9 @@ class DemoPageE2EIT {
     }
 
     private HttpResponse<byte[]> get(String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + stack.wsPort(0) + path)).build(),
+        return http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + stack.wsPort(0) + path))
+                        .build(),
                 HttpResponse.BodyHandlers.ofByteArray());
     }
 
@@ -65,9 +70,13 @@ class DemoPageE2EIT {
         HttpResponse<byte[]> page = get("/");
         assertThat(page.statusCode()).isEqualTo(200);
         assertThat(page.headers().firstValue("content-type")).hasValue("text/html; charset=utf-8");
-        assertThat(new String(page.body(), StandardCharsets.UTF_8)).contains("/demo/supabase.js").contains("/demo/demo.js");
+        assertThat(new String(page.body(), StandardCharsets.UTF_8))
+                .contains("/demo/supabase.js")
+                .contains("/demo/demo.js");
         Path npm = repoRoot().resolve("e2e/js/node_modules/@supabase/supabase-js/dist/umd/supabase.js");
-        assertThat(get("/demo/supabase.js").body()).as("vendored copy equals " + npm).isEqualTo(Files.readAllBytes(npm));
+        assertThat(get("/demo/supabase.js").body())
+                .as("vendored copy equals " + npm)
+                .isEqualTo(Files.readAllBytes(npm));
         assertThat(get("/demo/nope.js").statusCode()).isEqualTo(404);
     }
 
@@ -78,15 +87,20 @@ class DemoPageE2EIT {
         ProcessBuilder pb = new ProcessBuilder(System.getenv().getOrDefault("NODE_BIN", "node"), "e2e/js/demo-page.mjs")
                 .directory(root.toFile())
                 .redirectErrorStream(true);
-        pb.environment().put("DEMO_URL", "http://127.0.0.1:" + stack.wsPort(0) + "/?apikey=" + stack.tokens.anon(stack.projectId));
+        pb.environment()
+                .put(
+                        "DEMO_URL",
+                        "http://127.0.0.1:" + stack.wsPort(0) + "/?apikey=" + stack.tokens.anon(stack.projectId));
         pb.environment().put("DEMO_ROW_BODY", body);
         Process node = pb.start();
         List<String> output = new CopyOnWriteArrayList<>();
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(node.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader out =
+                new BufferedReader(new InputStreamReader(node.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line = out.readLine(); line != null; line = out.readLine()) {
                 output.add(line);
                 if (line.equals("READY")) {
-                    stack.sql("INSERT INTO " + stack.table("messages") + "(body, author) VALUES ('" + body + "', 'e2e')");
+                    stack.sql(
+                            "INSERT INTO " + stack.table("messages") + "(body, author) VALUES ('" + body + "', 'e2e')");
                 }
             }
         } finally {

@@ -29,7 +29,8 @@ public final class E2eStack implements AutoCloseable {
     public final TestTokens tokens = TestTokens.of(SECRET);
     public final String projectId = UUID.randomUUID().toString();
     public final String schema = "project_" + projectId.replace('-', '_');
-    public final String slot = "aura_e2e_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+    public final String slot =
+            "aura_e2e_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
     public final int cdcPort = Ports.free();
     private final List<ServiceProcess> fronts = new ArrayList<>();
     private final List<Integer> frontPorts = new ArrayList<>();
@@ -110,7 +111,8 @@ public final class E2eStack implements AutoCloseable {
     /** Registers another project (schema {@code project_<id>}) on the same stack. */
     public void createProject(String id) {
         String schemaName = schemaOf(id);
-        pg.execute("CREATE SCHEMA IF NOT EXISTS \"" + schemaName + "\"",
+        pg.execute(
+                "CREATE SCHEMA IF NOT EXISTS \"" + schemaName + "\"",
                 "GRANT USAGE ON SCHEMA \"" + schemaName + "\" TO aura_anon, aura_authenticated",
                 "INSERT INTO aura_platform.projects(project_id, schema_name) VALUES ('" + id + "', '" + schemaName
                         + "') ON CONFLICT DO NOTHING");
@@ -128,11 +130,16 @@ public final class E2eStack implements AutoCloseable {
     /** Enables realtime on a table of another project registered with {@link #createProject(String)}. */
     public void enable(String projectId, String table) {
         try {
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + cdcPort + "/v1/db/" + projectId
-                            + "/schema/tables/" + java.net.URLEncoder.encode(table, java.nio.charset.StandardCharsets.UTF_8)
-                                    .replace("+", "%20") + "/realtime"))
-                    .header("apikey", tokens.serviceRole(projectId))
-                    .PUT(HttpRequest.BodyPublishers.ofString("{\"enabled\":true}")).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + cdcPort + "/v1/db/" + projectId
+                                    + "/schema/tables/"
+                                    + java.net.URLEncoder.encode(table, java.nio.charset.StandardCharsets.UTF_8)
+                                            .replace("+", "%20")
+                                    + "/realtime"))
+                            .header("apikey", tokens.serviceRole(projectId))
+                            .PUT(HttpRequest.BodyPublishers.ofString("{\"enabled\":true}"))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             if (r.statusCode() != 200) {
                 throw new AssertionError("enable " + table + ": " + r.statusCode() + " " + r.body());
             }
@@ -154,8 +161,12 @@ public final class E2eStack implements AutoCloseable {
 
     public String health(int port) {
         try {
-            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health")).timeout(Duration.ofSeconds(2)).build(),
-                    HttpResponse.BodyHandlers.ofString()).body();
+            return http.send(
+                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health"))
+                                    .timeout(Duration.ofSeconds(2))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString())
+                    .body();
         } catch (Exception e) {
             return "unreachable: " + e;
         }
@@ -189,7 +200,8 @@ public final class E2eStack implements AutoCloseable {
             cdc.close();
         }
         try {
-            pg.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + slot + "' AND NOT active");
+            pg.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + slot
+                    + "' AND NOT active");
         } catch (RuntimeException ignored) {
             // the slot may still be held for a moment by the dying worker; it is per-test and harmless
         }

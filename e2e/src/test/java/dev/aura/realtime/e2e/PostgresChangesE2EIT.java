@@ -21,7 +21,9 @@ class PostgresChangesE2EIT {
     @BeforeAll
     static void start() {
         stack = E2eStack.startDefault(1);
-        stack.sql("CREATE TABLE " + stack.table("messages") + "(id bigserial PRIMARY KEY, body text NOT NULL, tags text[], meta jsonb)",
+        stack.sql(
+                "CREATE TABLE " + stack.table("messages")
+                        + "(id bigserial PRIMARY KEY, body text NOT NULL, tags text[], meta jsonb)",
                 "GRANT SELECT ON " + stack.table("messages") + " TO aura_anon, aura_authenticated",
                 "CREATE TABLE " + stack.table("unwatched") + "(id int PRIMARY KEY, v text)");
         stack.enable("messages");
@@ -33,13 +35,16 @@ class PostgresChangesE2EIT {
     }
 
     private static boolean change(JsonNode e, String type) {
-        return "postgres_changes".equals(e.path("type").asText()) && type.equals(e.path("payload").path("eventType").asText());
+        return "postgres_changes".equals(e.path("type").asText())
+                && type.equals(e.path("payload").path("eventType").asText());
     }
 
     /** Supabase semantics: changes flow once the server said "Subscribed to PostgreSQL". */
     static void awaitSubscribedToPostgres(RealtimeJsClient js) {
-        JsonNode sys = js.awaitEvent(e -> "system".equals(e.path("type").asText())
-                && e.path("payload").path("message").asText().contains("PostgreSQL"), Duration.ofSeconds(10));
+        JsonNode sys = js.awaitEvent(
+                e -> "system".equals(e.path("type").asText())
+                        && e.path("payload").path("message").asText().contains("PostgreSQL"),
+                Duration.ofSeconds(10));
         assertThat(sys.path("payload").path("status").asText()).isEqualTo("ok");
     }
 
@@ -55,8 +60,10 @@ class PostgresChangesE2EIT {
             awaitSubscribedToPostgres(js);
 
             String body = "hello " + vsn;
-            stack.sql("INSERT INTO " + stack.table("messages") + "(body, tags, meta) VALUES ('" + body + "', '{a,b}', '{\"k\": 1}')");
-            JsonNode insert = js.awaitEvent(e -> change(e, "INSERT"), Duration.ofSeconds(10)).get("payload");
+            stack.sql("INSERT INTO " + stack.table("messages") + "(body, tags, meta) VALUES ('" + body
+                    + "', '{a,b}', '{\"k\": 1}')");
+            JsonNode insert = js.awaitEvent(e -> change(e, "INSERT"), Duration.ofSeconds(10))
+                    .get("payload");
             assertThat(insert.get("schema").asText()).isEqualTo("public");
             assertThat(insert.get("table").asText()).isEqualTo("messages");
             assertThat(insert.get("new").get("body").asText()).isEqualTo(body);
@@ -67,12 +74,14 @@ class PostgresChangesE2EIT {
             long id = insert.get("new").get("id").asLong();
 
             stack.sql("UPDATE " + stack.table("messages") + " SET body = 'edited' WHERE id = " + id);
-            JsonNode update = js.awaitEvent(e -> change(e, "UPDATE"), Duration.ofSeconds(10)).get("payload");
+            JsonNode update = js.awaitEvent(e -> change(e, "UPDATE"), Duration.ofSeconds(10))
+                    .get("payload");
             assertThat(update.get("new").get("body").asText()).isEqualTo("edited");
             assertThat(update.get("old").get("body").asText()).isEqualTo(body);
 
             stack.sql("DELETE FROM " + stack.table("messages") + " WHERE id = " + id);
-            JsonNode delete = js.awaitEvent(e -> change(e, "DELETE"), Duration.ofSeconds(10)).get("payload");
+            JsonNode delete = js.awaitEvent(e -> change(e, "DELETE"), Duration.ofSeconds(10))
+                    .get("payload");
             assertThat(delete.get("old").get("id").asLong()).isEqualTo(id);
             assertThat(delete.get("new")).isEmpty();
         }
@@ -95,12 +104,18 @@ class PostgresChangesE2EIT {
             js.subscribeAndAwait("all", Duration.ofSeconds(15));
             awaitSubscribedToPostgres(js);
             int mark = js.eventCount();
-            stack.sql("INSERT INTO " + stack.table("unwatched") + " VALUES (" + (vsn.startsWith("1") ? 1 : 2) + ", 'x')",
+            stack.sql(
+                    "INSERT INTO " + stack.table("unwatched") + " VALUES (" + (vsn.startsWith("1") ? 1 : 2) + ", 'x')",
                     "INSERT INTO " + stack.table("messages") + "(body) VALUES ('marker " + vsn + "')");
-            JsonNode marker = js.awaitEvent(mark, e -> change(e, "INSERT"), Duration.ofSeconds(10)).get("payload");
+            JsonNode marker = js.awaitEvent(mark, e -> change(e, "INSERT"), Duration.ofSeconds(10))
+                    .get("payload");
             assertThat(marker.get("table").asText()).isEqualTo("messages");
-            js.assertNoEvent(mark, e -> "postgres_changes".equals(e.path("type").asText())
-                    && "unwatched".equals(e.path("payload").path("table").asText()), Duration.ofSeconds(1));
+            js.assertNoEvent(
+                    mark,
+                    e -> "postgres_changes".equals(e.path("type").asText())
+                            && "unwatched"
+                                    .equals(e.path("payload").path("table").asText()),
+                    Duration.ofSeconds(1));
         }
     }
 
@@ -108,7 +123,10 @@ class PostgresChangesE2EIT {
     @ValueSource(strings = {"1.0.0", "2.0.0"})
     void anInvalidOrExpiredTokenGetsTheProtocolsErrorReply(String vsn) throws Exception {
         try (RealtimeJsClient js = RealtimeJsClient.start()) {
-            js.connect(stack.wsUrl(0), stack.tokens.anon(stack.projectId), vsn,
+            js.connect(
+                    stack.wsUrl(0),
+                    stack.tokens.anon(stack.projectId),
+                    vsn,
                     Map.of("accessToken", stack.tokens.expired("anon", stack.projectId)));
             js.channel("expired");
             js.onPostgresChanges("expired", Map.of("event", "*", "schema", "public", "table", "messages"));

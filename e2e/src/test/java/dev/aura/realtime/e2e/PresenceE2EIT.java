@@ -45,13 +45,19 @@ class PresenceE2EIT {
     }
 
     private static JsonNode presence(RealtimeJsClient js, int from, String event, String key) {
-        return js.awaitEvent(from, e -> "presence".equals(e.path("type").asText()) && event.equals(e.path("event").asText())
-                && (key == null || key.equals(e.path("payload").path("key").asText())), WAIT);
+        return js.awaitEvent(
+                from,
+                e -> "presence".equals(e.path("type").asText())
+                        && event.equals(e.path("event").asText())
+                        && (key == null
+                                || key.equals(e.path("payload").path("key").asText())),
+                WAIT);
     }
 
     @Test
     void joinsReTracksAndLeavesReachRealtimeJsOnTheOtherReplica() {
-        try (RealtimeJsClient alice = client(0, "alice"); RealtimeJsClient bob = client(1, "bob")) {
+        try (RealtimeJsClient alice = client(0, "alice");
+                RealtimeJsClient bob = client(1, "bob")) {
             presence(bob, 0, "sync", null); // presence_state on join
             int mark = bob.eventCount();
             assertThat(alice.track("lobby", Map.of("status", "online"))).isEqualTo("ok");
@@ -68,15 +74,22 @@ class PresenceE2EIT {
             assertThat(alice.track("lobby", Map.of("status", "away"))).isEqualTo("ok");
             JsonNode leave = presence(bob, mark, "leave", "alice").get("payload");
             assertThat(leave.at("/leftPresences/0/status").asText()).isEqualTo("online");
-            assertThat(presence(bob, mark, "join", "alice").at("/payload/newPresences/0/status").asText()).isEqualTo("away");
+            assertThat(presence(bob, mark, "join", "alice")
+                            .at("/payload/newPresences/0/status")
+                            .asText())
+                    .isEqualTo("away");
             JsonNode afterRetrack = presence(bob, mark, "sync", null).get("state");
-            assertThat(afterRetrack.get("alice")).as("re-track replaces the meta: " + afterRetrack).hasSize(1);
+            assertThat(afterRetrack.get("alice"))
+                    .as("re-track replaces the meta: " + afterRetrack)
+                    .hasSize(1);
             assertThat(afterRetrack.at("/alice/0/status").asText()).isEqualTo("away");
 
             int aliceMark = alice.eventCount();
             assertThat(bob.track("lobby", Map.of("status", "here"))).isEqualTo("ok");
             presence(alice, aliceMark, "join", "bob");
-            assertThat(alice.presenceState("lobby").fieldNames()).toIterable().containsExactlyInAnyOrder("alice", "bob");
+            assertThat(alice.presenceState("lobby").fieldNames())
+                    .toIterable()
+                    .containsExactlyInAnyOrder("alice", "bob");
 
             mark = bob.eventCount();
             assertThat(alice.untrack("lobby")).isEqualTo("ok");

@@ -41,11 +41,19 @@ class SessionSurfaceE2EIT {
         stack.startCdcWorker(Map.of(), List.of());
         stack.startWsFront(Map.of("WS_CDC_STATUS_TIMEOUT_MS", "7000"));
         stack.startWsFront(Map.of("WS_CDC_STATUS_TIMEOUT_MS", "7000"));
-        stack.startWsFront(Map.of("WS_IDLE_TIMEOUT_MS", "1000", "WS_MAX_CHANNELS_PER_CONNECTION", "2",
-                "WS_MAX_EVENTS_PER_SECOND", "5", "WS_SHUTDOWN_GRACE_SECONDS", "2"));
+        stack.startWsFront(Map.of(
+                "WS_IDLE_TIMEOUT_MS",
+                "1000",
+                "WS_MAX_CHANNELS_PER_CONNECTION",
+                "2",
+                "WS_MAX_EVENTS_PER_SECOND",
+                "5",
+                "WS_SHUTDOWN_GRACE_SECONDS",
+                "2"));
         stack.createProject();
         String notes = stack.table("notes");
-        stack.sql("CREATE TABLE " + notes + "(id bigserial PRIMARY KEY, owner_id uuid NOT NULL, body text)",
+        stack.sql(
+                "CREATE TABLE " + notes + "(id bigserial PRIMARY KEY, owner_id uuid NOT NULL, body text)",
                 "GRANT SELECT ON " + notes + " TO aura_anon, aura_authenticated",
                 "ALTER TABLE " + notes + " ENABLE ROW LEVEL SECURITY",
                 "CREATE POLICY own_notes ON " + notes + " FOR SELECT USING (owner_id = auth.uid())");
@@ -58,7 +66,8 @@ class SessionSurfaceE2EIT {
     }
 
     private static boolean system(JsonNode e, String channel, String text) {
-        return "system".equals(e.path("type").asText()) && channel.equals(e.path("channel").asText())
+        return "system".equals(e.path("type").asText())
+                && channel.equals(e.path("channel").asText())
                 && e.path("payload").path("message").asText().contains(text);
     }
 
@@ -77,7 +86,10 @@ class SessionSurfaceE2EIT {
         String alice = UUID.randomUUID().toString();
         String bob = UUID.randomUUID().toString();
         try (RealtimeJsClient js = RealtimeJsClient.start()) {
-            js.connect(stack.wsUrl(0), stack.tokens.anon(stack.projectId), "2.0.0",
+            js.connect(
+                    stack.wsUrl(0),
+                    stack.tokens.anon(stack.projectId),
+                    "2.0.0",
                     Map.of("accessToken", stack.tokens.authenticated(stack.projectId, alice)));
             js.channel("notes");
             js.onPostgresChanges("notes", Map.of("event", "INSERT", "schema", "public", "table", "notes"));
@@ -94,14 +106,24 @@ class SessionSurfaceE2EIT {
             long deadline = System.nanoTime() + T.toNanos();
             int mark = js.eventCount();
             while (js.events().stream().skip(mark).noneMatch(e -> insertOf(e, bob))) {
-                assertThat(System.nanoTime()).as("bob's row never arrived after setAuth").isLessThan(deadline);
+                assertThat(System.nanoTime())
+                        .as("bob's row never arrived after setAuth")
+                        .isLessThan(deadline);
                 insertNote(bob, "bob-probe");
                 Thread.sleep(300);
             }
             int after = js.eventCount();
             insertNote(alice, "alice-2");
             insertNote(bob, "bob-2");
-            js.awaitEvent(after, e -> insertOf(e, bob) && "bob-2".equals(e.path("payload").path("new").path("body").asText()), T);
+            js.awaitEvent(
+                    after,
+                    e -> insertOf(e, bob)
+                            && "bob-2"
+                                    .equals(e.path("payload")
+                                            .path("new")
+                                            .path("body")
+                                            .asText()),
+                    T);
             js.assertNoEvent(after, e -> insertOf(e, alice), Duration.ofMillis(500));
         }
     }
@@ -110,8 +132,13 @@ class SessionSurfaceE2EIT {
     @Order(2)
     void anExpiringTokenClosesTheChannelAndTheStaleTokenIsRefusedOnRejoin() throws Exception {
         try (RealtimeJsClient js = RealtimeJsClient.start()) {
-            js.connect(stack.wsUrl(1), stack.tokens.anon(stack.projectId), "2.0.0",
-                    Map.of("accessToken", stack.tokens.ttl(Duration.ofSeconds(2)).anon(stack.projectId)));
+            js.connect(
+                    stack.wsUrl(1),
+                    stack.tokens.anon(stack.projectId),
+                    "2.0.0",
+                    Map.of(
+                            "accessToken",
+                            stack.tokens.ttl(Duration.ofSeconds(2)).anon(stack.projectId)));
             js.channel("expiring");
             js.onSystem("expiring");
             js.subscribeAndAwait("expiring", T);
@@ -133,15 +160,19 @@ class SessionSurfaceE2EIT {
     @Order(3)
     void heartbeatsKeepAClientAliveWhileASilentSocketIsClosedAfterTheIdleTimeout() throws Exception {
         CompletableFuture<Integer> closed = new CompletableFuture<>();
-        WebSocket silent = HttpClient.newHttpClient().newWebSocketBuilder()
-                .buildAsync(URI.create("ws://127.0.0.1:" + stack.wsPort(2) + "/realtime/v1/websocket?vsn=1.0.0&apikey="
-                        + stack.tokens.anon(stack.projectId)), new WebSocket.Listener() {
+        WebSocket silent = HttpClient.newHttpClient()
+                .newWebSocketBuilder()
+                .buildAsync(
+                        URI.create("ws://127.0.0.1:" + stack.wsPort(2) + "/realtime/v1/websocket?vsn=1.0.0&apikey="
+                                + stack.tokens.anon(stack.projectId)),
+                        new WebSocket.Listener() {
                             @Override
                             public CompletionStage<?> onClose(WebSocket ws, int statusCode, String reason) {
                                 closed.complete(statusCode);
                                 return null;
                             }
-                        }).get(5, TimeUnit.SECONDS);
+                        })
+                .get(5, TimeUnit.SECONDS);
         try (RealtimeJsClient js = RealtimeJsClient.start()) {
             js.connect(stack.wsUrl(2), stack.tokens.anon(stack.projectId), "2.0.0", FAST_HEARTBEAT);
             js.channel("alive");
@@ -149,7 +180,9 @@ class SessionSurfaceE2EIT {
             assertThat(closed.get(5, TimeUnit.SECONDS)).isEqualTo(1001);
             Thread.sleep(1500); // > idle timeout: only heartbeats (answered) keep realtime-js connected
             assertThat(js.isConnected()).isTrue();
-            assertThat(js.events()).noneMatch(e -> "socket".equals(e.path("type").asText()) && "close".equals(e.path("event").asText()));
+            assertThat(js.events())
+                    .noneMatch(e -> "socket".equals(e.path("type").asText())
+                            && "close".equals(e.path("event").asText()));
         } finally {
             silent.abort();
         }
@@ -162,7 +195,8 @@ class SessionSurfaceE2EIT {
             js.connect(stack.wsUrl(2), stack.tokens.anon(stack.projectId), "2.0.0", FAST_HEARTBEAT);
             js.channel("big", Map.of("broadcast", Map.of("ack", true)));
             js.subscribeAndAwait("big", T);
-            assertThat(js.sendBroadcast("big", "e", Map.of("pad", "x".repeat(300_000)))).isEqualTo("error");
+            assertThat(js.sendBroadcast("big", "e", Map.of("pad", "x".repeat(300_000))))
+                    .isEqualTo("error");
             assertThat(js.sendBroadcast("big", "e", Map.of("small", true))).isEqualTo("ok");
 
             js.channel("flood");
@@ -170,7 +204,8 @@ class SessionSurfaceE2EIT {
             js.subscribeAndAwait("flood", T);
             js.channel("third");
             js.subscribe("third");
-            assertThat(js.awaitStatus("third", "CHANNEL_ERROR", T).toString()).contains("ChannelRateLimitReached: Too many channels");
+            assertThat(js.awaitStatus("third", "CHANNEL_ERROR", T).toString())
+                    .contains("ChannelRateLimitReached: Too many channels");
 
             for (int i = 0; i < 12; i++) {
                 js.sendBroadcast("flood", "spam", Map.of("i", i));
@@ -201,7 +236,8 @@ class SessionSurfaceE2EIT {
 
             int downMark = js.eventCount();
             stack.startCdcWorker(Map.of(), List.of());
-            JsonNode up = js.awaitEvent(downMark, e -> system(e, "cdc", "Subscribed to PostgreSQL"), Duration.ofSeconds(15));
+            JsonNode up =
+                    js.awaitEvent(downMark, e -> system(e, "cdc", "Subscribed to PostgreSQL"), Duration.ofSeconds(15));
             assertThat(up.path("payload").path("status").asText()).isEqualTo("ok");
         }
     }
@@ -220,7 +256,10 @@ class SessionSurfaceE2EIT {
             JsonNode bye = js.awaitEvent(e -> system(e, "drain", "Server requested disconnect"), T);
             assertThat(bye.path("payload").path("status").asText()).isEqualTo("error");
             js.awaitStatus("drain", "CLOSED", T);
-            js.awaitEvent(e -> "socket".equals(e.path("type").asText()) && "close".equals(e.path("event").asText()), T);
+            js.awaitEvent(
+                    e -> "socket".equals(e.path("type").asText())
+                            && "close".equals(e.path("event").asText()),
+                    T);
             assertThat(stopMs).as("SIGTERM to exit").isLessThan(2000 + 5000);
             assertThat(stack.wsFront(2).isAlive()).isFalse();
         }

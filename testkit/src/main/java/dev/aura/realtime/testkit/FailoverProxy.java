@@ -66,11 +66,9 @@ public final class FailoverProxy implements AutoCloseable {
                 continue;
             }
             accepted[i].incrementAndGet();
-            SocketSplice.start(downstream, upstream, "test-failover-proxy", s -> { });
+            SocketSplice.start(downstream, upstream, "test-failover-proxy", s -> {});
             return;
         }
         SocketSplice.closeQuietly(downstream); // no target reachable: the client sees the connection close
     }
-
-
 }

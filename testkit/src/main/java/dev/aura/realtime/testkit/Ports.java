@@ -15,29 +15,29 @@ import java.util.concurrent.ConcurrentHashMap;
  * port between {@link #free()} and its use: fixtures that bind it retry with a new port.
  */
 public final class Ports {
-  private static final Set<Integer> HANDED_OUT = ConcurrentHashMap.newKeySet();
+    private static final Set<Integer> HANDED_OUT = ConcurrentHashMap.newKeySet();
 
-  private Ports() {}
+    private Ports() {}
 
-  /**
-   * Returns a TCP port on 127.0.0.1 that was free a moment ago and that this JVM has not handed
-   * out before.
-   *
-   * @return a port number in the ephemeral range
-   * @throws UncheckedIOException if no socket can be bound
-   */
-  public static int free() {
-    for (int attempt = 0; attempt < 50; attempt++) {
-      try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-        socket.setReuseAddress(true);
-        int port = socket.getLocalPort();
-        if (HANDED_OUT.add(port)) {
-          return port;
+    /**
+     * Returns a TCP port on 127.0.0.1 that was free a moment ago and that this JVM has not handed
+     * out before.
+     *
+     * @return a port number in the ephemeral range
+     * @throws UncheckedIOException if no socket can be bound
+     */
+    public static int free() {
+        for (int attempt = 0; attempt < 50; attempt++) {
+            try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                socket.setReuseAddress(true);
+                int port = socket.getLocalPort();
+                if (HANDED_OUT.add(port)) {
+                    return port;
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot bind a probe socket on 127.0.0.1", e);
+            }
         }
-      } catch (IOException e) {
-        throw new UncheckedIOException("cannot bind a probe socket on 127.0.0.1", e);
-      }
+        throw new IllegalStateException("no unused free port found after 50 attempts");
     }
-    throw new IllegalStateException("no unused free port found after 50 attempts");
-  }
 }

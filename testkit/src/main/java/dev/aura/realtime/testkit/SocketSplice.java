@@ -21,7 +21,8 @@ final class SocketSplice {
 
     private static void pump(Socket from, Socket to, Consumer<Socket> onClosed) {
         byte[] buffer = new byte[8192];
-        try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+        try (InputStream in = from.getInputStream();
+                OutputStream out = to.getOutputStream()) {
             int n;
             while ((n = in.read(buffer)) >= 0) {
                 out.write(buffer, 0, n);

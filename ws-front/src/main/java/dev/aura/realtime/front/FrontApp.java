@@ -55,8 +55,16 @@ public final class FrontApp implements AutoCloseable {
     private final CdcWatchdog watchdog;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private FrontApp(FrontConfig config, NatsConnection nats, KvSubscriptionRegistry registry, PresenceService presence,
-            NatsRelay relay, Sessions sessions, FrontServer server, PrometheusMeterRegistry meters, CdcWatchdog watchdog) {
+    private FrontApp(
+            FrontConfig config,
+            NatsConnection nats,
+            KvSubscriptionRegistry registry,
+            PresenceService presence,
+            NatsRelay relay,
+            Sessions sessions,
+            FrontServer server,
+            PrometheusMeterRegistry meters,
+            CdcWatchdog watchdog) {
         this.watchdog = watchdog;
         this.config = config;
         this.nats = nats;
@@ -81,29 +89,59 @@ public final class FrontApp implements AutoCloseable {
         NatsRelay relay = null;
         CdcWatchdog watchdog = null;
         try {
-            registry = new KvSubscriptionRegistry(nats.connection(), config.subscriptionTtl(), config.subscriptionRefresh(), mapper);
+            registry = new KvSubscriptionRegistry(
+                    nats.connection(), config.subscriptionTtl(), config.subscriptionRefresh(), mapper);
             registry.start();
             nats.onReconnect(registry::reputAll);
             presence = new PresenceService(nats.connection(), config.presence(), config.instanceId(), clock, mapper);
             presence.start();
             nats.onReconnect(presence::onReconnect);
-            relay = new NatsRelay(nats.connection(), config.instanceId(), config.subscriptionCheckTimeout(), mapper, metrics);
+            relay = new NatsRelay(
+                    nats.connection(), config.instanceId(), config.subscriptionCheckTimeout(), mapper, metrics);
             JsonFrames json = new JsonFrames(mapper);
             BinaryFrames binary = new BinaryFrames(json);
             LocalTopics topics = new LocalTopics(config.historySize());
-            HistoryStore history = new HistoryStore(config.historySize(), config.historyMaxChannels(), config.historyMaxBytes(),
+            HistoryStore history = new HistoryStore(
+                    config.historySize(),
+                    config.historyMaxChannels(),
+                    config.historyMaxBytes(),
                     config.historyTtl().toMillis());
-            Fanout fanout = new Fanout(topics, new BroadcastFrames(json, binary), json, ByteBufAllocator.DEFAULT, metrics, clock,
-                    history);
+            Fanout fanout = new Fanout(
+                    topics, new BroadcastFrames(json, binary), json, ByteBufAllocator.DEFAULT, metrics, clock, history);
             Sessions sessions = new Sessions();
-            ChannelServices services = new ChannelServices(verifier, relay, registry, relay, topics, fanout,
-                    presence, sessions, Limits.from(config), metrics, config.instanceId(), clock, mapper);
+            ChannelServices services = new ChannelServices(
+                    verifier,
+                    relay,
+                    registry,
+                    relay,
+                    topics,
+                    fanout,
+                    presence,
+                    sessions,
+                    Limits.from(config),
+                    metrics,
+                    config.instanceId(),
+                    clock,
+                    mapper);
             relay.start(fanout);
             watchdog = new CdcWatchdog(fanout, config.cdcStatusTimeout());
-            TransportContext transport = new TransportContext(services, verifier, json, binary, config.maxFrameBytes(),
-                    config.idleTimeout(), config.slowClientTimeout(), nats::isConnected, meters::scrape, config.sseHeartbeat());
-            FrontServer server = new FrontServer(transport, config.wsPort(), config.ioThreads(),
-                    config.writeBufferLowBytes(), config.writeBufferHighBytes());
+            TransportContext transport = new TransportContext(
+                    services,
+                    verifier,
+                    json,
+                    binary,
+                    config.maxFrameBytes(),
+                    config.idleTimeout(),
+                    config.slowClientTimeout(),
+                    nats::isConnected,
+                    meters::scrape,
+                    config.sseHeartbeat());
+            FrontServer server = new FrontServer(
+                    transport,
+                    config.wsPort(),
+                    config.ioThreads(),
+                    config.writeBufferLowBytes(),
+                    config.writeBufferHighBytes());
             log.info("ws-front {} started on port {}", config.instanceId(), server.port());
             return new FrontApp(config, nats, registry, presence, relay, sessions, server, meters, watchdog);
         } catch (Exception | Error e) {

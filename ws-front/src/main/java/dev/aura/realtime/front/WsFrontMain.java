@@ -12,13 +12,16 @@ public final class WsFrontMain {
         FrontConfig config = FrontConfig.load(Env.system());
         FrontApp app = FrontApp.start(config);
         CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            try {
-                app.close();
-            } finally {
-                stopped.countDown();
-            }
-        }, "aura-shutdown"));
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            try {
+                                app.close();
+                            } finally {
+                                stopped.countDown();
+                            }
+                        },
+                        "aura-shutdown"));
         stopped.await();
     }
 }

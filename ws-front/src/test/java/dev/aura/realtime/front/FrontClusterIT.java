@@ -67,17 +67,24 @@ class FrontClusterIT {
 
     private static FrontConfig config(String instance) {
         return FrontConfig.load(new Env(Map.of(
-                "NATS_URL", nats.url(),
-                "AURA_JWT_SECRET", Tokens.SECRET,
-                "WS_PORT", "0",
-                "INSTANCE_ID", instance,
-                "WS_IO_THREADS", "2",
-                "WS_SHUTDOWN_GRACE_SECONDS", "1")));
+                "NATS_URL",
+                nats.url(),
+                "AURA_JWT_SECRET",
+                Tokens.SECRET,
+                "WS_PORT",
+                "0",
+                "INSTANCE_ID",
+                instance,
+                "WS_IO_THREADS",
+                "2",
+                "WS_SHUTDOWN_GRACE_SECONDS",
+                "1")));
     }
 
     private WsTestClient connect(FrontApp app) {
         String key = Tokens.anon(Instant.now().plusSeconds(3600));
-        WsTestClient c = new WsTestClient(http, "ws://127.0.0.1:" + app.port() + "/realtime/v1/websocket?apikey=" + key + "&vsn=2.0.0");
+        WsTestClient c = new WsTestClient(
+                http, "ws://127.0.0.1:" + app.port() + "/realtime/v1/websocket?apikey=" + key + "&vsn=2.0.0");
         clients.add(c);
         return c;
     }
@@ -106,7 +113,8 @@ class FrontClusterIT {
             joinOk(a1, "realtime:room", "{\"broadcast\":{\"self\":false,\"ack\":true}}");
             joinOk(a2, "realtime:room", "{}");
             joinOk(b1, "realtime:room", "{}");
-            a1.send("[\"1\",\"2\",\"realtime:room\",\"broadcast\",{\"type\":\"broadcast\",\"event\":\"hi\",\"payload\":{\"n\":1}}]");
+            a1.send(
+                    "[\"1\",\"2\",\"realtime:room\",\"broadcast\",{\"type\":\"broadcast\",\"event\":\"hi\",\"payload\":{\"n\":1}}]");
             JsonNode ack = nextJson(a1);
             assertThat(ack.get(1).asText()).isEqualTo("2");
             assertThat(ack.get(4).get("status").asText()).isEqualTo("ok");
@@ -115,11 +123,18 @@ class FrontClusterIT {
                 assertThat(r).isNotNull();
                 assertThat(r.binary()).isTrue();
                 assertThat(r.bytes()[0]).isEqualTo((byte) 4);
-                assertThat(WsTestClient.latin1(r.bytes())).contains("realtime:room").contains("hi").endsWith("{\"n\":1}");
+                assertThat(WsTestClient.latin1(r.bytes()))
+                        .contains("realtime:room")
+                        .contains("hi")
+                        .endsWith("{\"n\":1}");
             }
             Duration quiet = Duration.ofMillis(500);
-            assertThat(a1.poll(quiet)).as("sender does not get its own message (self=false)").isNull();
-            assertThat(a2.poll(quiet)).as("no second copy on the sender's replica").isNull();
+            assertThat(a1.poll(quiet))
+                    .as("sender does not get its own message (self=false)")
+                    .isNull();
+            assertThat(a2.poll(quiet))
+                    .as("no second copy on the sender's replica")
+                    .isNull();
             assertThat(b1.poll(quiet)).as("no second copy on the other replica").isNull();
         } finally {
             clients.forEach(WsTestClient::close);
@@ -130,23 +145,37 @@ class FrontClusterIT {
     void changeEventReachesTheMatchingBindingWithItsId() throws Exception {
         try (Connection test = Nats.connect(nats.url())) {
             WsTestClient b2 = connect(b);
-            JsonNode reply = joinOk(b2, "realtime:db",
+            JsonNode reply = joinOk(
+                    b2,
+                    "realtime:db",
                     "{\"postgres_changes\":[{\"event\":\"UPDATE\",\"schema\":\"public\",\"table\":\"other\"},"
                             + "{\"event\":\"*\",\"schema\":\"public\",\"table\":\"todos\"}]}");
-            int id = reply.get(4).get("response").get("postgres_changes").get(1).get("id").asInt();
+            int id = reply.get(4)
+                    .get("response")
+                    .get("postgres_changes")
+                    .get(1)
+                    .get("id")
+                    .asInt();
             JsonNode system = nextJson(b2);
             assertThat(system.get(3).asText()).isEqualTo("system");
-            assertThat(system.get(4).get("message").asText()).isEqualTo("Unable to validate subscription: CDC unavailable");
+            assertThat(system.get(4).get("message").asText())
+                    .isEqualTo("Unable to validate subscription: CDC unavailable");
 
             KeyValue kv = test.keyValue(SubscriptionEntry.BUCKET);
             String subId = await().atMost(WAIT).until(() -> findSubId(kv, "todos"), s -> s != null);
-            String data = "{\"schema\":\"public\",\"table\":\"todos\",\"commit_timestamp\":\"2026-01-01T00:00:00Z\",\"type\":\"INSERT\","
-                    + "\"columns\":[{\"name\":\"id\",\"type\":\"int8\"}],\"record\":{\"id\":9007199254740993},\"errors\":null}";
-            ChangeEvent event = new ChangeEvent("0/16B3748:0", Tokens.PROJECT, "todos", "INSERT", List.of(subId), mapper.readTree(data));
-            test.publish(Subjects.changes(Tokens.PROJECT, "todos"), new Headers().add(AuraHeaders.ORIGIN, "cdc-test"),
+            String data =
+                    "{\"schema\":\"public\",\"table\":\"todos\",\"commit_timestamp\":\"2026-01-01T00:00:00Z\",\"type\":\"INSERT\","
+                            + "\"columns\":[{\"name\":\"id\",\"type\":\"int8\"}],\"record\":{\"id\":9007199254740993},\"errors\":null}";
+            ChangeEvent event = new ChangeEvent(
+                    "0/16B3748:0", Tokens.PROJECT, "todos", "INSERT", List.of(subId), mapper.readTree(data));
+            test.publish(
+                    Subjects.changes(Tokens.PROJECT, "todos"),
+                    new Headers().add(AuraHeaders.ORIGIN, "cdc-test"),
                     mapper.writeValueAsBytes(event));
             JsonNode push = nextJson(b2);
-            assertThat(push.toString()).isEqualTo("[null,null,\"realtime:db\",\"postgres_changes\",{\"ids\":[" + id + "],\"data\":" + data + "}]");
+            assertThat(push.toString())
+                    .isEqualTo("[null,null,\"realtime:db\",\"postgres_changes\",{\"ids\":[" + id + "],\"data\":" + data
+                            + "}]");
 
             b2.close();
             await().atMost(WAIT).until(() -> findSubId(kv, "todos") == null);
@@ -171,18 +200,26 @@ class FrontClusterIT {
 
     @Test
     void healthAndConnectErrors() throws Exception {
-        HttpResponse<String> health = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.port() + "/health")).build(),
+        HttpResponse<String> health = http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.port() + "/health"))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(health.statusCode()).isEqualTo(200);
-        assertThat(mapper.readTree(health.body()).get("nats_connected").asBoolean()).isTrue();
-        HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.port() + "/metrics")).build(),
+        assertThat(mapper.readTree(health.body()).get("nats_connected").asBoolean())
+                .isTrue();
+        HttpResponse<String> metrics = http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.port() + "/metrics"))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(metrics.body()).contains("aura_ws_connections");
         assertThatThrownBy(() -> http.newWebSocketBuilder()
-                .buildAsync(URI.create("ws://127.0.0.1:" + a.port() + "/realtime/v1/websocket?vsn=2.0.0"), new java.net.http.WebSocket.Listener() {})
-                .join())
+                        .buildAsync(
+                                URI.create("ws://127.0.0.1:" + a.port() + "/realtime/v1/websocket?vsn=2.0.0"),
+                                new java.net.http.WebSocket.Listener() {})
+                        .join())
                 .isInstanceOf(CompletionException.class)
-                .cause().isInstanceOf(WebSocketHandshakeException.class)
+                .cause()
+                .isInstanceOf(WebSocketHandshakeException.class)
                 .satisfies(e -> {
                     HttpResponse<?> r = ((WebSocketHandshakeException) e).getResponse();
                     assertThat(r.statusCode()).isEqualTo(401);

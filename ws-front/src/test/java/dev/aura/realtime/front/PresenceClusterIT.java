@@ -82,8 +82,10 @@ class PresenceClusterIT {
     }
 
     private WsTestClient connect(FrontApp app) {
-        WsTestClient c = new WsTestClient(http, "ws://127.0.0.1:" + app.port() + "/realtime/v1/websocket?apikey="
-                + Tokens.anon(Instant.now().plusSeconds(3600)) + "&vsn=2.0.0");
+        WsTestClient c = new WsTestClient(
+                http,
+                "ws://127.0.0.1:" + app.port() + "/realtime/v1/websocket?apikey="
+                        + Tokens.anon(Instant.now().plusSeconds(3600)) + "&vsn=2.0.0");
         clients.add(c);
         return c;
     }
@@ -94,12 +96,18 @@ class PresenceClusterIT {
         JsonNode reply = next(c, f -> true);
         assertThat(reply.get(3).asText()).isEqualTo("phx_reply");
         assertThat(reply.at("/4/status").asText()).isEqualTo("ok");
-        return presenceConfig.contains("\"enabled\":false") ? null : next(c, f -> f.get(3).asText().equals("presence_state")).get(4);
+        return presenceConfig.contains("\"enabled\":false")
+                ? null
+                : next(c, f -> f.get(3).asText().equals("presence_state")).get(4);
     }
 
     private JsonNode send(WsTestClient c, String ref, String topic, String payload) throws Exception {
         c.send("[\"1\",\"" + ref + "\",\"" + topic + "\",\"presence\"," + payload + "]");
-        return next(c, f -> f.get(3).asText().equals("phx_reply") && f.get(1).asText().equals(ref)).get(4);
+        return next(
+                        c,
+                        f -> f.get(3).asText().equals("phx_reply")
+                                && f.get(1).asText().equals(ref))
+                .get(4);
     }
 
     private JsonNode track(WsTestClient c, String ref, String topic, String meta) throws Exception {
@@ -150,12 +158,17 @@ class PresenceClusterIT {
         assertThat(meta.get("status").asText()).isEqualTo("online");
         String ref1 = meta.get("phx_ref").asText();
         assertThat(join.get("leaves").size()).isZero();
-        assertThat(next(a1, PresenceClusterIT::diff).at("/4/joins/alice/metas/0/phx_ref").asText())
-                .as("the tracker sees itself").isEqualTo(ref1);
+        assertThat(next(a1, PresenceClusterIT::diff)
+                        .at("/4/joins/alice/metas/0/phx_ref")
+                        .asText())
+                .as("the tracker sees itself")
+                .isEqualTo(ref1);
 
         WsTestClient b2 = connect(b);
         JsonNode state = join(b2, "realtime:lobby", "{\"enabled\":true}");
-        assertThat(state.at("/alice/metas/0/phx_ref").asText()).as("late joiner's presence_state").isEqualTo(ref1);
+        assertThat(state.at("/alice/metas/0/phx_ref").asText())
+                .as("late joiner's presence_state")
+                .isEqualTo(ref1);
 
         track(a1, "3", "realtime:lobby", "{\"status\":\"away\"}");
         JsonNode retrack = next(b1, PresenceClusterIT::diff).get(4);
@@ -166,16 +179,23 @@ class PresenceClusterIT {
         assertThat(retrack.at("/leaves/alice/metas/0/phx_ref").asText()).isEqualTo(ref1);
         String ref2 = retrack.at("/joins/alice/metas/0/phx_ref").asText();
 
-        assertThat(send(a1, "4", "realtime:lobby", "{\"type\":\"presence\",\"event\":\"untrack\"}").get("status").asText()).isEqualTo("ok");
+        assertThat(send(a1, "4", "realtime:lobby", "{\"type\":\"presence\",\"event\":\"untrack\"}")
+                        .get("status")
+                        .asText())
+                .isEqualTo("ok");
         JsonNode untrack = next(b1, PresenceClusterIT::diff).get(4);
         assertThat(untrack.get("joins").size()).isZero();
         assertThat(untrack.at("/leaves/alice/metas/0/phx_ref").asText()).isEqualTo(ref2);
 
         track(a1, "5", "realtime:lobby", "{\"status\":\"back\"}");
-        String ref3 = next(b1, PresenceClusterIT::diff).at("/4/joins/alice/metas/0/phx_ref").asText();
+        String ref3 = next(b1, PresenceClusterIT::diff)
+                .at("/4/joins/alice/metas/0/phx_ref")
+                .asText();
         a1.close();
         JsonNode closed = next(b1, PresenceClusterIT::diff).get(4);
-        assertThat(closed.at("/leaves/alice/metas/0/phx_ref").asText()).as("socket close untracks at once").isEqualTo(ref3);
+        assertThat(closed.at("/leaves/alice/metas/0/phx_ref").asText())
+                .as("socket close untracks at once")
+                .isEqualTo(ref3);
         assertNoFrame(b1, Duration.ofMillis(300));
     }
 
@@ -200,11 +220,14 @@ class PresenceClusterIT {
     void aNonObjectPayloadIsRefusedAndTooManyPresenceMessagesCloseTheChannel() throws Exception {
         WsTestClient c = connect(a);
         join(c, "realtime:limits", "{\"enabled\":true}");
-        JsonNode refused = send(c, "2", "realtime:limits", "{\"type\":\"presence\",\"event\":\"track\",\"payload\":[1]}");
+        JsonNode refused =
+                send(c, "2", "realtime:limits", "{\"type\":\"presence\",\"event\":\"track\",\"payload\":[1]}");
         assertThat(refused.get("status").asText()).isEqualTo("error");
         assertThat(refused.at("/response/reason").asText()).isEqualTo("Presence track payload must be a map");
         for (int i = 0; i < 10; i++) {
-            c.send("[\"1\",\"r" + i + "\",\"realtime:limits\",\"presence\",{\"type\":\"presence\",\"event\":\"track\",\"payload\":{\"i\":" + i + "}}]");
+            c.send("[\"1\",\"r" + i
+                    + "\",\"realtime:limits\",\"presence\",{\"type\":\"presence\",\"event\":\"track\",\"payload\":{\"i\":"
+                    + i + "}}]");
         }
         JsonNode system = next(c, f -> f.get(3).asText().equals("system")).get(4);
         assertThat(system.get("status").asText()).isEqualTo("error");
@@ -222,15 +245,19 @@ class PresenceClusterIT {
             WsTestClient doomed = connect(c);
             join(doomed, "realtime:crash", "{\"key\":\"ghost\",\"enabled\":true}");
             track(doomed, "2", "realtime:crash", "{}");
-            assertThat(next(listener, PresenceClusterIT::diff).at("/4/joins").has("ghost")).isTrue();
+            assertThat(next(listener, PresenceClusterIT::diff).at("/4/joins").has("ghost"))
+                    .isTrue();
 
             long crashedAt = System.nanoTime();
             c.nats().connection().close(); // no refresh, no delete from now on
             c.close();
-            JsonNode leave = next(listener, PresenceClusterIT::diff, Duration.ofMillis(MAX_AGE_MS + 4000)).get(4);
+            JsonNode leave = next(listener, PresenceClusterIT::diff, Duration.ofMillis(MAX_AGE_MS + 4000))
+                    .get(4);
             long tookMs = (System.nanoTime() - crashedAt) / 1_000_000;
             assertThat(leave.at("/leaves").has("ghost")).isTrue();
-            assertThat(tookMs).as("ghost gone within max age plus reconcile interval").isLessThan(MAX_AGE_MS + 2500);
+            assertThat(tookMs)
+                    .as("ghost gone within max age plus reconcile interval")
+                    .isLessThan(MAX_AGE_MS + 2500);
         } finally {
             c.close();
         }
@@ -244,7 +271,9 @@ class PresenceClusterIT {
         WsTestClient tracker = connect(a);
         join(tracker, "realtime:restart", "{\"key\":\"survivor\",\"enabled\":true}");
         track(tracker, "2", "realtime:restart", "{}");
-        String ref = next(listener, PresenceClusterIT::diff).at("/4/joins/survivor/metas/0/phx_ref").asText();
+        String ref = next(listener, PresenceClusterIT::diff)
+                .at("/4/joins/survivor/metas/0/phx_ref")
+                .asText();
 
         nats.restart(); // memory bucket lost
         try (Connection test = Nats.connect(nats.url())) {
@@ -263,7 +292,9 @@ class PresenceClusterIT {
         }
         WsTestClient late = connect(b);
         JsonNode state = join(late, "realtime:restart", "{\"enabled\":true}");
-        assertThat(state.at("/survivor/metas/0/phx_ref").asText()).as("replica B re-watched the new bucket").isEqualTo(ref);
+        assertThat(state.at("/survivor/metas/0/phx_ref").asText())
+                .as("replica B re-watched the new bucket")
+                .isEqualTo(ref);
         assertNoFrame(listener, Duration.ofMillis(MAX_AGE_MS));
     }
 }

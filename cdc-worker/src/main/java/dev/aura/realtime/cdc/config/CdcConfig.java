@@ -79,7 +79,9 @@ public record CdcConfig(
     }
 
     private static boolean rlsMode(Env env) {
-        return "naive".equals(env.oneOf(CDC_RLS_MODE.name(), CDC_RLS_MODE.defaultValue(), java.util.Set.of("batched", "naive")));
+        return "naive"
+                .equals(env.oneOf(
+                        CDC_RLS_MODE.name(), CDC_RLS_MODE.defaultValue(), java.util.Set.of("batched", "naive")));
     }
 
     static String instanceId(Env env) {

@@ -172,7 +172,10 @@ public final class ControlApi implements HttpHandler {
         }
         log.info("realtime {} for {}.{}", enabled ? "enabled" : "disabled", project, table);
         onChange.run();
-        ObjectNode out = mapper.createObjectNode().put("project_id", project).put("table", table).put("enabled", enabled);
+        ObjectNode out = mapper.createObjectNode()
+                .put("project_id", project)
+                .put("table", table)
+                .put("enabled", enabled);
         HttpApi.send(ex, 200, "application/json", mapper.writeValueAsBytes(out));
     }
 
@@ -187,7 +190,11 @@ public final class ControlApi implements HttpHandler {
                 ps.setObject(1, projectId);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        tables.addObject().put("table", rs.getString(1)).put("updated_at", rs.getTimestamp(2).toInstant().toString());
+                        tables.addObject()
+                                .put("table", rs.getString(1))
+                                .put(
+                                        "updated_at",
+                                        rs.getTimestamp(2).toInstant().toString());
                     }
                 }
             }
@@ -198,7 +205,8 @@ public final class ControlApi implements HttpHandler {
     }
 
     private static String schemaOf(Connection c, UUID project) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT schema_name FROM aura_platform.projects WHERE project_id = ?")) {
+        try (PreparedStatement ps =
+                c.prepareStatement("SELECT schema_name FROM aura_platform.projects WHERE project_id = ?")) {
             ps.setObject(1, project);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? rs.getString(1) : null;
@@ -220,7 +228,11 @@ public final class ControlApi implements HttpHandler {
     }
 
     private void error(HttpExchange ex, int status, String message) throws IOException {
-        HttpApi.send(ex, status, "application/json", mapper.writeValueAsBytes(mapper.createObjectNode().put("error", message)));
+        HttpApi.send(
+                ex,
+                status,
+                "application/json",
+                mapper.writeValueAsBytes(mapper.createObjectNode().put("error", message)));
     }
 
     private static UUID uuid(String text) {

@@ -59,7 +59,8 @@ public final class PgArrayParser {
                 return items;
             }
             if (next != delimiter) {
-                throw new IllegalArgumentException("expected '" + delimiter + "' or '}' at " + (pos - 1) + " in " + text);
+                throw new IllegalArgumentException(
+                        "expected '" + delimiter + "' or '}' at " + (pos - 1) + " in " + text);
             }
         }
     }

@@ -61,7 +61,8 @@ public final class ValueMapper {
                 return TextNode.valueOf(text.replace(' ', 'T'));
             }
             case "bool" -> {
-                return "t".equals(text) || "true".equals(text) ? NODES.booleanNode(true)
+                return "t".equals(text) || "true".equals(text)
+                        ? NODES.booleanNode(true)
                         : "f".equals(text) || "false".equals(text) ? NODES.booleanNode(false) : TextNode.valueOf(text);
             }
             default -> {

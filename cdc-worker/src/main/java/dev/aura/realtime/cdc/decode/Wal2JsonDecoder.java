@@ -90,9 +90,15 @@ public final class Wal2JsonDecoder {
 
     private static final DateTimeFormatter PG_TS = new DateTimeFormatterBuilder()
             .appendPattern("yyyy-MM-dd HH:mm:ss")
-            .optionalStart().appendFraction(ChronoField.NANO_OF_SECOND, 0, 9, true).optionalEnd()
-            .optionalStart().appendOffset("+HH:mm", "+00").optionalEnd()
-            .optionalStart().appendOffset("+HH", "+00").optionalEnd()
+            .optionalStart()
+            .appendFraction(ChronoField.NANO_OF_SECOND, 0, 9, true)
+            .optionalEnd()
+            .optionalStart()
+            .appendOffset("+HH:mm", "+00")
+            .optionalEnd()
+            .optionalStart()
+            .appendOffset("+HH", "+00")
+            .optionalEnd()
             .toFormatter();
 
     /** {@code 2026-01-02 03:04:05.123456+00} (session TimeZone UTC) → {@code 2026-01-02T03:04:05.123456Z}. */
@@ -106,7 +112,9 @@ public final class Wal2JsonDecoder {
         }
         try {
             var parsed = PG_TS.parseBest(pgText, OffsetDateTime::from, LocalDateTime::from);
-            var instant = parsed instanceof OffsetDateTime odt ? odt.toInstant() : ((LocalDateTime) parsed).toInstant(ZoneOffset.UTC);
+            var instant = parsed instanceof OffsetDateTime odt
+                    ? odt.toInstant()
+                    : ((LocalDateTime) parsed).toInstant(ZoneOffset.UTC);
             return DateTimeFormatter.ISO_INSTANT.format(instant);
         } catch (DateTimeParseException e) {
             return pgText;

@@ -42,8 +42,15 @@ public final class HttpApi implements AutoCloseable {
     private final String instance;
     private final String slotName;
 
-    public HttpApi(int port, CdcState state, Supplier<LeaderView> leader, BooleanSupplier ready, PrometheusMeterRegistry registry,
-            String instance, String slotName) throws IOException {
+    public HttpApi(
+            int port,
+            CdcState state,
+            Supplier<LeaderView> leader,
+            BooleanSupplier ready,
+            PrometheusMeterRegistry registry,
+            String instance,
+            String slotName)
+            throws IOException {
         this.state = state;
         this.leader = leader;
         this.ready = ready;
@@ -114,7 +121,11 @@ public final class HttpApi implements AutoCloseable {
     }
 
     private void metrics(HttpExchange ex) throws IOException {
-        send(ex, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape().getBytes(StandardCharsets.UTF_8));
+        send(
+                ex,
+                200,
+                "text/plain; version=0.0.4; charset=utf-8",
+                registry.scrape().getBytes(StandardCharsets.UTF_8));
     }
 
     /** Writes a complete response and closes the exchange. */

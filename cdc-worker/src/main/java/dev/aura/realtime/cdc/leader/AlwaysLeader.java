@@ -38,8 +38,11 @@ public final class AlwaysLeader implements LeaderElection {
         String why = config.mode() == ElectionMode.DISABLED
                 ? "LEADER_ELECTION=disabled"
                 : "LEADER_ELECTION=auto and KUBERNETES_SERVICE_HOST is not set (not in a pod)";
-        log.warn("{}: leading without a Lease as '{}'; run exactly one replica, two would both read the slot and "
-                + "publish every change twice", why, config.identity());
+        log.warn(
+                "{}: leading without a Lease as '{}'; run exactly one replica, two would both read the slot and "
+                        + "publish every change twice",
+                why,
+                config.identity());
         metrics.acquired();
         runner.start(gate);
     }

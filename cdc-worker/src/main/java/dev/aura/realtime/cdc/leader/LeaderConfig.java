@@ -91,8 +91,11 @@ public record LeaderConfig(
                 .collect(Collectors.toUnmodifiableSet());
         ElectionMode mode = ElectionMode.fromConfigValue(
                 env.oneOf(EnvVars.LEADER_ELECTION.name(), EnvVars.LEADER_ELECTION.defaultValue(), modes));
-        Duration lease = env.seconds(EnvVars.LEASE_DURATION_SECONDS.name(),
-                Long.parseLong(EnvVars.LEASE_DURATION_SECONDS.defaultValue()), MIN_LEASE_SECONDS, MAX_LEASE_SECONDS);
+        Duration lease = env.seconds(
+                EnvVars.LEASE_DURATION_SECONDS.name(),
+                Long.parseLong(EnvVars.LEASE_DURATION_SECONDS.defaultValue()),
+                MIN_LEASE_SECONDS,
+                MAX_LEASE_SECONDS);
         return withDerivedTimings(
                 mode,
                 env.string(EnvVars.LEASE_NAME.name(), EnvVars.LEASE_NAME.defaultValue()),
@@ -103,11 +106,23 @@ public record LeaderConfig(
     }
 
     /** Builds a config whose renew deadline and retry period derive from {@code leaseDuration} (whole seconds). */
-    public static LeaderConfig withDerivedTimings(ElectionMode mode, String leaseName, String leaseNamespace,
-            String identity, boolean insidePod, Duration leaseDuration) {
+    public static LeaderConfig withDerivedTimings(
+            ElectionMode mode,
+            String leaseName,
+            String leaseNamespace,
+            String identity,
+            boolean insidePod,
+            Duration leaseDuration) {
         long leaseMs = leaseDuration.toMillis();
-        return new LeaderConfig(mode, leaseName, leaseNamespace, identity, insidePod, leaseDuration,
-                Duration.ofMillis(leaseMs * 4 / 5), Duration.ofMillis(leaseMs / 3));
+        return new LeaderConfig(
+                mode,
+                leaseName,
+                leaseNamespace,
+                identity,
+                insidePod,
+                leaseDuration,
+                Duration.ofMillis(leaseMs * 4 / 5),
+                Duration.ofMillis(leaseMs / 3));
     }
 
     /** True when a Lease decides leadership; false means always-leader. */

@@ -18,12 +18,17 @@ final class LeaderMetrics {
     private final Counter lost;
 
     LeaderMetrics(MeterRegistry registry, Supplier<LeadershipStatus> status) {
-        acquired = Counter.builder(TRANSITIONS).tag("direction", "acquired")
-                .description("Leadership terms begun").register(registry);
-        lost = Counter.builder(TRANSITIONS).tag("direction", "lost")
-                .description("Leadership terms ended (loss, fence, shutdown)").register(registry);
+        acquired = Counter.builder(TRANSITIONS)
+                .tag("direction", "acquired")
+                .description("Leadership terms begun")
+                .register(registry);
+        lost = Counter.builder(TRANSITIONS)
+                .tag("direction", "lost")
+                .description("Leadership terms ended (loss, fence, shutdown)")
+                .register(registry);
         Gauge.builder(LEADER, status, s -> s.get().leader() ? 1 : 0)
-                .description("1 while this process leads the CDC slot").register(registry);
+                .description("1 while this process leads the CDC slot")
+                .register(registry);
     }
 
     void acquired() {

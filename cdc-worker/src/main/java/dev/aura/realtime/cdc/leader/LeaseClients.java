@@ -15,7 +15,9 @@ public final class LeaseClients {
 
     /** A client configured the usual fabric8 way (in-cluster service account, else kubeconfig), tuned by {@link #tune}. */
     public static KubernetesClient forElection(LeaderConfig config) {
-        return new KubernetesClientBuilder().withConfig(tune(Config.autoConfigure(null), config)).build();
+        return new KubernetesClientBuilder()
+                .withConfig(tune(Config.autoConfigure(null), config))
+                .build();
     }
 
     /**

@@ -68,13 +68,22 @@ public final class LeaseLeaderElection implements LeaderElection {
      * @param registry receives the transition counter and leader gauge
      * @param nanoClock monotonic time in nanoseconds for the fence ({@code System::nanoTime})
      */
-    public LeaseLeaderElection(LeaderConfig config, KubernetesClient client, LeaderWork work, MeterRegistry registry,
+    public LeaseLeaderElection(
+            LeaderConfig config,
+            KubernetesClient client,
+            LeaderWork work,
+            MeterRegistry registry,
             LongSupplier nanoClock) {
         this(config, client, false, work, registry, nanoClock);
     }
 
-    LeaseLeaderElection(LeaderConfig config, KubernetesClient client, boolean ownsClient, LeaderWork work,
-            MeterRegistry registry, LongSupplier nanoClock) {
+    LeaseLeaderElection(
+            LeaderConfig config,
+            KubernetesClient client,
+            boolean ownsClient,
+            LeaderWork work,
+            MeterRegistry registry,
+            LongSupplier nanoClock) {
         this.config = Objects.requireNonNull(config, "config");
         this.client = Objects.requireNonNull(client, "client");
         this.ownsClient = ownsClient;
@@ -97,8 +106,12 @@ public final class LeaseLeaderElection implements LeaderElection {
         if (closed.get() || !started.compareAndSet(false, true)) {
             throw new IllegalStateException("start() may be called once, before close()");
         }
-        log.info("campaigning for {} (lease {} ms, renew deadline {} ms, retry {} ms)", lock.describe(),
-                config.leaseDuration().toMillis(), config.renewDeadline().toMillis(), config.retryPeriod().toMillis());
+        log.info(
+                "campaigning for {} (lease {} ms, renew deadline {} ms, retry {} ms)",
+                lock.describe(),
+                config.leaseDuration().toMillis(),
+                config.renewDeadline().toMillis(),
+                config.retryPeriod().toMillis());
         electorThread.execute(this::campaign);
     }
 
@@ -131,7 +144,9 @@ public final class LeaseLeaderElection implements LeaderElection {
         electorThread.shutdownNow();
         try {
             if (!electorThread.awaitTermination(config.retryPeriod().toMillis(), TimeUnit.MILLISECONDS)) {
-                log.warn("aura-leader-elector did not stop within {} ms", config.retryPeriod().toMillis());
+                log.warn(
+                        "aura-leader-elector did not stop within {} ms",
+                        config.retryPeriod().toMillis());
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -148,15 +163,25 @@ public final class LeaseLeaderElection implements LeaderElection {
         if (closed.get()) {
             return;
         }
-        LeaderElectionConfig electionConfig = new LeaderElectionConfig(lock, config.leaseDuration(),
-                config.renewDeadline(), config.retryPeriod(),
+        LeaderElectionConfig electionConfig = new LeaderElectionConfig(
+                lock,
+                config.leaseDuration(),
+                config.renewDeadline(),
+                config.retryPeriod(),
                 new LeaderCallbacks(this::onStartLeading, this::onStopLeading, this::onNewLeader),
-                true, config.leaseName());
+                true,
+                config.leaseName());
         CompletableFuture<?> future;
         try {
-            future = new LeaderElectorBuilder(client, electorThread).withConfig(electionConfig).build().start();
+            future = new LeaderElectorBuilder(client, electorThread)
+                    .withConfig(electionConfig)
+                    .build()
+                    .start();
         } catch (RuntimeException e) {
-            log.error("could not start the leader elector; retrying in {} ms", config.retryPeriod().toMillis(), e);
+            log.error(
+                    "could not start the leader elector; retrying in {} ms",
+                    config.retryPeriod().toMillis(),
+                    e);
             scheduleCampaign();
             return;
         }
@@ -173,9 +198,14 @@ public final class LeaseLeaderElection implements LeaderElection {
             return;
         }
         if (failure != null && !(failure instanceof CancellationException)) {
-            log.warn("leader elector failed; campaigning again in {} ms", config.retryPeriod().toMillis(), failure);
+            log.warn(
+                    "leader elector failed; campaigning again in {} ms",
+                    config.retryPeriod().toMillis(),
+                    failure);
         } else {
-            log.info("leader elector ended; campaigning again in {} ms", config.retryPeriod().toMillis());
+            log.info(
+                    "leader elector ended; campaigning again in {} ms",
+                    config.retryPeriod().toMillis());
         }
         scheduleCampaign();
     }
@@ -196,8 +226,8 @@ public final class LeaseLeaderElection implements LeaderElection {
                     return;
                 }
                 LeaderElectionRecord record = lock.lastObserved();
-                TermFence fence = new TermFence(lock, nanoClock, config.renewDeadline(),
-                        record == null ? 0 : record.getLeaderTransitions());
+                TermFence fence = new TermFence(
+                        lock, nanoClock, config.renewDeadline(), record == null ? 0 : record.getLeaderTransitions());
                 term = fence;
                 metrics.acquired();
                 log.info("became leader of {} (lease epoch {})", lock.describe(), fence.leaseEpoch());

@@ -61,8 +61,10 @@ final class WorkRunner {
             Thread.currentThread().interrupt();
         }
         if (thread.isAlive()) {
-            log.error("leader work thread {} did not stop within {} ms of being interrupted; its fence is revoked",
-                    thread.getName(), timeout.toMillis());
+            log.error(
+                    "leader work thread {} did not stop within {} ms of being interrupted; its fence is revoked",
+                    thread.getName(),
+                    timeout.toMillis());
             return false;
         }
         return true;
@@ -84,7 +86,9 @@ final class WorkRunner {
                 try {
                     work.run(gate);
                     if (!self.isInterrupted()) {
-                        log.warn("leader work returned while still leading; restarting in {} ms", restartBackoff.toMillis());
+                        log.warn(
+                                "leader work returned while still leading; restarting in {} ms",
+                                restartBackoff.toMillis());
                     }
                 } catch (InterruptedException e) {
                     self.interrupt();

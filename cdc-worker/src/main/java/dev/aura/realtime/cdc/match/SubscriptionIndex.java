@@ -55,6 +55,7 @@ public final class SubscriptionIndex implements AutoCloseable {
      * ours only makes the worker wait longer (up to the timeout), never publish too early.
      */
     private static final long CLOCK_SKEW_MS = 0;
+
     private final long resyncTimeoutMs = 10_000;
     private volatile long resyncSinceMs;
     private volatile long resyncDeadlineMs = Long.MAX_VALUE;
@@ -157,8 +158,12 @@ public final class SubscriptionIndex implements AutoCloseable {
         resyncDeadlineMs = Long.MAX_VALUE; // counted from the reconnect
         awaitedOwners = owners;
         if (!owners.isEmpty()) {
-            log.info("NATS disconnected: after the reconnect, change matching waits until {} replica(s) re-put their bindings "
-                    + "(at most {} ms): {}", owners.size(), resyncTimeoutMs, owners);
+            log.info(
+                    "NATS disconnected: after the reconnect, change matching waits until {} replica(s) re-put their bindings "
+                            + "(at most {} ms): {}",
+                    owners.size(),
+                    resyncTimeoutMs,
+                    owners);
         }
     }
 
@@ -175,8 +180,10 @@ public final class SubscriptionIndex implements AutoCloseable {
         }
         long since = resyncSinceMs;
         if (clock.millis() > resyncDeadlineMs) {
-            log.warn("replicas {} did not re-put their bindings within {} ms of the NATS reconnect; matching without them",
-                    missingOwners(owners, since), resyncTimeoutMs);
+            log.warn(
+                    "replicas {} did not re-put their bindings within {} ms of the NATS reconnect; matching without them",
+                    missingOwners(owners, since),
+                    resyncTimeoutMs);
             awaitedOwners = java.util.Set.of();
             return true;
         }
@@ -256,7 +263,9 @@ public final class SubscriptionIndex implements AutoCloseable {
             if (e.getOperation() == KeyValueOperation.PUT) {
                 try {
                     SubscriptionEntry entry = mapper.readValue(e.getValue(), SubscriptionEntry.class);
-                    long written = e.getCreated() == null ? clock.millis() : e.getCreated().toInstant().toEpochMilli();
+                    long written = e.getCreated() == null
+                            ? clock.millis()
+                            : e.getCreated().toInstant().toEpochMilli();
                     map.put(e.getKey(), new Stored(entry, written));
                 } catch (IOException | RuntimeException bad) {
                     log.warn("ignoring malformed registry entry {}: {}", e.getKey(), bad.toString());
@@ -287,7 +296,9 @@ public final class SubscriptionIndex implements AutoCloseable {
             int kept = 0;
             for (Map.Entry<String, Stored> previous : byKey.entrySet()) {
                 String key = previous.getKey();
-                if (!target.containsKey(key) && !deletedWhileLoading.contains(key) && previous.getValue().writtenAtMs >= oldest) {
+                if (!target.containsKey(key)
+                        && !deletedWhileLoading.contains(key)
+                        && previous.getValue().writtenAtMs >= oldest) {
                     target.put(key, previous.getValue());
                     kept++;
                 }
@@ -296,15 +307,18 @@ public final class SubscriptionIndex implements AutoCloseable {
             live = true;
             reindex();
             loaded.countDown();
-            log.debug("subscription registry loaded: {} entries ({} kept from the previous view until re-put or max age)",
-                    target.size(), kept);
+            log.debug(
+                    "subscription registry loaded: {} entries ({} kept from the previous view until re-put or max age)",
+                    target.size(),
+                    kept);
         }
     }
 
     private synchronized void reindex() {
         Map<String, List<Stored>> next = new HashMap<>();
         for (Stored s : byKey.values()) {
-            next.computeIfAbsent(s.entry.projectId() + "\u0000" + s.entry.table(), k -> new ArrayList<>()).add(s);
+            next.computeIfAbsent(s.entry.projectId() + "\u0000" + s.entry.table(), k -> new ArrayList<>())
+                    .add(s);
         }
         next.replaceAll((k, v) -> List.copyOf(v));
         byTable = Map.copyOf(next);

@@ -79,7 +79,8 @@ public final class EventBuilder {
         data.put("commit_timestamp", change.commitTimestamp());
         data.put("type", change.type());
         ArrayNode columns = data.putArray("columns");
-        columnTypes.forEach((name, type) -> columns.addObject().put("name", name).put("type", type));
+        columnTypes.forEach(
+                (name, type) -> columns.addObject().put("name", name).put("type", type));
         if (record != null) {
             data.set("record", record);
         }
@@ -87,8 +88,17 @@ public final class EventBuilder {
             data.set("old_record", oldRecord);
         }
         data.set("errors", errors == null ? NODES.nullNode() : errors);
-        return new BuiltEvent(change.eventId(), projectId, change.schema(), change.table(), change.type(), data,
-                record, oldRecord, columnTypes, change.pk());
+        return new BuiltEvent(
+                change.eventId(),
+                projectId,
+                change.schema(),
+                change.table(),
+                change.type(),
+                data,
+                record,
+                oldRecord,
+                columnTypes,
+                change.pk());
     }
 
     private ObjectNode row(List<DecodedColumn> cols, Map<String, String> columnTypes) throws SQLException {
@@ -147,5 +157,4 @@ public final class EventBuilder {
         }
         return small;
     }
-
 }

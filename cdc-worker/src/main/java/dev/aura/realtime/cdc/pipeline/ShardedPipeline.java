@@ -58,8 +58,15 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
 
     private record Flush(CompletableFuture<Void> done) {}
 
-    public ShardedPipeline(int numShards, int queueCapacity, EventBuilder builder, SubscriptionIndex index, AccessPolicy policy,
-            EventPublisher publisher, CdcMetrics metrics, Duration flushTimeout) {
+    public ShardedPipeline(
+            int numShards,
+            int queueCapacity,
+            EventBuilder builder,
+            SubscriptionIndex index,
+            AccessPolicy policy,
+            EventPublisher publisher,
+            CdcMetrics metrics,
+            Duration flushTimeout) {
         this.builder = builder;
         this.index = index;
         this.policy = policy;
@@ -101,7 +108,8 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
             } catch (ExecutionException e) {
                 Throwable cause = e.getCause();
                 if (failure == null) {
-                    failure = cause instanceof PipelineException pe ? pe
+                    failure = cause instanceof PipelineException pe
+                            ? pe
                             : new PipelineException(CdcReason.ERROR, "shard failed: " + cause, cause);
                 }
             }
@@ -114,8 +122,10 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
             publisher.flush(flushTimeout);
         } catch (TimeoutException e) {
             metrics.publishFailures.increment();
-            throw new PipelineException(CdcReason.NATS_UNAVAILABLE,
-                    "NATS did not confirm the batch within " + flushTimeout.toMillis() + " ms", e);
+            throw new PipelineException(
+                    CdcReason.NATS_UNAVAILABLE,
+                    "NATS did not confirm the batch within " + flushTimeout.toMillis() + " ms",
+                    e);
         } catch (IllegalStateException e) {
             metrics.publishFailures.increment();
             throw new PipelineException(CdcReason.NATS_UNAVAILABLE, "NATS connection closed: " + e.getMessage(), e);
@@ -176,8 +186,11 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
             if (!index.synchronised()) {
                 // matching against a registry that lacks re-put bindings would drop their changes
                 // and let the slot advance past them; fail the batch so it is re-read
-                failure = new PipelineException(CdcReason.NATS_UNAVAILABLE,
-                        "subscription registry re-synchronising after a NATS reconnect (waiting for " + index.awaitedReplicas() + ")", null);
+                failure = new PipelineException(
+                        CdcReason.NATS_UNAVAILABLE,
+                        "subscription registry re-synchronising after a NATS reconnect (waiting for "
+                                + index.awaitedReplicas() + ")",
+                        null);
                 return;
             }
             try {
@@ -200,8 +213,11 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
                         g.checkFence();
                     }
                     ChangeEvent event = new ChangeEvent(e.eventId(), e.projectId(), e.table(), e.type(), ids, e.data());
-                    publisher.publish(Subjects.changes(e.projectId(), e.table()), e.eventId(),
-                            g == null ? 0 : g.leaseEpoch(), mapper.writeValueAsBytes(event));
+                    publisher.publish(
+                            Subjects.changes(e.projectId(), e.table()),
+                            e.eventId(),
+                            g == null ? 0 : g.leaseEpoch(),
+                            mapper.writeValueAsBytes(event));
                     metrics.eventsPublished.increment();
                 }
             } catch (InterruptedException e) {

@@ -30,7 +30,9 @@ public final class EnabledTables {
             bySchema.put(t.schemaName(), t.projectId());
         }
         this.projectBySchema = Map.copyOf(bySchema);
-        this.keys = tables.stream().map(t -> t.schemaName() + "\u0000" + t.tableName()).collect(Collectors.toUnmodifiableSet());
+        this.keys = tables.stream()
+                .map(t -> t.schemaName() + "\u0000" + t.tableName())
+                .collect(Collectors.toUnmodifiableSet());
         this.addTables = tables.stream()
                 .map(t -> escape(t.schemaName()) + "." + escape(t.tableName()))
                 .sorted()
@@ -61,7 +63,8 @@ public final class EnabledTables {
     /** The {@code add-tables} option value; never call when {@link #isEmpty()}. */
     public String addTablesOption() {
         if (tables.isEmpty()) {
-            throw new IllegalStateException("no enabled tables: do not peek (wal2json without add-tables decodes every table)");
+            throw new IllegalStateException(
+                    "no enabled tables: do not peek (wal2json without add-tables decodes every table)");
         }
         return addTables;
     }

@@ -49,15 +49,21 @@ public final class EnabledTablesCache implements Supplier<EnabledTables> {
             if (!next.equals(current)) {
                 log.info("realtime tables now: {}", next.isEmpty() ? "(none)" : next.addTablesOption());
                 for (String table : EnabledTablesLoader.withoutReplicaIdentity(c)) {
-                    log.warn("realtime table {} has neither a primary key nor a replica identity: wal2json drops its UPDATE "
-                            + "and DELETE, only INSERT and TRUNCATE reach clients. Add a primary key or run "
-                            + "ALTER TABLE {} REPLICA IDENTITY FULL", table, table);
+                    log.warn(
+                            "realtime table {} has neither a primary key nor a replica identity: wal2json drops its UPDATE "
+                                    + "and DELETE, only INSERT and TRUNCATE reach clients. Add a primary key or run "
+                                    + "ALTER TABLE {} REPLICA IDENTITY FULL",
+                            table,
+                            table);
                 }
             }
             current = next;
             loadedAtMs = now;
         } catch (SQLException e) {
-            log.warn("could not refresh realtime_tables, keeping {} table(s): {}", current.tables().size(), e.getMessage());
+            log.warn(
+                    "could not refresh realtime_tables, keeping {} table(s): {}",
+                    current.tables().size(),
+                    e.getMessage());
             loadedAtMs = now;
         }
     }

@@ -88,7 +88,9 @@ public final class PlatformSchema {
             c.commit();
         } catch (SQLException e) {
             c.rollback();
-            log.warn("could not grant aura_anon/aura_authenticated to the POSTGRES_URL role ({}); RLS checks need that membership", e.getMessage());
+            log.warn(
+                    "could not grant aura_anon/aura_authenticated to the POSTGRES_URL role ({}); RLS checks need that membership",
+                    e.getMessage());
         }
     }
 }

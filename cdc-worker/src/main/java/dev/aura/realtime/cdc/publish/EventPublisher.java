@@ -104,7 +104,8 @@ public final class EventPublisher implements AutoCloseable {
         }
         if (silentFlushes.incrementAndGet() >= 2) {
             silentFlushes.set(0);
-            log.warn("NatsConnectionDeaf: NATS reports connected but returned no flush marker twice; forcing a reconnect");
+            log.warn(
+                    "NatsConnectionDeaf: NATS reports connected but returned no flush marker twice; forcing a reconnect");
             try {
                 nats.forceReconnect();
             } catch (java.io.IOException e) {

@@ -37,7 +37,13 @@ public final class StatusPublisher implements AutoCloseable {
     private volatile boolean everLed;
     private volatile Runnable sync = () -> {};
 
-    public StatusPublisher(CdcState state, EventPublisher publisher, CdcMetrics metrics, String instance, Clock clock, long heartbeatMs) {
+    public StatusPublisher(
+            CdcState state,
+            EventPublisher publisher,
+            CdcMetrics metrics,
+            String instance,
+            Clock clock,
+            long heartbeatMs) {
         this.state = state;
         this.publisher = publisher;
         this.metrics = metrics;
@@ -82,7 +88,9 @@ public final class StatusPublisher implements AutoCloseable {
                 return; // a standby: the leader speaks for the CDC
             }
             CdcStatus now = current();
-            boolean changed = last == null || last.active() != now.active() || !Objects.equals(last.reason(), now.reason())
+            boolean changed = last == null
+                    || last.active() != now.active()
+                    || !Objects.equals(last.reason(), now.reason())
                     || !Objects.equals(last.gapTo(), now.gapTo());
             if (changed || clock.millis() - lastSentMs >= heartbeatMs) {
                 send(now);

@@ -75,7 +75,11 @@ public final class RlsPolicy implements AccessPolicy {
                 facts = security.facts(e.schemaName(), e.table());
             } catch (SQLException ex) {
                 RlsUnavailableException.rethrowIfUnavailable("RLS state of " + e.schemaName() + "." + e.table(), ex);
-                log.warn("RlsStateUnavailable: cannot read RLS state of {}.{} ({}); denying", e.schemaName(), e.table(), ex.getMessage());
+                log.warn(
+                        "RlsStateUnavailable: cannot read RLS state of {}.{} ({}); denying",
+                        e.schemaName(),
+                        e.table(),
+                        ex.getMessage());
                 metrics.rlsErrors.increment();
                 continue;
             }
@@ -85,7 +89,9 @@ public final class RlsPolicy implements AccessPolicy {
                 cutOldRecordToKey(e, facts);
                 c.matched().forEach(s -> out.get(out.size() - 1).add(s.subId()));
             } else {
-                toCheckByTable.computeIfAbsent(e.schemaName() + "\u0000" + e.table(), k -> new ArrayList<>()).add(i);
+                toCheckByTable
+                        .computeIfAbsent(e.schemaName() + "\u0000" + e.table(), k -> new ArrayList<>())
+                        .add(i);
             }
         }
         for (List<Integer> indexes : toCheckByTable.values()) {
@@ -95,8 +101,12 @@ public final class RlsPolicy implements AccessPolicy {
         for (int i = 0; i < out.size(); i++) {
             Set<String> allowed = out.get(i);
             // keep the registry's order, which is stable per binding
-            result.add(batch.get(i).matched().stream().map(SubscriptionEntry::subId).filter(allowed::contains).toList());
-            metrics.rlsDenied.increment(batch.get(i).matched().size() - result.get(i).size());
+            result.add(batch.get(i).matched().stream()
+                    .map(SubscriptionEntry::subId)
+                    .filter(allowed::contains)
+                    .toList());
+            metrics.rlsDenied.increment(
+                    batch.get(i).matched().size() - result.get(i).size());
         }
         return result;
     }
@@ -112,8 +122,10 @@ public final class RlsPolicy implements AccessPolicy {
             return;
         }
         if (facts.pkColumns().isEmpty()) {
-            log.warn("RlsNoPrimaryKey: {}.{} has RLS on but no primary key; changes cannot be checked and are denied",
-                    first.schemaName(), first.table());
+            log.warn(
+                    "RlsNoPrimaryKey: {}.{} has RLS on but no primary key; changes cannot be checked and are denied",
+                    first.schemaName(),
+                    first.table());
             return;
         }
         // group key -> (role, claims json, subIds, change indexes)
@@ -158,7 +170,8 @@ public final class RlsPolicy implements AccessPolicy {
         }
     }
 
-    private void checkGroup(List<Candidates> batch, TableSecurity.Facts facts, BuiltEvent table, Group g, List<Set<String>> out) {
+    private void checkGroup(
+            List<Candidates> batch, TableSecurity.Facts facts, BuiltEvent table, Group g, List<Set<String>> out) {
         Map<String, List<Integer>> changesByKey = new HashMap<>();
         for (int i : g.subsByChange.keySet()) {
             String key = keyOf(batch.get(i).event().record(), facts);
@@ -176,13 +189,20 @@ public final class RlsPolicy implements AccessPolicy {
         } catch (SQLException e) {
             RlsUnavailableException.rethrowIfUnavailable("RLS check on " + table.schemaName() + "." + table.table(), e);
             metrics.rlsErrors.increment();
-            log.warn("RlsCheckFailed: {}.{} role {} claims {}: SQLState {}: {}; denied for {} subscription(s)", table.schemaName(),
-                    table.table(), g.pgRole, abbreviate(g.claims), e.getSQLState(), e.getMessage(),
+            log.warn(
+                    "RlsCheckFailed: {}.{} role {} claims {}: SQLState {}: {}; denied for {} subscription(s)",
+                    table.schemaName(),
+                    table.table(),
+                    g.pgRole,
+                    abbreviate(g.claims),
+                    e.getSQLState(),
+                    e.getMessage(),
                     g.subsByChange.values().stream().mapToInt(List::size).sum());
         }
     }
 
-    private void checkNaive(List<Candidates> batch, TableSecurity.Facts facts, BuiltEvent table, Group g, List<Set<String>> out) {
+    private void checkNaive(
+            List<Candidates> batch, TableSecurity.Facts facts, BuiltEvent table, Group g, List<Set<String>> out) {
         for (Map.Entry<Integer, List<String>> e : g.subsByChange.entrySet()) {
             String key = keyOf(batch.get(e.getKey()).event().record(), facts);
             for (String sub : e.getValue()) {
@@ -191,7 +211,8 @@ public final class RlsPolicy implements AccessPolicy {
                         out.get(e.getKey()).add(sub);
                     }
                 } catch (SQLException ex) {
-                    RlsUnavailableException.rethrowIfUnavailable("RLS check on " + table.schemaName() + "." + table.table(), ex);
+                    RlsUnavailableException.rethrowIfUnavailable(
+                            "RLS check on " + table.schemaName() + "." + table.table(), ex);
                     metrics.rlsErrors.increment();
                 }
             }
@@ -199,7 +220,8 @@ public final class RlsPolicy implements AccessPolicy {
     }
 
     /** One rolled-back transaction under the group's role and claims. */
-    private Set<String> visibleKeys(BuiltEvent table, TableSecurity.Facts facts, Group g, Set<String> keys) throws SQLException {
+    private Set<String> visibleKeys(BuiltEvent table, TableSecurity.Facts facts, Group g, Set<String> keys)
+            throws SQLException {
         Set<String> visible = new HashSet<>();
         if (keys.isEmpty()) {
             return visible;
@@ -207,11 +229,20 @@ public final class RlsPolicy implements AccessPolicy {
         int n = facts.pkColumns().size();
         StringBuilder sql = new StringBuilder("SELECT ");
         for (int c = 0; c < n; c++) {
-            sql.append(c == 0 ? "" : ", ").append(ident(facts.pkColumns().get(c))).append("::text");
+            sql.append(c == 0 ? "" : ", ")
+                    .append(ident(facts.pkColumns().get(c)))
+                    .append("::text");
         }
-        sql.append(" FROM ").append(ident(table.schemaName())).append('.').append(ident(table.table())).append(" WHERE ");
+        sql.append(" FROM ")
+                .append(ident(table.schemaName()))
+                .append('.')
+                .append(ident(table.table()))
+                .append(" WHERE ");
         if (n == 1) {
-            sql.append(ident(facts.pkColumns().get(0))).append(" = ANY(?::text[]::").append(facts.pkTypes().get(0)).append("[])");
+            sql.append(ident(facts.pkColumns().get(0)))
+                    .append(" = ANY(?::text[]::")
+                    .append(facts.pkTypes().get(0))
+                    .append("[])");
         } else {
             sql.append('(');
             for (int c = 0; c < n; c++) {
@@ -219,7 +250,11 @@ public final class RlsPolicy implements AccessPolicy {
             }
             sql.append(") IN (SELECT ");
             for (int c = 0; c < n; c++) {
-                sql.append(c == 0 ? "" : ", ").append("k").append(c).append("::").append(facts.pkTypes().get(c));
+                sql.append(c == 0 ? "" : ", ")
+                        .append("k")
+                        .append(c)
+                        .append("::")
+                        .append(facts.pkTypes().get(c));
             }
             sql.append(" FROM unnest(");
             for (int c = 0; c < n; c++) {
@@ -242,10 +277,12 @@ public final class RlsPolicy implements AccessPolicy {
                     ps.execute();
                 }
                 try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
-                    List<String[]> parts = keys.stream().map(k -> k.split("\u0000", -1)).toList();
+                    List<String[]> parts =
+                            keys.stream().map(k -> k.split("\u0000", -1)).toList();
                     for (int col = 0; col < n; col++) {
                         final int cc = col;
-                        Array arr = c.createArrayOf("text", parts.stream().map(p -> p[cc]).toArray());
+                        Array arr = c.createArrayOf(
+                                "text", parts.stream().map(p -> p[cc]).toArray());
                         ps.setArray(col + 1, arr);
                     }
                     metrics.rlsQueries.increment();

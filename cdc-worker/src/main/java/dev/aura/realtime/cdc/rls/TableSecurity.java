@@ -57,7 +57,8 @@ public final class TableSecurity {
                   LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
                  WHERE c.oid = to_regclass(format('%I.%I', ?::text, ?::text))
                  ORDER BY k.ord""";
-        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+        try (Connection c = db.getConnection();
+                PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setString(1, schema);
             ps.setString(2, table);
             try (ResultSet rs = ps.executeQuery()) {

@@ -54,10 +54,12 @@ public final class SubscriptionCheckService implements AutoCloseable {
             SubscriptionCheck.Request req = mapper.readValue(msg.getData(), SubscriptionCheck.Request.class);
             reply = check(req);
         } catch (java.io.IOException e) {
-            reply = new SubscriptionCheck.Reply(false, "MalformedMessage: subscription check request is not valid JSON", null);
+            reply = new SubscriptionCheck.Reply(
+                    false, "MalformedMessage: subscription check request is not valid JSON", null);
         } catch (SQLException e) {
             log.warn("subscription check failed on the database: {}", e.getMessage());
-            reply = new SubscriptionCheck.Reply(false, "DatabaseUnavailable: could not validate the subscription, try again", null);
+            reply = new SubscriptionCheck.Reply(
+                    false, "DatabaseUnavailable: could not validate the subscription, try again", null);
         }
         if (msg.getReplyTo() != null) {
             try {
@@ -71,7 +73,8 @@ public final class SubscriptionCheckService implements AutoCloseable {
     /** The check itself; public for tests. */
     public SubscriptionCheck.Reply check(SubscriptionCheck.Request req) throws SQLException {
         String table = req.table() == null || req.table().isEmpty() ? "*" : req.table();
-        String params = "[schema: public, table: " + table + ", filters: [" + (req.filter() == null ? "" : req.filter()) + "]]";
+        String params =
+                "[schema: public, table: " + table + ", filters: [" + (req.filter() == null ? "" : req.filter()) + "]]";
         UUID project;
         try {
             project = UUID.fromString(req.projectId());
@@ -108,8 +111,8 @@ public final class SubscriptionCheckService implements AutoCloseable {
             }
             for (String value : filter.values()) {
                 if (!casts(c, value, type[1])) {
-                    return fail("PostgresChangesInvalidFilter: invalid value for filter " + filter.column() + ": '" + value
-                            + "' is not a valid " + type[1]);
+                    return fail("PostgresChangesInvalidFilter: invalid value for filter " + filter.column() + ": '"
+                            + value + "' is not a valid " + type[1]);
                 }
             }
             return new SubscriptionCheck.Reply(true, null, type[0]);
@@ -121,7 +124,8 @@ public final class SubscriptionCheckService implements AutoCloseable {
     }
 
     private static String schemaOf(java.sql.Connection c, UUID project) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT schema_name FROM aura_platform.projects WHERE project_id = ?")) {
+        try (PreparedStatement ps =
+                c.prepareStatement("SELECT schema_name FROM aura_platform.projects WHERE project_id = ?")) {
             ps.setObject(1, project);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? rs.getString(1) : null;
@@ -141,7 +145,8 @@ public final class SubscriptionCheckService implements AutoCloseable {
     }
 
     /** @return {typname, format_type} of the column, or null when there is no such column */
-    private static String[] columnType(java.sql.Connection c, String schema, String table, String column) throws SQLException {
+    private static String[] columnType(java.sql.Connection c, String schema, String table, String column)
+            throws SQLException {
         String sql = """
                 SELECT t.typname, format_type(a.atttypid, NULL)
                   FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
@@ -166,7 +171,8 @@ public final class SubscriptionCheckService implements AutoCloseable {
             ps.executeQuery().close();
             return true;
         } catch (SQLException e) {
-            if (e.getSQLState() != null && (e.getSQLState().startsWith("22") || e.getSQLState().startsWith("42"))) {
+            if (e.getSQLState() != null
+                    && (e.getSQLState().startsWith("22") || e.getSQLState().startsWith("42"))) {
                 return false;
             }
             throw e;

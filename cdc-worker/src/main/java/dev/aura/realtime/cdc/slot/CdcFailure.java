@@ -32,11 +32,15 @@ public final class CdcFailure extends Exception {
         String msg = String.valueOf(e.getMessage());
         String state = e.getSQLState() == null ? "" : e.getSQLState();
         if (msg.contains("could not access file \"wal2json\"")) {
-            return new CdcFailure(CdcReason.WAL2JSON_MISSING, "wal2json is not installed on the Postgres server: " + msg, false, e);
+            return new CdcFailure(
+                    CdcReason.WAL2JSON_MISSING, "wal2json is not installed on the Postgres server: " + msg, false, e);
         }
         if (msg.contains("may not be used as an output plugin")) {
-            return new CdcFailure(CdcReason.WAL2JSON_NOT_ALLOWED,
-                    "wal2json is not listed in output_plugin_libraries: " + msg, false, e);
+            return new CdcFailure(
+                    CdcReason.WAL2JSON_NOT_ALLOWED,
+                    "wal2json is not listed in output_plugin_libraries: " + msg,
+                    false,
+                    e);
         }
         if (msg.contains("can no longer get changes from replication slot") || msg.contains("has been invalidated")) {
             return new CdcFailure(CdcReason.SLOT_LOST, msg, true, e);
@@ -47,7 +51,8 @@ public final class CdcFailure extends Exception {
         if (msg.contains("wal_level")) {
             return new CdcFailure(CdcReason.WAL_LEVEL_NOT_LOGICAL, msg, false, e);
         }
-        if (msg.contains("must be superuser or replication role") || msg.contains("permission denied to use replication slots")) {
+        if (msg.contains("must be superuser or replication role")
+                || msg.contains("permission denied to use replication slots")) {
             return new CdcFailure(CdcReason.NO_REPLICATION_PRIVILEGE, msg, false, e);
         }
         if (state.startsWith("28")) {

@@ -12,8 +12,16 @@ import java.time.Duration;
  */
 public final class CdcState {
     /** One consistent reading. {@code slot} may be null before the first inspection. */
-    public record Snapshot(boolean active, boolean leader, CdcReason reason, String detail, SlotInfo slot,
-            long lastPollOkAtMs, long polls, String gapFrom, String gapTo) {}
+    public record Snapshot(
+            boolean active,
+            boolean leader,
+            CdcReason reason,
+            String detail,
+            SlotInfo slot,
+            long lastPollOkAtMs,
+            long polls,
+            String gapFrom,
+            String gapTo) {}
 
     private final Clock clock;
     private final Duration staleAfter;
@@ -82,6 +90,7 @@ public final class CdcState {
             r = !leader ? CdcReason.NOT_LEADER : !slotOk ? CdcReason.SLOT_LOST : CdcReason.POLL_STALLED;
             d = r == CdcReason.POLL_STALLED ? "no successful poll for " + (now - lastPollOkAtMs) + " ms" : r.code();
         }
-        return new Snapshot(active, leader, active ? null : r, active ? null : d, slot, lastPollOkAtMs, polls, gapFrom, gapTo);
+        return new Snapshot(
+                active, leader, active ? null : r, active ? null : d, slot, lastPollOkAtMs, polls, gapFrom, gapTo);
     }
 }

@@ -31,7 +31,9 @@ public record SlotInfo(
 
     /** Bytes between restart_lsn and confirmed_flush_lsn: WAL each poll re-decodes (grows with long-open transactions). */
     public long redecodeBytes() {
-        return restartLsn == null || confirmedFlushLsn == null ? 0 : Math.max(0, confirmedFlushLsn.bytesAfter(restartLsn));
+        return restartLsn == null || confirmedFlushLsn == null
+                ? 0
+                : Math.max(0, confirmedFlushLsn.bytesAfter(restartLsn));
     }
 
     /** Bytes of WAL the slot retains (flush − restart_lsn). */

@@ -38,8 +38,8 @@ public final class SlotManager {
         try (Statement s = c.createStatement()) {
             // Read everything first, so the -1 warning is logged even when another prerequisite fails.
             boolean privileged;
-            try (ResultSet rs = s.executeQuery(
-                    "SELECT rolsuper OR rolreplication FROM pg_roles WHERE rolname = current_user")) {
+            try (ResultSet rs =
+                    s.executeQuery("SELECT rolsuper OR rolreplication FROM pg_roles WHERE rolname = current_user")) {
                 privileged = !rs.next() || rs.getBoolean(1);
             }
             String walLevel = show(s, "wal_level");
@@ -49,12 +49,18 @@ public final class SlotManager {
                         + "Postgres disk. Set max_slot_wal_keep_size (e.g. 10GB); the worker recreates a lost slot.");
             }
             if (!privileged) {
-                throw new CdcFailure(CdcReason.NO_REPLICATION_PRIVILEGE,
-                        "role of POSTGRES_REPLICATION_URL has neither REPLICATION nor SUPERUSER: ALTER ROLE ... REPLICATION", false, null);
+                throw new CdcFailure(
+                        CdcReason.NO_REPLICATION_PRIVILEGE,
+                        "role of POSTGRES_REPLICATION_URL has neither REPLICATION nor SUPERUSER: ALTER ROLE ... REPLICATION",
+                        false,
+                        null);
             }
             if (!"logical".equals(walLevel)) {
-                throw new CdcFailure(CdcReason.WAL_LEVEL_NOT_LOGICAL,
-                        "wal_level is '" + walLevel + "': set wal_level = logical and restart Postgres", false, null);
+                throw new CdcFailure(
+                        CdcReason.WAL_LEVEL_NOT_LOGICAL,
+                        "wal_level is '" + walLevel + "': set wal_level = logical and restart Postgres",
+                        false,
+                        null);
             }
         }
     }
@@ -83,8 +89,15 @@ public final class SlotManager {
                 Long safeWal = rs.wasNull() ? null : safe;
                 int pid = rs.getInt(7);
                 Integer activePid = rs.wasNull() ? null : pid;
-                return Optional.of(new SlotInfo(rs.getString(1), rs.getString(2), rs.getString(3), safeWal,
-                        lsnOrNull(rs.getString(5)), lsnOrNull(rs.getString(6)), activePid, Lsn.parse(rs.getString(8))));
+                return Optional.of(new SlotInfo(
+                        rs.getString(1),
+                        rs.getString(2),
+                        rs.getString(3),
+                        safeWal,
+                        lsnOrNull(rs.getString(5)),
+                        lsnOrNull(rs.getString(6)),
+                        activePid,
+                        Lsn.parse(rs.getString(8))));
             }
         }
     }
@@ -100,8 +113,12 @@ public final class SlotManager {
         if (existing.isPresent()) {
             SlotInfo info = existing.get();
             if (!PLUGIN.equals(info.plugin())) {
-                throw new CdcFailure(CdcReason.SLOT_WRONG_PLUGIN, "slot " + slotName + " uses plugin " + info.plugin()
-                        + ", not wal2json: drop it or set CDC_SLOT_NAME", false, null);
+                throw new CdcFailure(
+                        CdcReason.SLOT_WRONG_PLUGIN,
+                        "slot " + slotName + " uses plugin " + info.plugin()
+                                + ", not wal2json: drop it or set CDC_SLOT_NAME",
+                        false,
+                        null);
             }
             return info;
         }
@@ -110,7 +127,8 @@ public final class SlotManager {
     }
 
     private void create(Connection c) throws CdcFailure, SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT lsn::text FROM pg_create_logical_replication_slot(?, ?)")) {
+        try (PreparedStatement ps =
+                c.prepareStatement("SELECT lsn::text FROM pg_create_logical_replication_slot(?, ?)")) {
             ps.setString(1, slotName);
             ps.setString(2, PLUGIN);
             try (ResultSet rs = ps.executeQuery()) {
@@ -152,7 +170,8 @@ public final class SlotManager {
      * @return the slot's new confirmed_flush_lsn
      */
     public Lsn advance(Connection c, Lsn target) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT end_lsn::text FROM pg_replication_slot_advance(?, ?::pg_lsn)")) {
+        try (PreparedStatement ps =
+                c.prepareStatement("SELECT end_lsn::text FROM pg_replication_slot_advance(?, ?::pg_lsn)")) {
             ps.setString(1, slotName);
             ps.setString(2, target.toString());
             try (ResultSet rs = ps.executeQuery()) {

@@ -75,7 +75,12 @@ public final class SlotPoller implements LeaderWork {
      *
      * @param redecodeWarnBytes warn when restart_lsn lags confirmed_flush_lsn by more than this ({@code CDC_REDECODE_WARN_BYTES})
      */
-    public record Settings(String replicationUrl, int batchSize, int fetchSize, Duration idleBackoff, Duration maxBackoff,
+    public record Settings(
+            String replicationUrl,
+            int batchSize,
+            int fetchSize,
+            Duration idleBackoff,
+            Duration maxBackoff,
             long redecodeWarnBytes) {}
 
     private final Settings settings;
@@ -92,8 +97,14 @@ public final class SlotPoller implements LeaderWork {
         void slotRecreated(Lsn lostFrom, Lsn resumedAt);
     }
 
-    public SlotPoller(Settings settings, SlotManager slots, ChangeSink sink, Supplier<EnabledTables> tables, CdcState state,
-            CdcMetrics metrics, GapListener gapListener) {
+    public SlotPoller(
+            Settings settings,
+            SlotManager slots,
+            ChangeSink sink,
+            Supplier<EnabledTables> tables,
+            CdcState state,
+            CdcMetrics metrics,
+            GapListener gapListener) {
         this.settings = settings;
         this.slots = slots;
         this.sink = sink;
@@ -159,7 +170,8 @@ public final class SlotPoller implements LeaderWork {
             gate.checkFence();
             long now = System.currentTimeMillis();
             if (now - lastInspect >= INSPECT_EVERY_MS) {
-                SlotInfo info = slots.inspect(c).orElseThrow(() -> new CdcFailure(CdcReason.SLOT_LOST, "slot vanished", true, null));
+                SlotInfo info = slots.inspect(c)
+                        .orElseThrow(() -> new CdcFailure(CdcReason.SLOT_LOST, "slot vanished", true, null));
                 if (info.lost()) {
                     throw new CdcFailure(CdcReason.SLOT_LOST, "wal_status = lost", true, null);
                 }
@@ -186,7 +198,9 @@ public final class SlotPoller implements LeaderWork {
             sample.stop(metrics.pollDuration);
             state.pollSucceeded();
             long maxBatch = (long) settings.batchSize() * MAX_BATCH_GROWTH;
-            batch = full ? (int) Math.min(Math.min((long) batch * 4, maxBatch), Integer.MAX_VALUE) : settings.batchSize();
+            batch = full
+                    ? (int) Math.min(Math.min((long) batch * 4, maxBatch), Integer.MAX_VALUE)
+                    : settings.batchSize();
             if (rows == 0) {
                 Thread.sleep(settings.idleBackoff().toMillis());
             }
@@ -240,8 +254,13 @@ public final class SlotPoller implements LeaderWork {
         Lsn from = lost.confirmedFlushLsn() == null ? lost.restartLsn() : lost.confirmedFlushLsn();
         Lsn to = fresh.confirmedFlushLsn();
         long bytes = from == null || to == null ? -1 : to.bytesAfter(from);
-        log.error("slot {} was lost (wal_status=lost: its WAL was removed past max_slot_wal_keep_size); recreated it. "
-                + "Changes between {} and {} ({} bytes of WAL) are lost for good.", slots.slotName(), from, to, bytes);
+        log.error(
+                "slot {} was lost (wal_status=lost: its WAL was removed past max_slot_wal_keep_size); recreated it. "
+                        + "Changes between {} and {} ({} bytes of WAL) are lost for good.",
+                slots.slotName(),
+                from,
+                to,
+                bytes);
         metrics.slotRecreations.increment();
         state.gap(String.valueOf(from), String.valueOf(to));
         // Not active until the new slot was polled once: clients first hear "lost, with this gap", then "active".
@@ -265,9 +284,11 @@ public final class SlotPoller implements LeaderWork {
         state.slot(info);
         metrics.slot(info.lagBytes(), info.redecodeBytes(), info.retainedBytes(), info.safeWalSize());
         if (info.redecodeBytes() > settings.redecodeWarnBytes()) {
-            log.warn("slot {}: restart_lsn is {} bytes behind confirmed_flush_lsn: a long-open transaction pins it and "
-                    + "every poll re-decodes that WAL. Find it in pg_stat_activity (xact_start) and end it.",
-                    slots.slotName(), info.redecodeBytes());
+            log.warn(
+                    "slot {}: restart_lsn is {} bytes behind confirmed_flush_lsn: a long-open transaction pins it and "
+                            + "every poll re-decodes that WAL. Find it in pg_stat_activity (xact_start) and end it.",
+                    slots.slotName(),
+                    info.redecodeBytes());
         }
     }
 
@@ -297,7 +318,8 @@ public final class SlotPoller implements LeaderWork {
     }
 
     private static Lsn flushLsn(Connection c) throws SQLException {
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_current_wal_flush_lsn()::text")) {
+        try (Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT pg_current_wal_flush_lsn()::text")) {
             rs.next();
             return Lsn.parse(rs.getString(1));
         }

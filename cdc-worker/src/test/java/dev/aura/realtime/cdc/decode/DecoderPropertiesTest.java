@@ -25,12 +25,25 @@ class DecoderPropertiesTest {
 
     @Provide
     Arbitrary<String> walRows() {
-        Arbitrary<String> action = Arbitraries.of("\"B\"", "\"C\"", "\"I\"", "\"U\"", "\"D\"", "\"T\"", "\"M\"", "1", "null", "\"\"");
+        Arbitrary<String> action =
+                Arbitraries.of("\"B\"", "\"C\"", "\"I\"", "\"U\"", "\"D\"", "\"T\"", "\"M\"", "1", "null", "\"\"");
         Arbitrary<String> field = Arbitraries.of(
-                "\"lsn\":\"0/16B3748\"", "\"lsn\":\"garbage\"", "\"lsn\":7", "\"nextlsn\":\"FFFFFFFF/FFFFFFFF\"", "\"timestamp\":\"2026-01-01 00:00:00+00\"",
-                "\"schema\":\"project_x\"", "\"table\":\"t\"", "\"table\":null", "\"columns\":[{\"name\":\"id\",\"type\":\"int4\",\"value\":1}]",
-                "\"columns\":[{\"name\":\"a\",\"typeoid\":\"x\",\"value\":{}}]", "\"columns\":{}", "\"columns\":[1,null,\"x\"]",
-                "\"identity\":[{\"name\":\"id\"}]", "\"pk\":[{\"name\":\"id\",\"type\":\"integer\"}]", "\"pk\":\"id\"", "\"pk\":[null]");
+                "\"lsn\":\"0/16B3748\"",
+                "\"lsn\":\"garbage\"",
+                "\"lsn\":7",
+                "\"nextlsn\":\"FFFFFFFF/FFFFFFFF\"",
+                "\"timestamp\":\"2026-01-01 00:00:00+00\"",
+                "\"schema\":\"project_x\"",
+                "\"table\":\"t\"",
+                "\"table\":null",
+                "\"columns\":[{\"name\":\"id\",\"type\":\"int4\",\"value\":1}]",
+                "\"columns\":[{\"name\":\"a\",\"typeoid\":\"x\",\"value\":{}}]",
+                "\"columns\":{}",
+                "\"columns\":[1,null,\"x\"]",
+                "\"identity\":[{\"name\":\"id\"}]",
+                "\"pk\":[{\"name\":\"id\",\"type\":\"integer\"}]",
+                "\"pk\":\"id\"",
+                "\"pk\":[null]");
         return Arbitraries.oneOf(
                 Arbitraries.strings().all().ofMaxLength(80),
                 net.jqwik.api.Combinators.combine(action, field.list().ofMaxSize(6))
@@ -72,7 +85,9 @@ class DecoderPropertiesTest {
             if (e == null) {
                 text.append("NULL");
             } else {
-                text.append('"').append(e.replace("\\", "\\\\").replace("\"", "\\\"")).append('"');
+                text.append('"')
+                        .append(e.replace("\\", "\\\\").replace("\"", "\\\""))
+                        .append('"');
             }
         }
         List<Object> parsed = PgArrayParser.parse(text.append('}').toString(), ',');
@@ -93,8 +108,33 @@ class DecoderPropertiesTest {
     @Provide
     Arbitrary<String> typnames() {
         return Arbitraries.oneOf(
-                Arbitraries.of("int2", "int4", "int8", "float4", "float8", "numeric", "oid", "bool", "text", "json", "jsonb", "bytea",
-                        "timestamptz", "timestamp", "date", "_int4", "_text", "_jsonb", "_float8", "_numeric", "_bool", "_box", "mood", "_mood", "", "_"),
+                Arbitraries.of(
+                        "int2",
+                        "int4",
+                        "int8",
+                        "float4",
+                        "float8",
+                        "numeric",
+                        "oid",
+                        "bool",
+                        "text",
+                        "json",
+                        "jsonb",
+                        "bytea",
+                        "timestamptz",
+                        "timestamp",
+                        "date",
+                        "_int4",
+                        "_text",
+                        "_jsonb",
+                        "_float8",
+                        "_numeric",
+                        "_bool",
+                        "_box",
+                        "mood",
+                        "_mood",
+                        "",
+                        "_"),
                 Arbitraries.strings().all().ofMaxLength(10));
     }
 
@@ -103,10 +143,18 @@ class DecoderPropertiesTest {
         JsonNodeFactory f = JsonNodeFactory.instance;
         return Arbitraries.oneOf(
                 Arbitraries.strings().all().ofMaxLength(30).map(f::textNode),
-                Arbitraries.strings().withChars("{}\",\\ 1.5e-NaInfity[]").ofMaxLength(20).map(f::textNode),
+                Arbitraries.strings()
+                        .withChars("{}\",\\ 1.5e-NaInfity[]")
+                        .ofMaxLength(20)
+                        .map(f::textNode),
                 Arbitraries.longs().map(f::numberNode),
                 Arbitraries.doubles().map(f::numberNode),
                 Arbitraries.bigDecimals().map(f::numberNode),
-                Arbitraries.of(f.nullNode(), f.booleanNode(true), f.objectNode(), f.arrayNode(), f.arrayNode().add(1).add("x")));
+                Arbitraries.of(
+                        f.nullNode(),
+                        f.booleanNode(true),
+                        f.objectNode(),
+                        f.arrayNode(),
+                        f.arrayNode().add(1).add("x")));
     }
 }

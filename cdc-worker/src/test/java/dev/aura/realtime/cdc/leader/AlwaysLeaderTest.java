@@ -22,13 +22,21 @@ class AlwaysLeaderTest {
 
     @Test
     void disabled_isAlwaysLeaderEvenInsideAPod() {
-        runsAsAlwaysLeader(Map.of("LEADER_ELECTION", "disabled", "KUBERNETES_SERVICE_HOST", "10.96.0.1",
-                "POD_NAME", "solo", "LEASE_DURATION_SECONDS", "3"));
+        runsAsAlwaysLeader(Map.of(
+                "LEADER_ELECTION",
+                "disabled",
+                "KUBERNETES_SERVICE_HOST",
+                "10.96.0.1",
+                "POD_NAME",
+                "solo",
+                "LEASE_DURATION_SECONDS",
+                "3"));
     }
 
     @Test
     void kubernetesMode_usesALeaseEvenOutsideAPod() {
-        LeaderConfig config = config(Map.of("LEADER_ELECTION", "kubernetes", "POD_NAME", "k", "LEASE_DURATION_SECONDS", "3"));
+        LeaderConfig config =
+                config(Map.of("LEADER_ELECTION", "kubernetes", "POD_NAME", "k", "LEASE_DURATION_SECONDS", "3"));
         try (LeaderElection election = LeaderElection.fromConfig(config, log.workFor("k"), new SimpleMeterRegistry())) {
             assertThat(election).isInstanceOf(LeaseLeaderElection.class);
             assertThat(election.status().leader()).isFalse();
@@ -39,11 +47,15 @@ class AlwaysLeaderTest {
     @Test
     void failingWork_isRestartedAfterTheBackoffWhileLeading() {
         AtomicInteger runs = new AtomicInteger();
-        LeaderConfig config = config(Map.of("LEADER_ELECTION", "disabled", "POD_NAME", "solo", "LEASE_DURATION_SECONDS", "2"));
-        try (AlwaysLeader election = new AlwaysLeader(config, gate -> {
-            runs.incrementAndGet();
-            throw new IllegalStateException("boom");
-        }, new SimpleMeterRegistry())) {
+        LeaderConfig config =
+                config(Map.of("LEADER_ELECTION", "disabled", "POD_NAME", "solo", "LEASE_DURATION_SECONDS", "2"));
+        try (AlwaysLeader election = new AlwaysLeader(
+                config,
+                gate -> {
+                    runs.incrementAndGet();
+                    throw new IllegalStateException("boom");
+                },
+                new SimpleMeterRegistry())) {
             election.start();
             await().atMost(Duration.ofSeconds(3)).until(() -> runs.get() >= 2); // backoff = retry period, 666 ms
             assertThat(election.status().leader()).isTrue();
@@ -56,14 +68,16 @@ class AlwaysLeaderTest {
         assertThat(election).isInstanceOf(AlwaysLeader.class);
         election.start();
         await().atMost(Duration.ofSeconds(2)).until(() -> log.count("solo") > 0);
-        assertThat(election.status()).isEqualTo(
-                new LeadershipStatus(true, "solo", 0, LeadershipStatus.MODE_ALWAYS_LEADER, null));
+        assertThat(election.status())
+                .isEqualTo(new LeadershipStatus(true, "solo", 0, LeadershipStatus.MODE_ALWAYS_LEADER, null));
         assertThat(log.first("solo").orElseThrow().epoch()).isZero();
         election.close();
         election.close();
         long published = log.count("solo");
         assertThat(election.status().reason()).isEqualTo("closed");
-        await().during(Duration.ofMillis(100)).atMost(Duration.ofSeconds(1)).until(() -> log.count("solo") == published);
+        await().during(Duration.ofMillis(100))
+                .atMost(Duration.ofSeconds(1))
+                .until(() -> log.count("solo") == published);
     }
 
     private static LeaderConfig config(Map<String, String> vars) {

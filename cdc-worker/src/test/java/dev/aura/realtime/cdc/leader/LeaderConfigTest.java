@@ -32,7 +32,8 @@ class LeaderConfigTest {
     @Test
     void everyAllowedLeaseDuration_passesFabric8Validation() {
         for (int seconds = 2; seconds <= 120; seconds++) {
-            LeaderConfig.withDerivedTimings(ElectionMode.KUBERNETES, "l", "ns", "id", true, Duration.ofSeconds(seconds));
+            LeaderConfig.withDerivedTimings(
+                    ElectionMode.KUBERNETES, "l", "ns", "id", true, Duration.ofSeconds(seconds));
         }
     }
 
@@ -40,33 +41,49 @@ class LeaderConfigTest {
     void namespace_fallsBackFromLeaseNamespaceToPodNamespaceToServiceAccountFile(@TempDir Path dir) throws IOException {
         Path file = Files.writeString(dir.resolve("namespace"), "from-file\n");
         assertThat(LeaderConfig.fromEnv(new Env(Map.of("LEASE_NAMESPACE", "lease", "POD_NAMESPACE", "pod")), file)
-                .leaseNamespace()).isEqualTo("lease");
-        assertThat(LeaderConfig.fromEnv(new Env(Map.of("POD_NAMESPACE", "pod")), file).leaseNamespace()).isEqualTo("pod");
-        assertThat(LeaderConfig.fromEnv(new Env(Map.of()), file).leaseNamespace()).isEqualTo("from-file");
+                        .leaseNamespace())
+                .isEqualTo("lease");
+        assertThat(LeaderConfig.fromEnv(new Env(Map.of("POD_NAMESPACE", "pod")), file)
+                        .leaseNamespace())
+                .isEqualTo("pod");
+        assertThat(LeaderConfig.fromEnv(new Env(Map.of()), file).leaseNamespace())
+                .isEqualTo("from-file");
     }
 
     @Test
     void identity_isPodNameElseInstanceIdElseHostName() {
-        assertThat(LeaderConfig.fromEnv(new Env(Map.of("POD_NAME", "p", "INSTANCE_ID", "i")), NO_FILE).identity()).isEqualTo("p");
-        assertThat(LeaderConfig.fromEnv(new Env(Map.of("INSTANCE_ID", "i")), NO_FILE).identity()).isEqualTo("i");
+        assertThat(LeaderConfig.fromEnv(new Env(Map.of("POD_NAME", "p", "INSTANCE_ID", "i")), NO_FILE)
+                        .identity())
+                .isEqualTo("p");
+        assertThat(LeaderConfig.fromEnv(new Env(Map.of("INSTANCE_ID", "i")), NO_FILE)
+                        .identity())
+                .isEqualTo("i");
         assertThat(LeaderConfig.fromEnv(new Env(Map.of()), NO_FILE).identity()).isNotBlank();
     }
 
     @Test
     void modeDecidesWhetherKubernetesIsUsed() {
-        assertThat(config(Map.of("LEADER_ELECTION", "auto", "KUBERNETES_SERVICE_HOST", "10.0.0.1")).usesKubernetes()).isTrue();
+        assertThat(config(Map.of("LEADER_ELECTION", "auto", "KUBERNETES_SERVICE_HOST", "10.0.0.1"))
+                        .usesKubernetes())
+                .isTrue();
         assertThat(config(Map.of("LEADER_ELECTION", "AUTO")).usesKubernetes()).isFalse();
-        assertThat(config(Map.of("LEADER_ELECTION", "kubernetes")).usesKubernetes()).isTrue();
-        assertThat(config(Map.of("LEADER_ELECTION", "disabled", "KUBERNETES_SERVICE_HOST", "10.0.0.1")).usesKubernetes()).isFalse();
+        assertThat(config(Map.of("LEADER_ELECTION", "kubernetes")).usesKubernetes())
+                .isTrue();
+        assertThat(config(Map.of("LEADER_ELECTION", "disabled", "KUBERNETES_SERVICE_HOST", "10.0.0.1"))
+                        .usesKubernetes())
+                .isFalse();
     }
 
     @Test
     void invalidValues_failNamingTheVariable() {
-        assertThatThrownBy(() -> config(Map.of("LEADER_ELECTION", "maybe"))).isInstanceOf(ConfigException.class)
+        assertThatThrownBy(() -> config(Map.of("LEADER_ELECTION", "maybe")))
+                .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("LEADER_ELECTION");
-        assertThatThrownBy(() -> config(Map.of("LEASE_DURATION_SECONDS", "1"))).isInstanceOf(ConfigException.class)
+        assertThatThrownBy(() -> config(Map.of("LEASE_DURATION_SECONDS", "1")))
+                .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("LEASE_DURATION_SECONDS");
-        assertThatThrownBy(() -> config(Map.of("LEASE_DURATION_SECONDS", "15s"))).isInstanceOf(ConfigException.class)
+        assertThatThrownBy(() -> config(Map.of("LEASE_DURATION_SECONDS", "15s")))
+                .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("LEASE_DURATION_SECONDS");
     }
 

@@ -1,10 +1,10 @@
 package dev.aura.realtime.cdc.leader;
 
-import dev.aura.realtime.testkit.PartitionableProxy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.aura.realtime.cdc.leader.PublishLog.Publish;
+import dev.aura.realtime.testkit.PartitionableProxy;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -45,11 +45,14 @@ class LeaseLeaderElectionTest {
         LeaseLeaderElection b = election("b", 3, null);
         a.start();
         b.start();
-        await().atMost(Duration.ofSeconds(5)).until(() -> a.status().leader() || b.status().leader());
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> a.status().leader() || b.status().leader());
 
         long until = System.nanoTime() + Duration.ofMillis(2500).toNanos(); // covers two renewals
         while (System.nanoTime() < until) {
-            assertThat(a.status().leader() && b.status().leader()).as("both leading").isFalse();
+            assertThat(a.status().leader() && b.status().leader())
+                    .as("both leading")
+                    .isFalse();
             sleep(25);
         }
         LeaseLeaderElection leader = a.status().leader() ? a : b;
@@ -79,31 +82,51 @@ class LeaseLeaderElectionTest {
         a.close();
         a.close(); // idempotent
         // Takeover = the standby holds the lease (its work then starts on its own thread).
-        await().atMost(Duration.ofSeconds(4)).pollInterval(Duration.ofMillis(10)).until(() -> b.status().leader());
+        await().atMost(Duration.ofSeconds(4))
+                .pollInterval(Duration.ofMillis(10))
+                .until(() -> b.status().leader());
         long takeoverMs = millisBetween(closing, System.nanoTime());
         await().atMost(Duration.ofSeconds(4)).until(() -> log.first("b").isPresent());
-        System.out.printf("graceful release: standby leads %d ms, publishes %d ms after close() began%n", takeoverMs,
-                millisBetween(closing, log.first("b").orElseThrow().nanos()));
+        System.out.printf(
+                "graceful release: standby leads %d ms, publishes %d ms after close() began%n",
+                takeoverMs, millisBetween(closing, log.first("b").orElseThrow().nanos()));
         if (takeoverMs >= 2000) {
             // The standby acquires on its next jittered retry (up to 2.2 x 667 ms here); on a 2-core
             // box shared with other JVMs one sample can be late. A second hand-over (b -> c) decides.
             LeaseLeaderElection c = election("c", 2, null);
             c.start();
-            await().atMost(Duration.ofSeconds(4)).until(() -> "b".equals(c.status().holder()));
+            await().atMost(Duration.ofSeconds(4))
+                    .until(() -> "b".equals(c.status().holder()));
             long again = System.nanoTime();
             b.close();
-            await().atMost(Duration.ofSeconds(4)).pollInterval(Duration.ofMillis(10)).until(() -> c.status().leader());
+            await().atMost(Duration.ofSeconds(4))
+                    .pollInterval(Duration.ofMillis(10))
+                    .until(() -> c.status().leader());
             long secondMs = millisBetween(again, System.nanoTime());
             System.out.printf("graceful release, second sample: standby leads %d ms after close() began%n", secondMs);
             takeoverMs = Math.min(takeoverMs, secondMs);
         }
-        assertThat(takeoverMs).as("graceful hand-over (best of up to two samples), ms").isLessThan(2000);
-        assertThat(log.last("a").orElseThrow().nanos()).isLessThan(log.first("b").orElseThrow().nanos());
+        assertThat(takeoverMs)
+                .as("graceful hand-over (best of up to two samples), ms")
+                .isLessThan(2000);
+        assertThat(log.last("a").orElseThrow().nanos())
+                .isLessThan(log.first("b").orElseThrow().nanos());
         assertThat(log.handovers()).isBetween(1, 2);
-        assertThat(log.first("b").orElseThrow().epoch()).isEqualTo(log.first("a").orElseThrow().epoch() + 1);
+        assertThat(log.first("b").orElseThrow().epoch())
+                .isEqualTo(log.first("a").orElseThrow().epoch() + 1);
         assertThat(a.status().reason()).isEqualTo("closed");
-        assertThat(registryA.get(LeaderMetrics.TRANSITIONS).tag("direction", "acquired").counter().count()).isEqualTo(1);
-        assertThat(registryA.get(LeaderMetrics.TRANSITIONS).tag("direction", "lost").counter().count()).isEqualTo(1);
+        assertThat(registryA
+                        .get(LeaderMetrics.TRANSITIONS)
+                        .tag("direction", "acquired")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+        assertThat(registryA
+                        .get(LeaderMetrics.TRANSITIONS)
+                        .tag("direction", "lost")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
     }
 
     @Test
@@ -123,7 +146,8 @@ class LeaseLeaderElectionTest {
 
         long takeoverMs = millisBetween(cut, log.first("b").orElseThrow().nanos());
         long aStoppedMs = millisBetween(cut, log.last("a").orElseThrow().nanos());
-        System.out.printf("no release: a stopped publishing %d ms after the cut, b published %d ms after it%n",
+        System.out.printf(
+                "no release: a stopped publishing %d ms after the cut, b published %d ms after it%n",
                 aStoppedMs, takeoverMs);
         long leaseMs = timings.leaseDuration().toMillis();
         long retryMs = timings.retryPeriod().toMillis();
@@ -132,7 +156,8 @@ class LeaseLeaderElectionTest {
         assertThat(takeoverMs).isBetween(leaseMs - retryMs, leaseMs + retryMs * 22 / 10 + 300);
         assertThat(aStoppedMs).isLessThanOrEqualTo(timings.renewDeadline().toMillis() + 100);
         assertThat(log.handovers()).isEqualTo(1);
-        await().atMost(Duration.ofSeconds(3)).untilAsserted(() -> assertThat(a.status().reason()).contains("unreachable"));
+        await().atMost(Duration.ofSeconds(3))
+                .untilAsserted(() -> assertThat(a.status().reason()).contains("unreachable"));
 
         proxy.heal();
         await().atMost(Duration.ofSeconds(5)).until(() -> a.status().reason().contains("held by b"));
@@ -155,18 +180,28 @@ class LeaseLeaderElectionTest {
         long fencedMs = millisBetween(cut, System.nanoTime());
         assertThat(a.status().reason()).containsAnyOf("fenced", "unreachable");
         Publish lastBeforeOutage = log.last("a").orElseThrow();
-        Lease lease = server.client(timings).leases().inNamespace(MockApiServer.NAMESPACE).withName(LEASE).get();
+        Lease lease = server.client(timings)
+                .leases()
+                .inNamespace(MockApiServer.NAMESPACE)
+                .withName(LEASE)
+                .get();
         Instant expiresForOthers = lease.getSpec().getRenewTime().toInstant().plus(timings.leaseDuration());
-        System.out.printf("outage: leader fenced %d ms after the cut; last publish %d ms before others could take the lease%n",
-                fencedMs, Duration.between(lastBeforeOutage.at(), expiresForOthers).toMillis());
+        System.out.printf(
+                "outage: leader fenced %d ms after the cut; last publish %d ms before others could take the lease%n",
+                fencedMs,
+                Duration.between(lastBeforeOutage.at(), expiresForOthers).toMillis());
         assertThat(lastBeforeOutage.at()).isBefore(expiresForOthers);
-        assertThat(millisBetween(cut, lastBeforeOutage.nanos())).isLessThanOrEqualTo(timings.renewDeadline().toMillis() + 100);
+        assertThat(millisBetween(cut, lastBeforeOutage.nanos()))
+                .isLessThanOrEqualTo(timings.renewDeadline().toMillis() + 100);
 
-        await().atMost(Duration.ofSeconds(3)).untilAsserted(() -> assertThat(a.status().reason()).contains("unreachable"));
+        await().atMost(Duration.ofSeconds(3))
+                .untilAsserted(() -> assertThat(a.status().reason()).contains("unreachable"));
         long healed = System.nanoTime();
         proxy.heal();
-        await().atMost(Duration.ofSeconds(6)).until(() -> log.last("a").orElseThrow().nanos() > healed);
-        System.out.printf("outage: publishing resumed %d ms after the API returned%n",
+        await().atMost(Duration.ofSeconds(6))
+                .until(() -> log.last("a").orElseThrow().nanos() > healed);
+        System.out.printf(
+                "outage: publishing resumed %d ms after the API returned%n",
                 millisBetween(healed, log.last("a").orElseThrow().nanos()));
         assertThat(a.status().leader()).isTrue();
         assertThat(log.last("a").orElseThrow().epoch()).isEqualTo(lastBeforeOutage.epoch()); // nobody else held it
@@ -175,14 +210,28 @@ class LeaseLeaderElectionTest {
     @Test
     void autoInsidePod_apiServerNotAnswering_notLeadingWithReason() throws IOException {
         LeaderConfig auto = LeaderConfig.fromEnv(new dev.aura.realtime.common.config.Env(java.util.Map.of(
-                "LEADER_ELECTION", "auto", "KUBERNETES_SERVICE_HOST", "10.96.0.1", "POD_NAME", "a",
-                "LEASE_NAMESPACE", MockApiServer.NAMESPACE, "LEASE_DURATION_SECONDS", "3")));
+                "LEADER_ELECTION",
+                "auto",
+                "KUBERNETES_SERVICE_HOST",
+                "10.96.0.1",
+                "POD_NAME",
+                "a",
+                "LEASE_NAMESPACE",
+                MockApiServer.NAMESPACE,
+                "LEASE_DURATION_SECONDS",
+                "3")));
         assertThat(auto.usesKubernetes()).isTrue();
-        try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
-            LeaseLeaderElection a = track(new LeaseLeaderElection(auto, server.clientAt(silent.getLocalPort(), auto),
-                    log.workFor("a"), new SimpleMeterRegistry(), System::nanoTime));
+        try (java.net.ServerSocket silent =
+                new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            LeaseLeaderElection a = track(new LeaseLeaderElection(
+                    auto,
+                    server.clientAt(silent.getLocalPort(), auto),
+                    log.workFor("a"),
+                    new SimpleMeterRegistry(),
+                    System::nanoTime));
             a.start();
-            await().atMost(Duration.ofSeconds(4)).untilAsserted(() -> assertThat(a.status().reason()).contains("unreachable"));
+            await().atMost(Duration.ofSeconds(4))
+                    .untilAsserted(() -> assertThat(a.status().reason()).contains("unreachable"));
             LeadershipStatus status = a.status();
             System.out.println("auto in pod, silent API server: " + status);
             assertThat(status.leader()).isFalse();
@@ -196,15 +245,16 @@ class LeaseLeaderElectionTest {
         return election(id, leaseSeconds, proxy, new SimpleMeterRegistry());
     }
 
-    private LeaseLeaderElection election(String id, int leaseSeconds, PartitionableProxy proxy, SimpleMeterRegistry registry) {
+    private LeaseLeaderElection election(
+            String id, int leaseSeconds, PartitionableProxy proxy, SimpleMeterRegistry registry) {
         LeaderConfig config = config(id, leaseSeconds);
         KubernetesClient client = proxy == null ? server.client(config) : server.clientAt(proxy.port(), config);
         return track(new LeaseLeaderElection(config, client, log.workFor(id), registry, System::nanoTime));
     }
 
     private static LeaderConfig config(String id, int leaseSeconds) {
-        return LeaderConfig.withDerivedTimings(ElectionMode.KUBERNETES, LEASE, MockApiServer.NAMESPACE, id, true,
-                Duration.ofSeconds(leaseSeconds));
+        return LeaderConfig.withDerivedTimings(
+                ElectionMode.KUBERNETES, LEASE, MockApiServer.NAMESPACE, id, true, Duration.ofSeconds(leaseSeconds));
     }
 
     private <T extends AutoCloseable> T track(T resource) {

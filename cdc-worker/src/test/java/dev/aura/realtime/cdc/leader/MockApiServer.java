@@ -19,8 +19,8 @@ import java.util.List;
 final class MockApiServer implements AutoCloseable {
     static final String NAMESPACE = "test";
 
-    private final KubernetesMockServer server =
-            new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), new KubernetesCrudDispatcher(), false);
+    private final KubernetesMockServer server = new KubernetesMockServer(
+            new Context(), new MockWebServer(), new HashMap<>(), new KubernetesCrudDispatcher(), false);
     private final List<KubernetesClient> clients = new ArrayList<>();
 
     MockApiServer() {
@@ -44,7 +44,9 @@ final class MockApiServer implements AutoCloseable {
                 .withHttp2Disable(true)
                 .withOauthToken("secret")
                 .build();
-        KubernetesClient client = new KubernetesClientBuilder().withConfig(LeaseClients.tune(base, config)).build();
+        KubernetesClient client = new KubernetesClientBuilder()
+                .withConfig(LeaseClients.tune(base, config))
+                .build();
         synchronized (clients) {
             clients.add(client);
         }

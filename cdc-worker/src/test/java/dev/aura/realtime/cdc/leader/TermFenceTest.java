@@ -28,7 +28,9 @@ class TermFenceTest {
         advance(Duration.ofSeconds(12));
         assertThatCode(fence::checkFence).doesNotThrowAnyException();
         advance(Duration.ofMillis(1));
-        assertThatThrownBy(fence::checkFence).isInstanceOf(FencedException.class).hasMessageContaining("renew deadline");
+        assertThatThrownBy(fence::checkFence)
+                .isInstanceOf(FencedException.class)
+                .hasMessageContaining("renew deadline");
         renew();
         assertThatCode(fence::checkFence).doesNotThrowAnyException();
         assertThat(fence.leaseEpoch()).isEqualTo(7);

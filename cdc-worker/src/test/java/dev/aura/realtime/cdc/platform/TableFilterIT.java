@@ -14,7 +14,8 @@ import org.junit.jupiter.api.Test;
 
 /** C5: wal2json add-tables escaping for awkward names, case sensitivity, and disabling within one refresh. */
 class TableFilterIT {
-    private static final List<String> NAMES = List.of("My Table", "a.b", "x,y", "Ünïcode", "\"quoted\"", "CamelCase", "back\\slash", "st*r");
+    private static final List<String> NAMES =
+            List.of("My Table", "a.b", "x,y", "Ünïcode", "\"quoted\"", "CamelCase", "back\\slash", "st*r");
     private CdcFixture fx;
 
     @BeforeEach
@@ -53,11 +54,14 @@ class TableFilterIT {
 
         fx.disable("CamelCase");
         Thread.sleep(300 + 150); // one refresh period plus a poll
-        fx.sql("INSERT INTO " + fx.table("CamelCase") + " VALUES (2)", "INSERT INTO " + fx.table("My Table") + " VALUES (2)");
+        fx.sql(
+                "INSERT INTO " + fx.table("CamelCase") + " VALUES (2)",
+                "INSERT INTO " + fx.table("My Table") + " VALUES (2)");
         fx.await(r -> r.size() >= NAMES.size() + 1, Duration.ofSeconds(10));
         Thread.sleep(300);
         assertThat(fx.received.subList(NAMES.size(), fx.received.size()))
-                .extracting(r -> r.data().get("table").asText()).containsExactly("My Table");
+                .extracting(r -> r.data().get("table").asText())
+                .containsExactly("My Table");
     }
 
     @Test
@@ -65,7 +69,8 @@ class TableFilterIT {
         EnabledTables tables = new EnabledTables(List.of(new EnabledTable("p", "s 1", "a.b,c*d\\e")));
         assertThat(tables.addTablesOption()).isEqualTo("s\\ 1.a\\.b\\,c\\*d\\\\e");
         assertThat(EnabledTables.empty().isEmpty()).isTrue();
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> EnabledTables.empty().addTablesOption())
+        org.assertj.core.api.Assertions.assertThatThrownBy(
+                        () -> EnabledTables.empty().addTablesOption())
                 .isInstanceOf(IllegalStateException.class);
     }
 }

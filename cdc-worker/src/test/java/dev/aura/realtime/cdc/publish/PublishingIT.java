@@ -44,8 +44,11 @@ class PublishingIT {
         fx.sql("INSERT INTO " + fx.table("m") + " VALUES (0)");
         fx.await(r -> r.size() == 1, Duration.ofSeconds(10));
         String flushed = fx.queryOne("SELECT pg_current_wal_flush_lsn()::text");
-        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> "true".equals(
-                fx.queryOne("SELECT (confirmed_flush_lsn >= '" + flushed + "')::text FROM pg_replication_slots WHERE slot_name = '" + fx.slot + "'")));
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(10))
+                .until(() -> "true"
+                        .equals(fx.queryOne("SELECT (confirmed_flush_lsn >= '" + flushed
+                                + "')::text FROM pg_replication_slots WHERE slot_name = '" + fx.slot + "'")));
 
         nats.stop();
         String confirmedAtStop = fx.slotColumn("confirmed_flush_lsn");
@@ -53,18 +56,25 @@ class PublishingIT {
         JsonNode health = fx.awaitReason("nats_unavailable", Duration.ofSeconds(20));
         assertThat(health.get("cdc_active").asBoolean()).isFalse();
         Thread.sleep(1000);
-        assertThat(fx.slotColumn("confirmed_flush_lsn")).as("not advanced while NATS is down").isEqualTo(confirmedAtStop);
+        assertThat(fx.slotColumn("confirmed_flush_lsn"))
+                .as("not advanced while NATS is down")
+                .isEqualTo(confirmedAtStop);
         assertThat(fx.metric("aura_cdc_publish_failures_total")).isPositive();
 
         nats.restart();
         fx.await(r -> ids(r).containsAll(IntStream.rangeClosed(0, 100).boxed().toList()), Duration.ofSeconds(30));
-        Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> fx.health().get("cdc_active").asBoolean());
-        Awaitility.await().atMost(Duration.ofSeconds(10))
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(15))
+                .until(() -> fx.health().get("cdc_active").asBoolean());
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(10))
                 .until(() -> !fx.slotColumn("confirmed_flush_lsn").equals(confirmedAtStop));
     }
 
     private static Set<Integer> ids(java.util.List<CdcFixture.Received> received) {
-        return received.stream().map(r -> r.data().get("record").get("id").asInt()).collect(Collectors.toSet());
+        return received.stream()
+                .map(r -> r.data().get("record").get("id").asInt())
+                .collect(Collectors.toSet());
     }
 
     @Test
@@ -87,10 +97,21 @@ class PublishingIT {
         assertThat(slot.get("redecode_bytes").isIntegralNumber()).isTrue();
 
         String metrics = fx.metrics();
-        assertThat(metrics).contains("aura_cdc_events_published_total 1.0", "aura_cdc_polls_total ", "aura_cdc_poll_duration_seconds_count ",
-                "aura_cdc_poll_duration_seconds_sum ", "aura_cdc_batch_rows_count ", "aura_cdc_batch_rows_sum ", "aura_cdc_slot_lag_bytes ",
-                "aura_cdc_slot_redecode_bytes ", "aura_cdc_slot_retained_bytes ", "aura_cdc_slot_safe_wal_size_bytes ",
-                "aura_cdc_slot_recreations_total 0.0", "aura_cdc_publish_failures_total 0.0", "aura_cdc_active 1.0");
+        assertThat(metrics)
+                .contains(
+                        "aura_cdc_events_published_total 1.0",
+                        "aura_cdc_polls_total ",
+                        "aura_cdc_poll_duration_seconds_count ",
+                        "aura_cdc_poll_duration_seconds_sum ",
+                        "aura_cdc_batch_rows_count ",
+                        "aura_cdc_batch_rows_sum ",
+                        "aura_cdc_slot_lag_bytes ",
+                        "aura_cdc_slot_redecode_bytes ",
+                        "aura_cdc_slot_retained_bytes ",
+                        "aura_cdc_slot_safe_wal_size_bytes ",
+                        "aura_cdc_slot_recreations_total 0.0",
+                        "aura_cdc_publish_failures_total 0.0",
+                        "aura_cdc_active 1.0");
         assertThat(fx.metric("aura_cdc_polls_total")).isGreaterThan(5);
         assertThat(fx.metric("aura_cdc_batch_rows_sum")).isGreaterThanOrEqualTo(3); // B, I, C
     }

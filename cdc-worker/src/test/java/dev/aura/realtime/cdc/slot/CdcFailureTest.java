@@ -23,7 +23,8 @@ class CdcFailureTest {
             FATAL: terminating connection due to administrator command                             | 57P01 | postgres_unavailable    | true
             ERROR: division by zero                                                                 | 22012 | error                   | true
             """)
-    void postgresErrorsAreClassifiedByTheirMessageAndState(String message, String state, String code, boolean retriable) {
+    void postgresErrorsAreClassifiedByTheirMessageAndState(
+            String message, String state, String code, boolean retriable) {
         CdcFailure f = CdcFailure.classify(new SQLException(message.strip(), state.strip()));
         assertThat(f.reason().code()).isEqualTo(code.strip());
         assertThat(f.retriable()).isEqualTo(retriable);

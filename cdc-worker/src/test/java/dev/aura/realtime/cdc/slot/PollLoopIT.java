@@ -40,7 +40,8 @@ class PollLoopIT {
 
     private void watchedAndBulkTables() throws Exception {
         fx.createProject();
-        fx.sql("CREATE TABLE " + fx.table("watched") + "(id int PRIMARY KEY)",
+        fx.sql(
+                "CREATE TABLE " + fx.table("watched") + "(id int PRIMARY KEY)",
                 "CREATE TABLE " + fx.table("bulk") + "(id int PRIMARY KEY, v text)");
         fx.enable("watched");
         fx.subscribe("watched", "*", null);
@@ -48,8 +49,9 @@ class PollLoopIT {
     }
 
     private long retainedBytes() {
-        return Long.parseLong(fx.queryOne("SELECT pg_current_wal_flush_lsn() - restart_lsn FROM pg_replication_slots WHERE slot_name = '"
-                + fx.slot + "'"));
+        return Long.parseLong(fx.queryOne(
+                "SELECT pg_current_wal_flush_lsn() - restart_lsn FROM pg_replication_slots WHERE slot_name = '"
+                        + fx.slot + "'"));
     }
 
     @Test
@@ -57,23 +59,30 @@ class PollLoopIT {
         fx.startWorker(Map.of());
         watchedAndBulkTables();
         long t0 = System.nanoTime();
-        fx.sql("INSERT INTO " + fx.table("bulk") + " SELECT g, repeat(md5(g::text), 32) FROM generate_series(1, 50000) g");
+        fx.sql("INSERT INTO " + fx.table("bulk")
+                + " SELECT g, repeat(md5(g::text), 32) FROM generate_series(1, 50000) g");
         Lsn written = Lsn.parse(fx.queryOne("SELECT pg_current_wal_flush_lsn()"));
         assertThat(retainedBytes()).as("WAL written").isGreaterThan(50L * 1024 * 1024);
 
-        Awaitility.await().atMost(Duration.ofSeconds(60))
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(60))
                 .until(() -> Lsn.parse(fx.slotColumn("confirmed_flush_lsn")).compareTo(written) >= 0);
         // restart_lsn follows once decoding sees a running-xacts record; CHECKPOINT writes one.
-        Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).until(() -> {
-            fx.sql("CHECKPOINT");
-            return retainedBytes() < 1024 * 1024;
-        });
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(500))
+                .until(() -> {
+                    fx.sql("CHECKPOINT");
+                    return retainedBytes() < 1024 * 1024;
+                });
         System.out.printf("50 MB unwatched: confirmed and released in %d ms%n", (System.nanoTime() - t0) / 1_000_000);
         assertThat(fx.health().get("slot").get("lag_bytes").asLong()).isLessThan(1024 * 1024);
 
         fx.sql("INSERT INTO " + fx.table("watched") + " VALUES (1)");
         fx.await(r -> r.size() == 1, Duration.ofSeconds(10));
-        assertThat(fx.received).singleElement().satisfies(r -> assertThat(r.subject()).endsWith(".watched"));
+        assertThat(fx.received)
+                .singleElement()
+                .satisfies(r -> assertThat(r.subject()).endsWith(".watched"));
     }
 
     @Test
@@ -84,11 +93,14 @@ class PollLoopIT {
         Thread.sleep(3000);
         // About 3 empty polls; a few more when other sessions' transactions (autovacuum, other tests'
         // clean-up) produce B/C rows, which count as non-empty. Without the backoff it would be >100.
-        assertThat(fx.metric("aura_cdc_polls_total") - before).as("polls in 3 s of idleness at 1 s backoff").isBetween(2.0, 10.0);
+        assertThat(fx.metric("aura_cdc_polls_total") - before)
+                .as("polls in 3 s of idleness at 1 s backoff")
+                .isBetween(2.0, 10.0);
 
         // 30 one-row transactions = 90 rows; a peek of upto_nchanges=4 returns 2 transactions. Sleeping
         // 1 s after each of those 15 full batches would take 15 s.
-        try (Connection c = pg.connect(); Statement s = c.createStatement()) {
+        try (Connection c = pg.connect();
+                Statement s = c.createStatement()) {
             for (int i = 1; i <= 30; i++) {
                 s.execute("INSERT INTO " + fx.table("watched") + " VALUES (" + i + ")");
             }
@@ -98,27 +110,35 @@ class PollLoopIT {
         long ms = (System.nanoTime() - committed) / 1_000_000;
         System.out.printf("30 transactions through batches of 4 rows: %d ms%n", ms);
         assertThat(ms).isLessThan(4000);
-        assertThat(fx.received).extracting(r -> r.data().get("record").get("id").asInt())
-                .containsExactlyElementsOf(java.util.stream.IntStream.rangeClosed(1, 30).boxed().toList());
+        assertThat(fx.received)
+                .extracting(r -> r.data().get("record").get("id").asInt())
+                .containsExactlyElementsOf(
+                        java.util.stream.IntStream.rangeClosed(1, 30).boxed().toList());
     }
 
     @Test
     void theSessionIsPinnedToIsoUtcAndExactFloatsWhateverTheRoleDefaults() throws Exception {
-        String role = "aura_pin_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
-        pg.execute("CREATE ROLE " + role + " LOGIN SUPERUSER",
+        String role =
+                "aura_pin_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
+        pg.execute(
+                "CREATE ROLE " + role + " LOGIN SUPERUSER",
                 "ALTER ROLE " + role + " SET DateStyle = 'SQL, DMY'",
                 "ALTER ROLE " + role + " SET TimeZone = 'America/New_York'",
                 "ALTER ROLE " + role + " SET extra_float_digits = 0");
         try {
-            fx.startWorker(Map.of("POSTGRES_REPLICATION_URL", pg.jdbcUrl(role, "unused"), "POSTGRES_URL", pg.jdbcUrl()));
+            fx.startWorker(
+                    Map.of("POSTGRES_REPLICATION_URL", pg.jdbcUrl(role, "unused"), "POSTGRES_URL", pg.jdbcUrl()));
             fx.createProject();
-            fx.sql("CREATE TABLE " + fx.table("pinned") + "(id int PRIMARY KEY, f float8, ts timestamptz, t timestamp, d date)");
+            fx.sql("CREATE TABLE " + fx.table("pinned")
+                    + "(id int PRIMARY KEY, f float8, ts timestamptz, t timestamp, d date)");
             fx.enable("pinned");
             fx.subscribe("pinned", "*", null);
             Thread.sleep(700);
-            fx.sql("INSERT INTO " + fx.table("pinned") + " VALUES (1, 0.1::float8 + 0.2::float8, '2026-01-02 03:04:05.123456+00', "
+            fx.sql("INSERT INTO " + fx.table("pinned")
+                    + " VALUES (1, 0.1::float8 + 0.2::float8, '2026-01-02 03:04:05.123456+00', "
                     + "'2026-01-02 03:04:05', '2026-01-02')");
-            JsonNode data = fx.await(r -> r.size() == 1, Duration.ofSeconds(10)).get(0).data();
+            JsonNode data =
+                    fx.await(r -> r.size() == 1, Duration.ofSeconds(10)).get(0).data();
             JsonNode record = data.get("record");
             assertThat(record.get("f").decimalValue()).isEqualByComparingTo(new BigDecimal("0.30000000000000004"));
             assertThat(record.get("ts").asText()).isEqualTo("2026-01-02T03:04:05.123456+00:00");
@@ -135,19 +155,29 @@ class PollLoopIT {
     void aLongOpenTransactionGrowsTheRedecodeGaugeAndIsWarnedAbout() throws Exception {
         fx.startWorker(Map.of("CDC_REDECODE_WARN_BYTES", "2097152"));
         watchedAndBulkTables();
-        try (Connection open = pg.connect(); Statement s = open.createStatement()) {
+        try (Connection open = pg.connect();
+                Statement s = open.createStatement()) {
             open.setAutoCommit(false);
             s.execute("INSERT INTO " + fx.table("bulk") + " VALUES (0, 'held open')");
-            fx.sql("INSERT INTO " + fx.table("bulk") + " SELECT g, repeat(md5(g::text), 32) FROM generate_series(1, 4000) g", "CHECKPOINT");
-            Awaitility.await().atMost(Duration.ofSeconds(20))
+            fx.sql(
+                    "INSERT INTO " + fx.table("bulk")
+                            + " SELECT g, repeat(md5(g::text), 32) FROM generate_series(1, 4000) g",
+                    "CHECKPOINT");
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(20))
                     .until(() -> fx.metric("aura_cdc_slot_redecode_bytes") > 2 * 1024 * 1024);
-            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> logs.count(Level.WARN, "a long-open transaction pins it") > 0);
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(10))
+                    .until(() -> logs.count(Level.WARN, "a long-open transaction pins it") > 0);
             assertThat(fx.health().get("slot").get("redecode_bytes").asLong()).isGreaterThan(2 * 1024 * 1024);
             open.commit();
         }
-        Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).until(() -> {
-            fx.sql("CHECKPOINT");
-            return fx.metric("aura_cdc_slot_redecode_bytes") < 1024 * 1024;
-        });
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(500))
+                .until(() -> {
+                    fx.sql("CHECKPOINT");
+                    return fx.metric("aura_cdc_slot_redecode_bytes") < 1024 * 1024;
+                });
     }
 }

@@ -27,7 +27,8 @@ import org.junit.jupiter.api.Test;
  */
 class PrerequisitesIT {
     private final PostgresServer pg = PostgresServer.shared();
-    private final String role = "aura_pre_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
+    private final String role =
+            "aura_pre_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
     private CdcFixture fx;
     private LogCapture logs;
 
@@ -55,19 +56,26 @@ class PrerequisitesIT {
         assertThat(health.get("cdc_active").asBoolean()).isFalse();
         assertThat(health.get("reason").asText()).startsWith(code + ": ").contains(logText);
         // Retried with backoff, never a crash: the same failure is logged again.
-        Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> logs.count(Level.WARN, "cdc not active: " + code) >= 2);
-        assertThat(logs.lines(Level.ERROR, "cdc not active: " + code)).first().asString().contains(logText);
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(15))
+                .until(() -> logs.count(Level.WARN, "cdc not active: " + code) >= 2);
+        assertThat(logs.lines(Level.ERROR, "cdc not active: " + code))
+                .first()
+                .asString()
+                .contains(logText);
 
         pg.execute(fix);
-        Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> fx.health().get("cdc_active").asBoolean());
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(20))
+                .until(() -> fx.health().get("cdc_active").asBoolean());
         assertThat(fx.health().get("reason").isNull()).isTrue();
     }
 
     @Test
     void aRoleWithoutReplicationIsNamedAndRetriedUntilGranted() throws Exception {
         pg.execute("CREATE ROLE " + role + " LOGIN");
-        assertReportedRetriedAndRecovers("no_replication_privilege", "neither REPLICATION nor SUPERUSER",
-                "ALTER ROLE " + role + " REPLICATION");
+        assertReportedRetriedAndRecovers(
+                "no_replication_privilege", "neither REPLICATION nor SUPERUSER", "ALTER ROLE " + role + " REPLICATION");
     }
 
     /**
@@ -80,13 +88,19 @@ class PrerequisitesIT {
     void wal2jsonFollowsThisServersOutputPluginPolicy() throws Exception {
         String version = pg.serverVersion();
         boolean listsPlugins = pg.knowsSetting("output_plugin_libraries");
-        System.out.printf("PrerequisitesIT: Postgres %s %s%n", version,
-                listsPlugins ? "loads only plugins in output_plugin_libraries" : "does not know output_plugin_libraries");
+        System.out.printf(
+                "PrerequisitesIT: Postgres %s %s%n",
+                version,
+                listsPlugins
+                        ? "loads only plugins in output_plugin_libraries"
+                        : "does not know output_plugin_libraries");
         if (listsPlugins) {
             // 15.20+: a list without wal2json is refused by name, and retried until it is allowed.
-            pg.execute("CREATE ROLE " + role + " LOGIN SUPERUSER",
+            pg.execute(
+                    "CREATE ROLE " + role + " LOGIN SUPERUSER",
                     "ALTER ROLE " + role + " SET output_plugin_libraries = pgoutput, test_decoding");
-            assertReportedRetriedAndRecovers("wal2json_not_allowed",
+            assertReportedRetriedAndRecovers(
+                    "wal2json_not_allowed",
                     "library \"wal2json\" may not be used as an output plugin",
                     "ALTER ROLE " + role + " RESET output_plugin_libraries");
         } else {
@@ -96,29 +110,38 @@ class PrerequisitesIT {
                     .hasMessageContaining("unrecognized configuration parameter \"output_plugin_libraries\"");
             pg.execute("CREATE ROLE " + role + " LOGIN SUPERUSER");
             fx.startWorkerInactive(asRole());
-            Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> fx.health().get("cdc_active").asBoolean());
-            assertThat(logs.count(Level.ERROR, "cdc not active: wal2json_not_allowed")).isZero();
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(20))
+                    .until(() -> fx.health().get("cdc_active").asBoolean());
+            assertThat(logs.count(Level.ERROR, "cdc not active: wal2json_not_allowed"))
+                    .isZero();
         }
     }
 
     @Test
     void wal2jsonMissingIsNamedAndRetriedUntilInstalled() throws Exception {
-        pg.execute("CREATE ROLE " + role + " LOGIN SUPERUSER",
+        pg.execute(
+                "CREATE ROLE " + role + " LOGIN SUPERUSER",
                 "ALTER ROLE " + role + " SET dynamic_library_path = '/nonexistent/aura'");
-        assertReportedRetriedAndRecovers("wal2json_missing", "could not access file \"wal2json\"",
+        assertReportedRetriedAndRecovers(
+                "wal2json_missing",
+                "could not access file \"wal2json\"",
                 "ALTER ROLE " + role + " RESET dynamic_library_path");
     }
 
     @Test
     void walLevelReplicaIsNamedAndUnlimitedSlotWalIsWarnedAbout() throws Exception {
-        try (PostgresServer replica = PostgresServer.builder().setting("wal_level", "replica")
-                .setting("max_slot_wal_keep_size", "-1").start();
+        try (PostgresServer replica = PostgresServer.builder()
+                        .setting("wal_level", "replica")
+                        .setting("max_slot_wal_keep_size", "-1")
+                        .start();
                 CdcFixture other = new CdcFixture(replica, NatsServer.shared())) {
             other.startWorkerInactive(Map.of());
             JsonNode health = other.awaitReason("wal_level_not_logical", Duration.ofSeconds(30));
             assertThat(health.get("cdc_active").asBoolean()).isFalse();
             assertThat(health.get("reason").asText()).contains("wal_level is 'replica'");
-            Awaitility.await().atMost(Duration.ofSeconds(15))
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(15))
                     .until(() -> logs.count(Level.ERROR, "cdc not active: wal_level_not_logical") >= 2);
             assertThat(logs.count(Level.WARN, "max_slot_wal_keep_size = -1")).isPositive();
             assertThat(other.worker().state().snapshot().active()).isFalse();

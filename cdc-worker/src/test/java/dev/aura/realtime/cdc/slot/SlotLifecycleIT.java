@@ -37,7 +37,10 @@ class SlotLifecycleIT {
 
     @BeforeAll
     static void startServer() {
-        pg = PostgresServer.builder().setting("max_slot_wal_keep_size", "1MB").setting("wal_keep_size", "0").start();
+        pg = PostgresServer.builder()
+                .setting("max_slot_wal_keep_size", "1MB")
+                .setting("wal_keep_size", "0")
+                .start();
     }
 
     @AfterAll
@@ -65,11 +68,16 @@ class SlotLifecycleIT {
 
         // A burst of WAL while nobody advances the slot: Postgres removes the WAL it needed.
         pg.execute("CREATE TABLE burst(id int, v text)");
-        Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ZERO).until(() -> {
-            pg.execute("INSERT INTO burst SELECT g, md5(g::text) FROM generate_series(1, 20000) g", "SELECT pg_switch_wal()",
-                    "CHECKPOINT");
-            return "lost".equals(fx.slotColumn("wal_status"));
-        });
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ZERO)
+                .until(() -> {
+                    pg.execute(
+                            "INSERT INTO burst SELECT g, md5(g::text) FROM generate_series(1, 20000) g",
+                            "SELECT pg_switch_wal()",
+                            "CHECKPOINT");
+                    return "lost".equals(fx.slotColumn("wal_status"));
+                });
         int statusesBefore = fx.statuses.size();
 
         fx.startWorker(Map.of());
@@ -79,19 +87,28 @@ class SlotLifecycleIT {
         assertThat(after).isGreaterThan(before);
         List<String> gapLog = logs.lines(Level.ERROR, "was lost");
         assertThat(gapLog).hasSize(1);
-        assertThat(gapLog.get(0)).contains("Changes between " + before + " and ").contains("are lost for good");
+        assertThat(gapLog.get(0))
+                .contains("Changes between " + before + " and ")
+                .contains("are lost for good");
         assertThat(fx.metric("aura_cdc_slot_recreations_total")).isEqualTo(1.0);
 
         // Clients hear "inactive, with this gap" first, then "active" (ws-front turns them into system messages).
-        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> fx.statuses.stream().skip(statusesBefore)
-                .anyMatch(s -> s.get("active").asBoolean() && s.hasNonNull("gap_from")));
-        List<JsonNode> seen = fx.statuses.stream().skip(statusesBefore).filter(s -> s.hasNonNull("gap_from")).toList();
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(10))
+                .until(() -> fx.statuses.stream()
+                        .skip(statusesBefore)
+                        .anyMatch(s -> s.get("active").asBoolean() && s.hasNonNull("gap_from")));
+        List<JsonNode> seen = fx.statuses.stream()
+                .skip(statusesBefore)
+                .filter(s -> s.hasNonNull("gap_from"))
+                .toList();
         JsonNode first = seen.get(0);
         assertThat(first.get("active").asBoolean()).isFalse();
         assertThat(first.get("reason").asText()).startsWith("slot_lost: ");
         assertThat(first.get("gap_from").asText()).isEqualTo(before.toString());
         assertThat(Lsn.parse(first.get("gap_to").asText())).isGreaterThan(before);
-        assertThat(seen).anyMatch(s -> s.get("active").asBoolean() && s.get("reason").isNull());
+        assertThat(seen)
+                .anyMatch(s -> s.get("active").asBoolean() && s.get("reason").isNull());
         assertThat(fx.health().get("cdc_active").asBoolean()).isTrue();
     }
 
@@ -103,9 +120,15 @@ class SlotLifecycleIT {
         PGProperty.REPLICATION.set(props, "database");
         PGProperty.PREFER_QUERY_MODE.set(props, "simple");
         PGProperty.ASSUME_MIN_SERVER_VERSION.set(props, "10");
-        try (Connection holder = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + pg.port() + "/postgres", props)) {
-            PGReplicationStream stream = holder.unwrap(PGConnection.class).getReplicationAPI().replicationStream().logical()
-                    .withSlotName(fx.slot).withSlotOption("format-version", "2").start();
+        try (Connection holder =
+                DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + pg.port() + "/postgres", props)) {
+            PGReplicationStream stream = holder.unwrap(PGConnection.class)
+                    .getReplicationAPI()
+                    .replicationStream()
+                    .logical()
+                    .withSlotName(fx.slot)
+                    .withSlotOption("format-version", "2")
+                    .start();
             String pid = fx.slotColumn("active_pid");
             assertThat(pid).isNotNull();
 
@@ -114,26 +137,36 @@ class SlotLifecycleIT {
             assertThat(health.get("reason").asText()).contains("is active for PID " + pid);
             assertThat(health.get("cdc_active").asBoolean()).isFalse();
             // Retried with exponential backoff (100 ms doubling to 5 s), not a tight loop.
-            Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> logs.count(Level.WARN, "cdc not active: slot_active_elsewhere") >= 3);
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(15))
+                    .until(() -> logs.count(Level.WARN, "cdc not active: slot_active_elsewhere") >= 3);
             long attempts = logs.count(Level.WARN, "cdc not active: slot_active_elsewhere");
             Thread.sleep(3000);
-            assertThat(logs.count(Level.WARN, "cdc not active: slot_active_elsewhere") - attempts).isBetween(1L, 4L);
+            assertThat(logs.count(Level.WARN, "cdc not active: slot_active_elsewhere") - attempts)
+                    .isBetween(1L, 4L);
             assertThat(fx.worker().state().snapshot().leader()).isTrue();
             stream.close();
         }
-        Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> fx.health().get("cdc_active").asBoolean());
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(20))
+                .until(() -> fx.health().get("cdc_active").asBoolean());
     }
 
     @Test
     void withNoEnabledTableNothingIsDecodedButTheSlotStillAdvances() throws Exception {
         fx.startWorker(Map.of());
         fx.createProject();
-        fx.sql("CREATE TABLE " + fx.table("t") + "(id int PRIMARY KEY)", "INSERT INTO " + fx.table("t") + " SELECT generate_series(1, 100)");
+        fx.sql(
+                "CREATE TABLE " + fx.table("t") + "(id int PRIMARY KEY)",
+                "INSERT INTO " + fx.table("t") + " SELECT generate_series(1, 100)");
         Lsn written = Lsn.parse(fx.queryOne("SELECT pg_current_wal_flush_lsn()"));
-        Awaitility.await().atMost(Duration.ofSeconds(10))
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(10))
                 .until(() -> Lsn.parse(fx.slotColumn("confirmed_flush_lsn")).compareTo(written) >= 0);
         assertThat(fx.metric("aura_cdc_polls_total")).isPositive();
-        assertThat(fx.metric("aura_cdc_batch_rows_sum")).as("no peek, so no decoded rows").isZero();
+        assertThat(fx.metric("aura_cdc_batch_rows_sum"))
+                .as("no peek, so no decoded rows")
+                .isZero();
         assertThat(fx.received).isEmpty();
 
         // The same worker captures the table as soon as it is enabled (it was idle, not broken).

@@ -15,7 +15,8 @@ import java.util.Map;
  * @param all every claim, for {@code request.jwt.claims}
  * @param json the claims as a JSON object text, as the token carried them
  */
-public record Claims(String role, String projectId, String subject, Instant expiresAt, Map<String, Object> all, String json) {
+public record Claims(
+        String role, String projectId, String subject, Instant expiresAt, Map<String, Object> all, String json) {
     public Claims {
         all = Collections.unmodifiableMap(new LinkedHashMap<>(all));
     }

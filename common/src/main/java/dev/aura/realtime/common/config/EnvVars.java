@@ -11,67 +11,199 @@ public final class EnvVars {
     private EnvVars() {}
 
     // Shared by both binaries.
-    public static final EnvVar NATS_URL = new EnvVar("NATS_URL", "nats://127.0.0.1:4222", "", "NATS server URL(s), comma-separated");
-    public static final EnvVar AURA_JWT_SECRET = new EnvVar("AURA_JWT_SECRET", null, "", "HS256 secret of client JWTs (at least 32 bytes); required");
-    public static final EnvVar INSTANCE_ID = new EnvVar("INSTANCE_ID", "POD_NAME, else hostname-random", "", "Instance id used in Aura-Origin and lease identity");
-    public static final EnvVar POD_NAME = new EnvVar("POD_NAME", "(unset)", "", "Pod name from the downward API (identity in Kubernetes)");
-    public static final EnvVar POD_NAMESPACE = new EnvVar("POD_NAMESPACE", "(unset)", "", "Pod namespace from the downward API");
+    public static final EnvVar NATS_URL =
+            new EnvVar("NATS_URL", "nats://127.0.0.1:4222", "", "NATS server URL(s), comma-separated");
+    public static final EnvVar AURA_JWT_SECRET =
+            new EnvVar("AURA_JWT_SECRET", null, "", "HS256 secret of client JWTs (at least 32 bytes); required");
+    public static final EnvVar INSTANCE_ID = new EnvVar(
+            "INSTANCE_ID", "POD_NAME, else hostname-random", "", "Instance id used in Aura-Origin and lease identity");
+    public static final EnvVar POD_NAME =
+            new EnvVar("POD_NAME", "(unset)", "", "Pod name from the downward API (identity in Kubernetes)");
+    public static final EnvVar POD_NAMESPACE =
+            new EnvVar("POD_NAMESPACE", "(unset)", "", "Pod namespace from the downward API");
 
     // cdc-worker.
-    public static final EnvVar POSTGRES_REPLICATION_URL = new EnvVar("POSTGRES_REPLICATION_URL", null, "", "JDBC URL of a role with REPLICATION (slot polling); required");
-    public static final EnvVar POSTGRES_URL = new EnvVar("POSTGRES_URL", "POSTGRES_REPLICATION_URL", "", "JDBC URL for RLS checks and platform tables");
-    public static final EnvVar CDC_HTTP_PORT = new EnvVar("CDC_HTTP_PORT", "8081", "port", "Health, metrics and control API port");
-    public static final EnvVar CDC_SLOT_NAME = new EnvVar("CDC_SLOT_NAME", "aura_cdc_slot", "", "Logical replication slot name (plugin wal2json)");
-    public static final EnvVar CDC_BATCH_SIZE = new EnvVar("CDC_BATCH_SIZE", "1000", "changes", "upto_nchanges of each peek (checked at commit boundaries)");
-    public static final EnvVar CDC_FETCH_SIZE = new EnvVar("CDC_FETCH_SIZE", "500", "rows", "JDBC fetch size while streaming a peek result");
-    public static final EnvVar CDC_IDLE_BACKOFF_MS = new EnvVar("CDC_IDLE_BACKOFF_MS", "100", "ms", "Sleep after an empty poll");
-    public static final EnvVar CDC_TABLE_REFRESH_MS = new EnvVar("CDC_TABLE_REFRESH_MS", "3000", "ms", "Refresh period of the enabled-table list (add-tables)");
-    public static final EnvVar CDC_NUM_SHARDS = new EnvVar("CDC_NUM_SHARDS", "4", "count", "RLS worker shards (routed by project id)");
-    public static final EnvVar CDC_MAX_RECORD_BYTES = new EnvVar("CDC_MAX_RECORD_BYTES", "1048576", "bytes", "Record size above which values over 64 bytes are dropped (Error 413)");
-    public static final EnvVar CDC_REDECODE_WARN_BYTES = new EnvVar("CDC_REDECODE_WARN_BYTES", "268435456", "bytes", "Warn when restart_lsn lags confirmed_flush_lsn by more (a long-open transaction)");
-    public static final EnvVar CDC_RLS_MODE = new EnvVar("CDC_RLS_MODE", "batched", "", "batched (one query per distinct claims per table per batch) | naive (one per change and subscriber; benchmark baseline only)");
-    public static final EnvVar LEADER_ELECTION = new EnvVar("LEADER_ELECTION", "auto", "", "auto | kubernetes | disabled");
-    public static final EnvVar LEASE_NAME = new EnvVar("LEASE_NAME", "aura-cdc-worker", "", "coordination.k8s.io/v1 Lease name");
+    public static final EnvVar POSTGRES_REPLICATION_URL = new EnvVar(
+            "POSTGRES_REPLICATION_URL", null, "", "JDBC URL of a role with REPLICATION (slot polling); required");
+    public static final EnvVar POSTGRES_URL =
+            new EnvVar("POSTGRES_URL", "POSTGRES_REPLICATION_URL", "", "JDBC URL for RLS checks and platform tables");
+    public static final EnvVar CDC_HTTP_PORT =
+            new EnvVar("CDC_HTTP_PORT", "8081", "port", "Health, metrics and control API port");
+    public static final EnvVar CDC_SLOT_NAME =
+            new EnvVar("CDC_SLOT_NAME", "aura_cdc_slot", "", "Logical replication slot name (plugin wal2json)");
+    public static final EnvVar CDC_BATCH_SIZE = new EnvVar(
+            "CDC_BATCH_SIZE", "1000", "changes", "upto_nchanges of each peek (checked at commit boundaries)");
+    public static final EnvVar CDC_FETCH_SIZE =
+            new EnvVar("CDC_FETCH_SIZE", "500", "rows", "JDBC fetch size while streaming a peek result");
+    public static final EnvVar CDC_IDLE_BACKOFF_MS =
+            new EnvVar("CDC_IDLE_BACKOFF_MS", "100", "ms", "Sleep after an empty poll");
+    public static final EnvVar CDC_TABLE_REFRESH_MS =
+            new EnvVar("CDC_TABLE_REFRESH_MS", "3000", "ms", "Refresh period of the enabled-table list (add-tables)");
+    public static final EnvVar CDC_NUM_SHARDS =
+            new EnvVar("CDC_NUM_SHARDS", "4", "count", "RLS worker shards (routed by project id)");
+    public static final EnvVar CDC_MAX_RECORD_BYTES = new EnvVar(
+            "CDC_MAX_RECORD_BYTES",
+            "1048576",
+            "bytes",
+            "Record size above which values over 64 bytes are dropped (Error 413)");
+    public static final EnvVar CDC_REDECODE_WARN_BYTES = new EnvVar(
+            "CDC_REDECODE_WARN_BYTES",
+            "268435456",
+            "bytes",
+            "Warn when restart_lsn lags confirmed_flush_lsn by more (a long-open transaction)");
+    public static final EnvVar CDC_RLS_MODE = new EnvVar(
+            "CDC_RLS_MODE",
+            "batched",
+            "",
+            "batched (one query per distinct claims per table per batch) | naive (one per change and subscriber; benchmark baseline only)");
+    public static final EnvVar LEADER_ELECTION =
+            new EnvVar("LEADER_ELECTION", "auto", "", "auto | kubernetes | disabled");
+    public static final EnvVar LEASE_NAME =
+            new EnvVar("LEASE_NAME", "aura-cdc-worker", "", "coordination.k8s.io/v1 Lease name");
     public static final EnvVar LEASE_NAMESPACE = new EnvVar("LEASE_NAMESPACE", "POD_NAMESPACE", "", "Lease namespace");
-    public static final EnvVar LEASE_DURATION_SECONDS = new EnvVar("LEASE_DURATION_SECONDS", "15", "s", "Lease duration; renew deadline and retry period derive from it");
+    public static final EnvVar LEASE_DURATION_SECONDS = new EnvVar(
+            "LEASE_DURATION_SECONDS", "15", "s", "Lease duration; renew deadline and retry period derive from it");
 
     // ws-front.
-    public static final EnvVar WS_PORT = new EnvVar("WS_PORT", "4000", "port", "WebSocket, SSE, health and metrics port");
-    public static final EnvVar HISTORY_SIZE = new EnvVar("HISTORY_SIZE", "100", "messages", "Per-channel broadcast history ring");
-    public static final EnvVar WS_IO_THREADS = new EnvVar("WS_IO_THREADS", "0", "threads", "Netty event loop threads (0 = 2 x cores)");
-    public static final EnvVar WS_MAX_FRAME_BYTES = new EnvVar("WS_MAX_FRAME_BYTES", "5000000", "bytes", "Largest WebSocket message accepted (Supabase: 5,000,000)");
-    public static final EnvVar WS_IDLE_TIMEOUT_MS = new EnvVar("WS_IDLE_TIMEOUT_MS", "60000", "ms", "A socket with no inbound frame for this long is closed (clients heartbeat every 25 s)");
-    public static final EnvVar WS_MAX_CHANNELS_PER_CONNECTION = new EnvVar("WS_MAX_CHANNELS_PER_CONNECTION", "100", "channels", "Joined channels per connection (ChannelRateLimitReached)");
-    public static final EnvVar WS_MAX_JOINS_PER_SECOND = new EnvVar("WS_MAX_JOINS_PER_SECOND", "100", "joins/s", "Joins per second per connection (ClientJoinRateLimitReached)");
-    public static final EnvVar WS_MAX_EVENTS_PER_SECOND = new EnvVar("WS_MAX_EVENTS_PER_SECOND", "100", "events/s", "Client broadcast/presence events per second per connection");
-    public static final EnvVar WS_MAX_BROADCAST_PAYLOAD_BYTES = new EnvVar("WS_MAX_BROADCAST_PAYLOAD_BYTES", "262144", "bytes", "Largest broadcast payload (Supabase free plan: 256 KB)");
-    public static final EnvVar WS_MAX_PRESENCE_EVENTS_PER_SECOND = new EnvVar("WS_MAX_PRESENCE_EVENTS_PER_SECOND", "10", "events/s", "Presence track/untrack per second per connection");
-    public static final EnvVar WS_WRITE_BUFFER_LOW_BYTES = new EnvVar("WS_WRITE_BUFFER_LOW_BYTES", "262144", "bytes", "Outbound buffer low water mark (writable again below)");
-    public static final EnvVar WS_WRITE_BUFFER_HIGH_BYTES = new EnvVar("WS_WRITE_BUFFER_HIGH_BYTES", "1048576", "bytes", "Outbound buffer high water mark (unwritable above)");
-    public static final EnvVar WS_MAX_OUTBOUND_BYTES = new EnvVar("WS_MAX_OUTBOUND_BYTES", "8388608", "bytes", "Queued outbound bytes that disconnect a client at once");
-    public static final EnvVar WS_SLOW_CLIENT_TIMEOUT_MS = new EnvVar("WS_SLOW_CLIENT_TIMEOUT_MS", "10000", "ms", "Time a client may stay unwritable before it is disconnected");
-    public static final EnvVar WS_SHUTDOWN_GRACE_SECONDS = new EnvVar("WS_SHUTDOWN_GRACE_SECONDS", "20", "s", "On SIGTERM: time between 'Server requested disconnect' and closing the remaining sockets");
-    public static final EnvVar HISTORY_MAX_CHANNELS = new EnvVar("HISTORY_MAX_CHANNELS", "10000", "channels", "Channels whose broadcast history is kept (stalest dropped first)");
-    public static final EnvVar HISTORY_MAX_BYTES = new EnvVar("HISTORY_MAX_BYTES", "67108864", "bytes", "Broadcast history memory in all (stalest channels dropped first)");
-    public static final EnvVar HISTORY_TTL_SECONDS = new EnvVar("HISTORY_TTL_SECONDS", "600", "s", "A channel's history is dropped after this long without a new broadcast");
-    public static final EnvVar WS_CDC_STATUS_TIMEOUT_MS = new EnvVar("WS_CDC_STATUS_TIMEOUT_MS", "15000", "ms", "No cdc-worker status heartbeat (every 5 s) for this long: postgres_changes subscribers get a system error");
-    public static final EnvVar SSE_HEARTBEAT_MS = new EnvVar("SSE_HEARTBEAT_MS", "15000", "ms", "Interval of SSE keep-alive comments");
-    public static final EnvVar SUBSCRIPTION_CHECK_TIMEOUT_MS = new EnvVar("SUBSCRIPTION_CHECK_TIMEOUT_MS", "2000", "ms", "Wait for a cdc-worker to validate a postgres_changes binding at join");
-    public static final EnvVar SUBSCRIPTION_REFRESH_MS = new EnvVar("SUBSCRIPTION_REFRESH_MS", "30000", "ms", "Re-put interval of registry entries (bucket max age is 120 s)");
-    public static final EnvVar PRESENCE_MAX_AGE_MS = new EnvVar("PRESENCE_MAX_AGE_MS", "60000", "ms", "Max age of the aura_presence KV bucket (set when it is created); live presences are re-put every quarter of it");
-    public static final EnvVar PRESENCE_RECONCILE_MS = new EnvVar("PRESENCE_RECONCILE_MS", "5000", "ms", "Interval of the presence reconciliation (expired keys of crashed replicas become leaves)");
+    public static final EnvVar WS_PORT =
+            new EnvVar("WS_PORT", "4000", "port", "WebSocket, SSE, health and metrics port");
+    public static final EnvVar HISTORY_SIZE =
+            new EnvVar("HISTORY_SIZE", "100", "messages", "Per-channel broadcast history ring");
+    public static final EnvVar WS_IO_THREADS =
+            new EnvVar("WS_IO_THREADS", "0", "threads", "Netty event loop threads (0 = 2 x cores)");
+    public static final EnvVar WS_MAX_FRAME_BYTES = new EnvVar(
+            "WS_MAX_FRAME_BYTES", "5000000", "bytes", "Largest WebSocket message accepted (Supabase: 5,000,000)");
+    public static final EnvVar WS_IDLE_TIMEOUT_MS = new EnvVar(
+            "WS_IDLE_TIMEOUT_MS",
+            "60000",
+            "ms",
+            "A socket with no inbound frame for this long is closed (clients heartbeat every 25 s)");
+    public static final EnvVar WS_MAX_CHANNELS_PER_CONNECTION = new EnvVar(
+            "WS_MAX_CHANNELS_PER_CONNECTION",
+            "100",
+            "channels",
+            "Joined channels per connection (ChannelRateLimitReached)");
+    public static final EnvVar WS_MAX_JOINS_PER_SECOND = new EnvVar(
+            "WS_MAX_JOINS_PER_SECOND",
+            "100",
+            "joins/s",
+            "Joins per second per connection (ClientJoinRateLimitReached)");
+    public static final EnvVar WS_MAX_EVENTS_PER_SECOND = new EnvVar(
+            "WS_MAX_EVENTS_PER_SECOND",
+            "100",
+            "events/s",
+            "Client broadcast/presence events per second per connection");
+    public static final EnvVar WS_MAX_BROADCAST_PAYLOAD_BYTES = new EnvVar(
+            "WS_MAX_BROADCAST_PAYLOAD_BYTES",
+            "262144",
+            "bytes",
+            "Largest broadcast payload (Supabase free plan: 256 KB)");
+    public static final EnvVar WS_MAX_PRESENCE_EVENTS_PER_SECOND = new EnvVar(
+            "WS_MAX_PRESENCE_EVENTS_PER_SECOND", "10", "events/s", "Presence track/untrack per second per connection");
+    public static final EnvVar WS_WRITE_BUFFER_LOW_BYTES = new EnvVar(
+            "WS_WRITE_BUFFER_LOW_BYTES", "262144", "bytes", "Outbound buffer low water mark (writable again below)");
+    public static final EnvVar WS_WRITE_BUFFER_HIGH_BYTES = new EnvVar(
+            "WS_WRITE_BUFFER_HIGH_BYTES", "1048576", "bytes", "Outbound buffer high water mark (unwritable above)");
+    public static final EnvVar WS_MAX_OUTBOUND_BYTES = new EnvVar(
+            "WS_MAX_OUTBOUND_BYTES", "8388608", "bytes", "Queued outbound bytes that disconnect a client at once");
+    public static final EnvVar WS_SLOW_CLIENT_TIMEOUT_MS = new EnvVar(
+            "WS_SLOW_CLIENT_TIMEOUT_MS", "10000", "ms", "Time a client may stay unwritable before it is disconnected");
+    public static final EnvVar WS_SHUTDOWN_GRACE_SECONDS = new EnvVar(
+            "WS_SHUTDOWN_GRACE_SECONDS",
+            "20",
+            "s",
+            "On SIGTERM: time between 'Server requested disconnect' and closing the remaining sockets");
+    public static final EnvVar HISTORY_MAX_CHANNELS = new EnvVar(
+            "HISTORY_MAX_CHANNELS",
+            "10000",
+            "channels",
+            "Channels whose broadcast history is kept (stalest dropped first)");
+    public static final EnvVar HISTORY_MAX_BYTES = new EnvVar(
+            "HISTORY_MAX_BYTES",
+            "67108864",
+            "bytes",
+            "Broadcast history memory in all (stalest channels dropped first)");
+    public static final EnvVar HISTORY_TTL_SECONDS = new EnvVar(
+            "HISTORY_TTL_SECONDS",
+            "600",
+            "s",
+            "A channel's history is dropped after this long without a new broadcast");
+    public static final EnvVar WS_CDC_STATUS_TIMEOUT_MS = new EnvVar(
+            "WS_CDC_STATUS_TIMEOUT_MS",
+            "15000",
+            "ms",
+            "No cdc-worker status heartbeat (every 5 s) for this long: postgres_changes subscribers get a system error");
+    public static final EnvVar SSE_HEARTBEAT_MS =
+            new EnvVar("SSE_HEARTBEAT_MS", "15000", "ms", "Interval of SSE keep-alive comments");
+    public static final EnvVar SUBSCRIPTION_CHECK_TIMEOUT_MS = new EnvVar(
+            "SUBSCRIPTION_CHECK_TIMEOUT_MS",
+            "2000",
+            "ms",
+            "Wait for a cdc-worker to validate a postgres_changes binding at join");
+    public static final EnvVar SUBSCRIPTION_REFRESH_MS = new EnvVar(
+            "SUBSCRIPTION_REFRESH_MS", "30000", "ms", "Re-put interval of registry entries (bucket max age is 120 s)");
+    public static final EnvVar PRESENCE_MAX_AGE_MS = new EnvVar(
+            "PRESENCE_MAX_AGE_MS",
+            "60000",
+            "ms",
+            "Max age of the aura_presence KV bucket (set when it is created); live presences are re-put every quarter of it");
+    public static final EnvVar PRESENCE_RECONCILE_MS = new EnvVar(
+            "PRESENCE_RECONCILE_MS",
+            "5000",
+            "ms",
+            "Interval of the presence reconciliation (expired keys of crashed replicas become leaves)");
 
     public static final List<EnvVar> CDC_WORKER = List.of(
-            POSTGRES_REPLICATION_URL, POSTGRES_URL, NATS_URL, AURA_JWT_SECRET, CDC_HTTP_PORT, CDC_SLOT_NAME,
-            CDC_BATCH_SIZE, CDC_FETCH_SIZE, CDC_IDLE_BACKOFF_MS, CDC_TABLE_REFRESH_MS, CDC_NUM_SHARDS,
-            CDC_MAX_RECORD_BYTES, CDC_REDECODE_WARN_BYTES, CDC_RLS_MODE, LEADER_ELECTION, LEASE_NAME, LEASE_NAMESPACE, LEASE_DURATION_SECONDS,
-            INSTANCE_ID, POD_NAME, POD_NAMESPACE);
+            POSTGRES_REPLICATION_URL,
+            POSTGRES_URL,
+            NATS_URL,
+            AURA_JWT_SECRET,
+            CDC_HTTP_PORT,
+            CDC_SLOT_NAME,
+            CDC_BATCH_SIZE,
+            CDC_FETCH_SIZE,
+            CDC_IDLE_BACKOFF_MS,
+            CDC_TABLE_REFRESH_MS,
+            CDC_NUM_SHARDS,
+            CDC_MAX_RECORD_BYTES,
+            CDC_REDECODE_WARN_BYTES,
+            CDC_RLS_MODE,
+            LEADER_ELECTION,
+            LEASE_NAME,
+            LEASE_NAMESPACE,
+            LEASE_DURATION_SECONDS,
+            INSTANCE_ID,
+            POD_NAME,
+            POD_NAMESPACE);
 
     public static final List<EnvVar> WS_FRONT = List.of(
-            NATS_URL, AURA_JWT_SECRET, WS_PORT, HISTORY_SIZE, INSTANCE_ID, POD_NAME, POD_NAMESPACE, WS_IO_THREADS, WS_MAX_FRAME_BYTES,
-            WS_IDLE_TIMEOUT_MS, WS_MAX_CHANNELS_PER_CONNECTION, WS_MAX_JOINS_PER_SECOND, WS_MAX_EVENTS_PER_SECOND,
-            WS_MAX_BROADCAST_PAYLOAD_BYTES, WS_MAX_PRESENCE_EVENTS_PER_SECOND, WS_WRITE_BUFFER_LOW_BYTES, WS_WRITE_BUFFER_HIGH_BYTES,
-            WS_MAX_OUTBOUND_BYTES, WS_SLOW_CLIENT_TIMEOUT_MS, WS_SHUTDOWN_GRACE_SECONDS, SUBSCRIPTION_CHECK_TIMEOUT_MS,
-            SUBSCRIPTION_REFRESH_MS, PRESENCE_MAX_AGE_MS, PRESENCE_RECONCILE_MS, HISTORY_MAX_CHANNELS, HISTORY_MAX_BYTES,
-            HISTORY_TTL_SECONDS, WS_CDC_STATUS_TIMEOUT_MS, SSE_HEARTBEAT_MS);
+            NATS_URL,
+            AURA_JWT_SECRET,
+            WS_PORT,
+            HISTORY_SIZE,
+            INSTANCE_ID,
+            POD_NAME,
+            POD_NAMESPACE,
+            WS_IO_THREADS,
+            WS_MAX_FRAME_BYTES,
+            WS_IDLE_TIMEOUT_MS,
+            WS_MAX_CHANNELS_PER_CONNECTION,
+            WS_MAX_JOINS_PER_SECOND,
+            WS_MAX_EVENTS_PER_SECOND,
+            WS_MAX_BROADCAST_PAYLOAD_BYTES,
+            WS_MAX_PRESENCE_EVENTS_PER_SECOND,
+            WS_WRITE_BUFFER_LOW_BYTES,
+            WS_WRITE_BUFFER_HIGH_BYTES,
+            WS_MAX_OUTBOUND_BYTES,
+            WS_SLOW_CLIENT_TIMEOUT_MS,
+            WS_SHUTDOWN_GRACE_SECONDS,
+            SUBSCRIPTION_CHECK_TIMEOUT_MS,
+            SUBSCRIPTION_REFRESH_MS,
+            PRESENCE_MAX_AGE_MS,
+            PRESENCE_RECONCILE_MS,
+            HISTORY_MAX_CHANNELS,
+            HISTORY_MAX_BYTES,
+            HISTORY_TTL_SECONDS,
+            WS_CDC_STATUS_TIMEOUT_MS,
+            SSE_HEARTBEAT_MS);
 }

@@ -30,7 +30,8 @@ public record Filter(String column, FilterOp op, List<String> values) {
     /** The maximum number of values of an {@code in} filter (Supabase's limit). */
     public static final int MAX_IN_VALUES = 100;
 
-    private static final Set<String> NUMERIC = Set.of("int2", "int4", "int8", "float4", "float8", "numeric", "oid", "money");
+    private static final Set<String> NUMERIC =
+            Set.of("int2", "int4", "int8", "float4", "float8", "numeric", "oid", "money");
     private static final Set<String> BOOL = Set.of("bool");
     private static final Set<String> TIMESTAMPTZ = Set.of("timestamptz");
     private static final Set<String> TIMESTAMP = Set.of("timestamp");
@@ -116,7 +117,8 @@ public record Filter(String column, FilterOp op, List<String> values) {
     public void checkValues(String columnType) throws FilterException {
         for (String v : values) {
             if (comparable(columnType, v) == null) {
-                throw new FilterException("invalid value for filter " + column + ": '" + v + "' is not a valid " + columnType);
+                throw new FilterException(
+                        "invalid value for filter " + column + ": '" + v + "' is not a valid " + columnType);
             }
         }
     }
@@ -168,18 +170,32 @@ public record Filter(String column, FilterOp op, List<String> values) {
     /** The wire form, {@code col=op.value} or {@code col=in.(a,b)}. */
     @Override
     public String toString() {
-        return op == FilterOp.IN ? column + "=in.(" + String.join(",", values) + ")" : column + "=" + op.wire() + "." + values.get(0);
+        return op == FilterOp.IN
+                ? column + "=in.(" + String.join(",", values) + ")"
+                : column + "=" + op.wire() + "." + values.get(0);
     }
 
     private static final DateTimeFormatter PG_TIMESTAMP = new DateTimeFormatterBuilder()
             .appendPattern("yyyy-MM-dd")
-            .optionalStart().appendLiteral('T').optionalEnd()
-            .optionalStart().appendLiteral(' ').optionalEnd()
+            .optionalStart()
+            .appendLiteral('T')
+            .optionalEnd()
+            .optionalStart()
+            .appendLiteral(' ')
+            .optionalEnd()
             .appendPattern("HH:mm")
-            .optionalStart().appendPattern(":ss").optionalEnd()
-            .optionalStart().appendFraction(ChronoField.NANO_OF_SECOND, 0, 9, true).optionalEnd()
-            .optionalStart().appendOffset("+HH:mm", "Z").optionalEnd()
-            .optionalStart().appendOffset("+HH", "Z").optionalEnd()
+            .optionalStart()
+            .appendPattern(":ss")
+            .optionalEnd()
+            .optionalStart()
+            .appendFraction(ChronoField.NANO_OF_SECOND, 0, 9, true)
+            .optionalEnd()
+            .optionalStart()
+            .appendOffset("+HH:mm", "Z")
+            .optionalEnd()
+            .optionalStart()
+            .appendOffset("+HH", "Z")
+            .optionalEnd()
             .toFormatter(Locale.ROOT);
 
     /** A comparable view of a value under a Postgres type, or null when it does not read as that type. */

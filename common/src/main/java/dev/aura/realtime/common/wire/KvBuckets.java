@@ -30,7 +30,8 @@ public final class KvBuckets {
      * @throws IOException when NATS does not answer
      * @throws JetStreamApiException when JetStream refuses (e.g. not enabled on the server)
      */
-    public static KeyValue ensure(Connection nats, String name, Duration maxAge) throws IOException, JetStreamApiException {
+    public static KeyValue ensure(Connection nats, String name, Duration maxAge)
+            throws IOException, JetStreamApiException {
         KeyValueManagement kvm = nats.keyValueManagement();
         try {
             kvm.getStatus(name);

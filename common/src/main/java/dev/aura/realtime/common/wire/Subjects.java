@@ -25,6 +25,7 @@ import java.nio.charset.StandardCharsets;
 public final class Subjects {
     /** The subtree every ws-front replica subscribes to. */
     public static final String ALL = "aura.realtime.>";
+
     public static final String PREFIX = "aura.realtime.";
     public static final String CHANGES = PREFIX + "changes";
     public static final String BROADCAST = PREFIX + "broadcast";
@@ -73,13 +74,19 @@ public final class Subjects {
         StringBuilder out = new StringBuilder(name.length() + 8);
         for (int i = 0; i < name.length(); i++) {
             char ch = name.charAt(i);
-            if (Character.isHighSurrogate(ch) && i + 1 < name.length() && Character.isLowSurrogate(name.charAt(i + 1))) {
+            if (Character.isHighSurrogate(ch)
+                    && i + 1 < name.length()
+                    && Character.isLowSurrogate(name.charAt(i + 1))) {
                 appendUtf8(out, name.substring(i, i + 2));
                 i++;
             } else if (Character.isSurrogate(ch)) {
                 // a lone surrogate has no UTF-8 form (getBytes would turn it into '?', so "a\uD800"
                 // and "a?" would share a subject): written ~~HHHH, which no other input produces
-                out.append("~~").append(HEX[ch >>> 12]).append(HEX[(ch >>> 8) & 0xF]).append(HEX[(ch >>> 4) & 0xF]).append(HEX[ch & 0xF]);
+                out.append("~~")
+                        .append(HEX[ch >>> 12])
+                        .append(HEX[(ch >>> 8) & 0xF])
+                        .append(HEX[(ch >>> 4) & 0xF])
+                        .append(HEX[ch & 0xF]);
             } else {
                 appendUtf8(out, String.valueOf(ch));
             }

@@ -29,9 +29,11 @@ import net.jqwik.api.constraints.IntRange;
 class JwtVerifierPropertiesTest {
     private static final String SECRET = "property-secret-property-secret-0001";
     private static final Instant NOW = Instant.parse("2026-01-01T00:00:00Z");
-    private static final Set<String> CODES = Set.of(AuthException.MALFORMED, AuthException.SIGNATURE, AuthException.INVALID);
+    private static final Set<String> CODES =
+            Set.of(AuthException.MALFORMED, AuthException.SIGNATURE, AuthException.INVALID);
     private final JwtVerifier verifier = new JwtVerifier(SECRET, Clock.fixed(NOW, ZoneOffset.UTC));
-    private static final String VALID = sign(SECRET, "{\"role\":\"anon\",\"ref\":\"p1\",\"exp\":" + (NOW.getEpochSecond() + 3600) + "}");
+    private static final String VALID =
+            sign(SECRET, "{\"role\":\"anon\",\"ref\":\"p1\",\"exp\":" + (NOW.getEpochSecond() + 3600) + "}");
 
     private static String sign(String secret, String claimsJson) {
         try {
@@ -104,8 +106,16 @@ class JwtVerifierPropertiesTest {
     @Provide
     Arbitrary<String> headers() {
         return Arbitraries.oneOf(
-                Arbitraries.of("{\"alg\":\"none\"}", "{\"alg\":\"RS256\"}", "{\"alg\":\"HS512\"}", "{\"alg\":\"HS256\",\"crit\":[\"x\"]}",
-                        "{\"alg\":\"HS256\",\"typ\":\"JWT\",\"kid\":\"other\"}", "{\"alg\":\"ES256\"}", "{}", "[]", "null"),
+                Arbitraries.of(
+                        "{\"alg\":\"none\"}",
+                        "{\"alg\":\"RS256\"}",
+                        "{\"alg\":\"HS512\"}",
+                        "{\"alg\":\"HS256\",\"crit\":[\"x\"]}",
+                        "{\"alg\":\"HS256\",\"typ\":\"JWT\",\"kid\":\"other\"}",
+                        "{\"alg\":\"ES256\"}",
+                        "{}",
+                        "[]",
+                        "null"),
                 Arbitraries.strings().all().ofMaxLength(40));
     }
 
@@ -139,10 +149,24 @@ class JwtVerifierPropertiesTest {
 
     @Provide
     Arbitrary<String> claims() {
-        Arbitrary<String> value = Arbitraries.of("\"anon\"", "\"\"", "1", "null", "[]", "{}", "true", "\"p1\"", "1e400", "-1",
-                Long.toString(NOW.getEpochSecond() + 60), Long.toString(NOW.getEpochSecond() - 60));
+        Arbitrary<String> value = Arbitraries.of(
+                "\"anon\"",
+                "\"\"",
+                "1",
+                "null",
+                "[]",
+                "{}",
+                "true",
+                "\"p1\"",
+                "1e400",
+                "-1",
+                Long.toString(NOW.getEpochSecond() + 60),
+                Long.toString(NOW.getEpochSecond() - 60));
         Arbitrary<String> key = Arbitraries.of("role", "ref", "project_id", "exp", "sub", "nbf", "iat", "x");
-        return net.jqwik.api.Combinators.combine(key, value).as((k, v) -> "\"" + k + "\":" + v).list().ofMaxSize(6)
+        return net.jqwik.api.Combinators.combine(key, value)
+                .as((k, v) -> "\"" + k + "\":" + v)
+                .list()
+                .ofMaxSize(6)
                 .map(pairs -> "{" + String.join(",", pairs) + "}");
     }
 }

@@ -46,20 +46,27 @@ class ConfigurationDocTest {
     static String table(List<EnvVar> vars) {
         StringBuilder sb = new StringBuilder("| variable | default | unit | meaning |\n|---|---|---|---|\n");
         for (EnvVar v : vars) {
-            sb.append("| `").append(v.name()).append("` | ")
-                    .append(v.defaultValue() == null ? "(required)" : "`" + v.defaultValue() + "`").append(" | ")
-                    .append(v.unit()).append(" | ").append(v.description().replace("|", "\\|")).append(" |\n");
+            sb.append("| `")
+                    .append(v.name())
+                    .append("` | ")
+                    .append(v.defaultValue() == null ? "(required)" : "`" + v.defaultValue() + "`")
+                    .append(" | ")
+                    .append(v.unit())
+                    .append(" | ")
+                    .append(v.description().replace("|", "\\|"))
+                    .append(" |\n");
         }
         return sb.toString();
     }
 
     static Path repoRoot() {
         Path p = Path.of("").toAbsolutePath();
-        while (p != null && !Files.exists(p.resolve("docs")) ) {
+        while (p != null && !Files.exists(p.resolve("docs"))) {
             p = p.getParent();
         }
         if (p == null) {
-            throw new IllegalStateException("no docs/ directory above " + Path.of("").toAbsolutePath());
+            throw new IllegalStateException(
+                    "no docs/ directory above " + Path.of("").toAbsolutePath());
         }
         return p;
     }

@@ -17,7 +17,8 @@ class FilterPropertiesTest {
     @Provide
     Arbitrary<String> filterish() {
         Arbitrary<String> ops = Arbitraries.of("eq", "neq", "lt", "lte", "gt", "gte", "in", "like", "", "EQ");
-        Arbitrary<String> text = Arbitraries.strings().withChars("ab=.,()\"\\ \u00e9\ud800-1").ofMaxLength(12);
+        Arbitrary<String> text =
+                Arbitraries.strings().withChars("ab=.,()\"\\ \u00e9\ud800-1").ofMaxLength(12);
         return Arbitraries.oneOf(
                 Arbitraries.strings().all().ofMaxLength(40),
                 net.jqwik.api.Combinators.combine(text, ops, text).as((c, op, v) -> c + "=" + op + "." + v),
@@ -47,7 +48,8 @@ class FilterPropertiesTest {
     }
 
     @Property(tries = 500)
-    void eqOfAnyPlainValueRoundTrips(@ForAll("plainValue") String value, @ForAll @IntRange(min = 0, max = 5) int op) throws Exception {
+    void eqOfAnyPlainValueRoundTrips(@ForAll("plainValue") String value, @ForAll @IntRange(min = 0, max = 5) int op)
+            throws Exception {
         FilterOp[] ops = {FilterOp.EQ, FilterOp.NEQ, FilterOp.LT, FilterOp.LTE, FilterOp.GT, FilterOp.GTE};
         Filter f = Filter.parse("col=" + ops[op].wire() + "." + value);
         assertThat(f).isEqualTo(new Filter("col", ops[op], List.of(value)));
@@ -62,7 +64,10 @@ class FilterPropertiesTest {
     void inListsOfQuotedValuesRoundTrip(@ForAll("inValues") List<String> values) throws Exception {
         StringBuilder text = new StringBuilder("c=in.(");
         for (int i = 0; i < values.size(); i++) {
-            text.append(i == 0 ? "" : ",").append('"').append(values.get(i).replace("\\", "\\\\").replace("\"", "\\\"")).append('"');
+            text.append(i == 0 ? "" : ",")
+                    .append('"')
+                    .append(values.get(i).replace("\\", "\\\\").replace("\"", "\\\""))
+                    .append('"');
         }
         assertThat(Filter.parse(text.append(')').toString()).values()).containsExactlyElementsOf(values);
     }

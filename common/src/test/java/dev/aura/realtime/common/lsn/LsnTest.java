@@ -43,7 +43,8 @@ class LsnTest {
 
     @Example
     void malformedTextIsRejected() {
-        for (String bad : new String[] {"", "/", "0/", "/0", "1", "123456789/0", "0/123456789", "G/0", "0/-1", "1//2"}) {
+        for (String bad :
+                new String[] {"", "/", "0/", "/0", "1", "123456789/0", "0/123456789", "G/0", "0/-1", "1//2"}) {
             assertThatThrownBy(() -> Lsn.parse(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
         }
         assertThatThrownBy(() -> Lsn.parse(null)).isInstanceOf(IllegalArgumentException.class);

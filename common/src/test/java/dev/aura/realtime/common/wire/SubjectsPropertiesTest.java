@@ -17,7 +17,9 @@ class SubjectsPropertiesTest {
         // every char including lone surrogates, plus the characters NATS cares about
         return Arbitraries.oneOf(
                 Arbitraries.strings().all().ofMaxLength(40),
-                Arbitraries.strings().withChars(".*> \t~-_aZ9\u00e9\ud83d\ude00\ud800\udc00").ofMaxLength(20));
+                Arbitraries.strings()
+                        .withChars(".*> \t~-_aZ9\u00e9\ud83d\ude00\ud800\udc00")
+                        .ofMaxLength(20));
     }
 
     @Property(tries = 2000)

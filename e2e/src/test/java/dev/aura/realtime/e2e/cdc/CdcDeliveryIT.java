@@ -34,7 +34,8 @@ class CdcDeliveryIT {
         Instant deadline = Instant.now().plus(timeout);
         while (cdc.received() < count) {
             if (Instant.now().isAfter(deadline)) {
-                throw new AssertionError("received " + cdc.received() + " of " + count + "\n" + cdc.process.logTail(40));
+                throw new AssertionError(
+                        "received " + cdc.received() + " of " + count + "\n" + cdc.process.logTail(40));
             }
             CdcJar.sleep(20);
         }
@@ -59,7 +60,8 @@ class CdcDeliveryIT {
                 for (int i = 0; i < cdc.eventIds.size(); i++) {
                     Integer previous = recordByEventId.putIfAbsent(cdc.eventIds.get(i), cdc.recordIds.get(i));
                     assertThat(previous == null || previous.equals(cdc.recordIds.get(i)))
-                            .as("a duplicate carries the same event id for the same row").isTrue();
+                            .as("a duplicate carries the same event id for the same row")
+                            .isTrue();
                 }
             }
             if (recordByEventId.size() >= rows || Instant.now().isAfter(deadline)) {
@@ -72,8 +74,9 @@ class CdcDeliveryIT {
         assertThat(recordByEventId).hasSize(rows);
         assertThat(distinctRows).hasSize(rows);
         assertThat(cdc.received() - rows).as("re-published after the restart").isGreaterThanOrEqualTo(beforeKill);
-        System.out.printf("kill -9 after %d of %d events; %d received in total, %d distinct event ids%n", beforeKill, rows,
-                cdc.received(), recordByEventId.size());
+        System.out.printf(
+                "kill -9 after %d of %d events; %d received in total, %d distinct event ids%n",
+                beforeKill, rows, cdc.received(), recordByEventId.size());
     }
 
     @Test
@@ -98,14 +101,17 @@ class CdcDeliveryIT {
         assertThat(Files.readString(cdc.process.logFile())).doesNotContain("java.lang.OutOfMemoryError");
         synchronized (cdc) {
             assertThat(cdc.received()).isEqualTo(rows);
-            String commitLsn = cdc.eventIds.get(0).substring(0, cdc.eventIds.get(0).indexOf(':'));
+            String commitLsn =
+                    cdc.eventIds.get(0).substring(0, cdc.eventIds.get(0).indexOf(':'));
             for (int i = 0; i < rows; i++) {
                 if (cdc.recordIds.get(i) != i + 1 || !cdc.eventIds.get(i).equals(commitLsn + ":" + i)) {
-                    throw new AssertionError("event " + i + " out of commit order: " + cdc.eventIds.get(i) + " id " + cdc.recordIds.get(i));
+                    throw new AssertionError("event " + i + " out of commit order: " + cdc.eventIds.get(i) + " id "
+                            + cdc.recordIds.get(i));
                 }
             }
         }
-        System.out.printf("1,000,000-row transaction: insert %d ms, delivered %d ms after commit, worker peak RSS %d MB%n",
+        System.out.printf(
+                "1,000,000-row transaction: insert %d ms, delivered %d ms after commit, worker peak RSS %d MB%n",
                 (committed - t0) / 1_000_000, (done - committed) / 1_000_000, peakRss / 1024);
     }
 

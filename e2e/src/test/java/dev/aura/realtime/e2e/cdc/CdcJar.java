@@ -39,10 +39,12 @@ final class CdcJar implements AutoCloseable {
     final NatsServer natsServer;
     final String projectId = UUID.randomUUID().toString();
     final String schema = "project_" + projectId.replace('-', '_');
-    final String slot = "aura_e_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    final String slot =
+            "aura_e_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     final int httpPort = Ports.free();
     /** Event ids and record ids in arrival order (guarded by {@code this}). */
     final List<String> eventIds = new ArrayList<>();
+
     final List<Integer> recordIds = new ArrayList<>();
     private final Connection nats;
     private final Dispatcher dispatcher;
@@ -56,7 +58,10 @@ final class CdcJar implements AutoCloseable {
         nats = Nats.connect(natsServer.url());
         dispatcher = nats.createDispatcher(msg -> {
             try {
-                JsonNode id = mapper.readTree(msg.getData()).path("data").path("record").path("id");
+                JsonNode id = mapper.readTree(msg.getData())
+                        .path("data")
+                        .path("record")
+                        .path("id");
                 synchronized (this) {
                     eventIds.add(msg.getHeaders().getFirst(AuraHeaders.EVENT_ID));
                     recordIds.add(id.asInt());
@@ -100,24 +105,41 @@ final class CdcJar implements AutoCloseable {
     }
 
     JsonNode health() throws Exception {
-        return mapper.readTree(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/health")).build(),
-                HttpResponse.BodyHandlers.ofString()).body());
+        return mapper.readTree(http.send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/health"))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString())
+                .body());
     }
 
     /** Creates the project schema and {@code table}, enables it, registers a subscriber, and proves the path with a probe row. */
     void enableTable(String table, String columns) throws Exception {
-        pg.execute("CREATE SCHEMA \"" + schema + "\"",
-                "INSERT INTO aura_platform.projects(project_id, schema_name) VALUES ('" + projectId + "', '" + schema + "')",
+        pg.execute(
+                "CREATE SCHEMA \"" + schema + "\"",
+                "INSERT INTO aura_platform.projects(project_id, schema_name) VALUES ('" + projectId + "', '" + schema
+                        + "')",
                 "CREATE TABLE " + table(table) + columns,
-                "INSERT INTO aura_platform.realtime_tables(project_id, table_name) VALUES ('" + projectId + "', '" + table + "')");
+                "INSERT INTO aura_platform.realtime_tables(project_id, table_name) VALUES ('" + projectId + "', '"
+                        + table + "')");
         try {
             nats.keyValueManagement().getStatus(SubscriptionEntry.BUCKET);
         } catch (Exception absent) {
-            nats.keyValueManagement().create(KeyValueConfiguration.builder().name(SubscriptionEntry.BUCKET)
-                    .storageType(StorageType.Memory).build());
+            nats.keyValueManagement()
+                    .create(KeyValueConfiguration.builder()
+                            .name(SubscriptionEntry.BUCKET)
+                            .storageType(StorageType.Memory)
+                            .build());
         }
-        SubscriptionEntry entry = new SubscriptionEntry(UUID.randomUUID().toString(), projectId, table, "*", null, "service_role",
-                mapper.createObjectNode().put("role", "service_role").put("ref", projectId), System.currentTimeMillis() + 3_600_000, "e2e");
+        SubscriptionEntry entry = new SubscriptionEntry(
+                UUID.randomUUID().toString(),
+                projectId,
+                table,
+                "*",
+                null,
+                "service_role",
+                mapper.createObjectNode().put("role", "service_role").put("ref", projectId),
+                System.currentTimeMillis() + 3_600_000,
+                "e2e");
         nats.keyValue(SubscriptionEntry.BUCKET).put(entry.key(), mapper.writeValueAsBytes(entry));
         Instant deadline = Instant.now().plusSeconds(30);
         int probe = -1;
@@ -161,6 +183,7 @@ final class CdcJar implements AutoCloseable {
         }
         nats.closeDispatcher(dispatcher);
         nats.close();
-        pg.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + slot + "'");
+        pg.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + slot
+                + "'");
     }
 }

@@ -30,11 +30,13 @@ class PostgresFaultsIT {
             SteadyWriter writer = new SteadyWriter(cdc.pg, cdc.table("t"), 200);
             awaitReceived(cdc, 200);
             for (int round = 0; round < 3; round++) {
-                cdc.pg.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                        + " WHERE application_name IN ('aura-cdc-worker', 'aura-cdc-worker-pool') AND pid <> pg_backend_pid()");
+                cdc.pg.execute(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                                + " WHERE application_name IN ('aura-cdc-worker', 'aura-cdc-worker-pool') AND pid <> pg_backend_pid()");
                 CdcJar.sleep(200);
             }
-            String inactive = cdc.process.waitForLog(Pattern.compile("cdc not active: postgres_unavailable: "), Duration.ofSeconds(10));
+            String inactive = cdc.process.waitForLog(
+                    Pattern.compile("cdc not active: postgres_unavailable: "), Duration.ofSeconds(10));
             awaitHealth(cdc, true, Duration.ofSeconds(30));
             awaitReceived(cdc, cdc.received() + 200);
             assertAllDelivered(cdc, writer.stop());
@@ -53,7 +55,8 @@ class PostgresFaultsIT {
             long t0 = System.nanoTime();
             // /health is sampled on another thread while Postgres restarts: the inactive spell can be
             // shorter than the restart call itself
-            java.util.concurrent.atomic.AtomicReference<JsonNode> down = new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.concurrent.atomic.AtomicReference<JsonNode> down =
+                    new java.util.concurrent.atomic.AtomicReference<>();
             Thread sampler = Thread.ofPlatform().daemon().start(() -> {
                 while (down.get() == null && !Thread.currentThread().isInterrupted()) {
                     try {
@@ -75,15 +78,21 @@ class PostgresFaultsIT {
                 CdcJar.sleep(20);
             }
             sampler.interrupt();
-            assertThat(down.get()).as("cdc_active false during the restart\n" + cdc.process.logTail(20)).isNotNull();
-            assertThat(down.get().path("reason").asText()).as("a reason while inactive").isNotBlank();
+            assertThat(down.get())
+                    .as("cdc_active false during the restart\n" + cdc.process.logTail(20))
+                    .isNotNull();
+            assertThat(down.get().path("reason").asText())
+                    .as("a reason while inactive")
+                    .isNotBlank();
             awaitHealth(cdc, true, Duration.ofSeconds(60));
             long recoveredMs = (System.nanoTime() - t0) / 1_000_000;
             awaitReceived(cdc, cdc.received() + 200);
             Set<Integer> committed = writer.stop();
             assertAllDelivered(cdc, committed);
-            System.out.printf("Postgres restart: inactive with reason '%s', active again %d ms after the restart began; "
-                    + "%d rows, writer retries %d%n", down.get().path("reason").asText(), recoveredMs, committed.size(), writer.failures());
+            System.out.printf(
+                    "Postgres restart: inactive with reason '%s', active again %d ms after the restart began; "
+                            + "%d rows, writer retries %d%n",
+                    down.get().path("reason").asText(), recoveredMs, committed.size(), writer.failures());
         }
     }
 
@@ -101,14 +110,16 @@ class PostgresFaultsIT {
             }
             CdcJar.sleep(25);
         }
-        throw new AssertionError("cdc_active never became " + active + "; last /health " + last + "\n" + cdc.process.logTail(30));
+        throw new AssertionError(
+                "cdc_active never became " + active + "; last /health " + last + "\n" + cdc.process.logTail(30));
     }
 
     private static void awaitReceived(CdcJar cdc, int count) {
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (cdc.received() < count) {
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("received " + cdc.received() + " of " + count + "\n" + cdc.process.logTail(40));
+                throw new AssertionError(
+                        "received " + cdc.received() + " of " + count + "\n" + cdc.process.logTail(40));
             }
             CdcJar.sleep(20);
         }
@@ -123,6 +134,8 @@ class PostgresFaultsIT {
             }
             CdcJar.sleep(100);
         }
-        assertThat(missing).as("committed rows never delivered\n" + cdc.process.logTail(30)).isEmpty();
+        assertThat(missing)
+                .as("committed rows never delivered\n" + cdc.process.logTail(30))
+                .isEmpty();
     }
 }

@@ -61,7 +61,9 @@ class WorkerCrashIT {
             }
             CdcJar.sleep(100);
         }
-        assertThat(missing).as("committed rows never delivered (seed " + seed + ")\n" + cdc.process.logTail(30)).isEmpty();
+        assertThat(missing)
+                .as("committed rows never delivered (seed " + seed + ")\n" + cdc.process.logTail(30))
+                .isEmpty();
 
         Map<Integer, Set<String>> eventIdsByRow = new HashMap<>();
         Map<String, Integer> rowByEventId = new HashMap<>();
@@ -73,19 +75,26 @@ class WorkerCrashIT {
                 String eventId = cdc.eventIds.get(i);
                 eventIdsByRow.computeIfAbsent(row, r -> new HashSet<>()).add(eventId);
                 Integer other = rowByEventId.putIfAbsent(eventId, row);
-                assertThat(other == null || other == row).as("event id " + eventId + " names one row").isTrue();
+                assertThat(other == null || other == row)
+                        .as("event id " + eventId + " names one row")
+                        .isTrue();
             }
         }
-        eventIdsByRow.forEach((row, ids) -> assertThat(ids).as("row " + row + " re-delivered with the same event id").hasSize(1));
-        System.out.printf("5 x kill -9 at 500 rows/s (seed %d): %d rows committed, %d events received (%d duplicates), "
-                + "%d writer retries%n", seed, committed.size(), total, total - eventIdsByRow.size(), writer.failures());
+        eventIdsByRow.forEach((row, ids) -> assertThat(ids)
+                .as("row " + row + " re-delivered with the same event id")
+                .hasSize(1));
+        System.out.printf(
+                "5 x kill -9 at 500 rows/s (seed %d): %d rows committed, %d events received (%d duplicates), "
+                        + "%d writer retries%n",
+                seed, committed.size(), total, total - eventIdsByRow.size(), writer.failures());
     }
 
     private void awaitReceived(int count, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (cdc.received() < count) {
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("received " + cdc.received() + " of " + count + "\n" + cdc.process.logTail(40));
+                throw new AssertionError(
+                        "received " + cdc.received() + " of " + count + "\n" + cdc.process.logTail(40));
             }
             CdcJar.sleep(20);
         }

@@ -15,7 +15,8 @@ final class JsDeliveries {
     static Set<Integer> insertedIds(RealtimeJsClient js, String channel) {
         Set<Integer> ids = new HashSet<>();
         for (JsonNode e : js.events()) {
-            if ("postgres_changes".equals(e.path("type").asText()) && channel.equals(e.path("channel").asText())
+            if ("postgres_changes".equals(e.path("type").asText())
+                    && channel.equals(e.path("channel").asText())
                     && "INSERT".equals(e.path("payload").path("eventType").asText())) {
                 ids.add(e.path("payload").path("new").path("id").asInt());
             }
@@ -34,8 +35,9 @@ final class JsDeliveries {
             }
             sleep(100);
         }
-        throw new AssertionError(missing.size() + " of " + expected.size() + " committed rows never reached the client, e.g. "
-                + missing.stream().limit(20).toList() + "\n" + context);
+        throw new AssertionError(
+                missing.size() + " of " + expected.size() + " committed rows never reached the client, e.g. "
+                        + missing.stream().limit(20).toList() + "\n" + context);
     }
 
     static void sleep(long ms) {

@@ -26,12 +26,14 @@ class NatsRestartE2EIT {
 
     @Test
     void changesCommittedWhileNatsWasDownAreDeliveredAfterItReturns() throws Exception {
-        try (NatsServer nats = NatsServer.start(); E2eStack stack = new E2eStack(PostgresServer.shared(), nats);
+        try (NatsServer nats = NatsServer.start();
+                E2eStack stack = new E2eStack(PostgresServer.shared(), nats);
                 RealtimeJsClient js = RealtimeJsClient.start()) {
             stack.startCdcWorker(Map.of(), java.util.List.of());
             stack.startWsFront(Map.of());
             stack.createProject();
-            stack.sql("CREATE TABLE " + stack.table("t") + "(id int PRIMARY KEY)",
+            stack.sql(
+                    "CREATE TABLE " + stack.table("t") + "(id int PRIMARY KEY)",
                     "GRANT SELECT ON " + stack.table("t") + " TO aura_anon, aura_authenticated");
             stack.enable("t");
 
@@ -40,8 +42,10 @@ class NatsRestartE2EIT {
             js.onPostgresChanges("before", Map.of("event", "INSERT", "schema", "public", "table", "t"));
             js.onSystem("before");
             js.subscribeAndAwait("before", Duration.ofSeconds(20));
-            js.awaitEvent(e -> "system".equals(e.path("type").asText())
-                    && e.path("payload").path("message").asText().contains("PostgreSQL"), Duration.ofSeconds(15));
+            js.awaitEvent(
+                    e -> "system".equals(e.path("type").asText())
+                            && e.path("payload").path("message").asText().contains("PostgreSQL"),
+                    Duration.ofSeconds(15));
 
             SteadyWriter writer = new SteadyWriter(stack.pg, stack.table("t"), 50);
             awaitCommitted(writer, 30);
@@ -61,24 +65,37 @@ class NatsRestartE2EIT {
             // advanced past it. Every change committed from the kill on must arrive.
             Set<Integer> fromOutageOn = new java.util.TreeSet<>(committed);
             fromOutageOn.removeAll(beforeOutage);
-            String logs = "cdc-worker:\n" + stack.cdcWorker().logTail(30) + "\nws-front:\n" + stack.wsFront(0).logTail(30);
+            String logs = "cdc-worker:\n" + stack.cdcWorker().logTail(30) + "\nws-front:\n"
+                    + stack.wsFront(0).logTail(30);
             JsDeliveries.awaitAll(js, "before", fromOutageOn, Duration.ofSeconds(60), logs);
             Set<Integer> lostInFlight = new java.util.TreeSet<>(beforeOutage);
             lostInFlight.removeAll(JsDeliveries.insertedIds(js, "before"));
-            int newestBefore = beforeOutage.stream().mapToInt(Integer::intValue).max().orElse(0);
-            assertThat(lostInFlight).as("only changes in flight when NATS was killed may be missing")
+            int newestBefore =
+                    beforeOutage.stream().mapToInt(Integer::intValue).max().orElse(0);
+            assertThat(lostInFlight)
+                    .as("only changes in flight when NATS was killed may be missing")
                     .allMatch(id -> id > newestBefore - 25);
-            System.out.printf("NATS down ~%d ms: %d rows committed (%d during the outage or after), all of those delivered "
-                    + "%d ms after NATS came back; in flight at the kill and lost (at most once NATS->ws-front): %s%n",
-                    downMs, committed.size(), fromOutageOn.size(), (System.nanoTime() - down) / 1_000_000, lostInFlight);
+            System.out.printf(
+                    "NATS down ~%d ms: %d rows committed (%d during the outage or after), all of those delivered "
+                            + "%d ms after NATS came back; in flight at the kill and lost (at most once NATS->ws-front): %s%n",
+                    downMs,
+                    committed.size(),
+                    fromOutageOn.size(),
+                    (System.nanoTime() - down) / 1_000_000,
+                    lostInFlight);
 
-            assertThat(js.events()).as("the client's socket stayed open")
-                    .noneMatch(e -> "socket".equals(e.path("type").asText()) && "close".equals(e.path("event").asText()));
-            stack.wsFront(0).waitForLog(Pattern.compile("NATS .*reconnected", Pattern.CASE_INSENSITIVE), Duration.ofSeconds(5));
+            assertThat(js.events())
+                    .as("the client's socket stayed open")
+                    .noneMatch(e -> "socket".equals(e.path("type").asText())
+                            && "close".equals(e.path("event").asText()));
+            stack.wsFront(0)
+                    .waitForLog(Pattern.compile("NATS .*reconnected", Pattern.CASE_INSENSITIVE), Duration.ofSeconds(5));
 
             // ws-front re-put its binding into the re-created bucket
             try (var probe = Nats.connect(nats.url())) {
-                assertThat(probe.keyValue(SubscriptionEntry.BUCKET).keys()).as("bindings re-put after the restart").isNotEmpty();
+                assertThat(probe.keyValue(SubscriptionEntry.BUCKET).keys())
+                        .as("bindings re-put after the restart")
+                        .isNotEmpty();
             }
 
             // a join after the restart is matched too: the cdc-worker watches the new bucket
@@ -88,8 +105,10 @@ class NatsRestartE2EIT {
             int probeId = 1_000_000;
             long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
             while (!JsDeliveries.insertedIds(js, "after").contains(probeId)) {
-                assertThat(System.nanoTime()).as("a binding made after the restart receives changes\n"
-                        + stack.cdcWorker().logTail(30)).isLessThan(deadline);
+                assertThat(System.nanoTime())
+                        .as("a binding made after the restart receives changes\n"
+                                + stack.cdcWorker().logTail(30))
+                        .isLessThan(deadline);
                 stack.sql("INSERT INTO " + stack.table("t") + " VALUES (" + probeId + ") ON CONFLICT DO NOTHING");
                 JsDeliveries.sleep(300);
             }

@@ -33,9 +33,10 @@ class ReplicaKillE2EIT {
 
     @Test
     void clientsOfAKilledReplicaReconnectElsewhereAndItsGhostPresenceLeaves() throws Exception {
-        Map<String, String> env = Map.of("PRESENCE_MAX_AGE_MS", Long.toString(MAX_AGE_MS),
-                "PRESENCE_RECONCILE_MS", Long.toString(RECONCILE_MS));
-        try (NatsServer nats = NatsServer.start(); E2eStack stack = new E2eStack(PostgresServer.shared(), nats)) {
+        Map<String, String> env = Map.of(
+                "PRESENCE_MAX_AGE_MS", Long.toString(MAX_AGE_MS), "PRESENCE_RECONCILE_MS", Long.toString(RECONCILE_MS));
+        try (NatsServer nats = NatsServer.start();
+                E2eStack stack = new E2eStack(PostgresServer.shared(), nats)) {
             stack.startWsFront(env);
             stack.startWsFront(env);
             try (FailoverProxy proxy = new FailoverProxy(List.of(stack.wsPort(0), stack.wsPort(1)));
@@ -52,31 +53,58 @@ class ReplicaKillE2EIT {
                 long killedAt = System.nanoTime();
                 stack.wsFront(0).kill9();
 
-                alice.awaitEvent(aliceMark, e -> "socket".equals(e.path("type").asText()) && "close".equals(e.path("event").asText()), WAIT);
-                alice.awaitEvent(aliceMark, e -> "status".equals(e.path("type").asText()) && "lobby".equals(e.path("channel").asText())
-                        && "SUBSCRIBED".equals(e.path("status").asText()), WAIT);
+                alice.awaitEvent(
+                        aliceMark,
+                        e -> "socket".equals(e.path("type").asText())
+                                && "close".equals(e.path("event").asText()),
+                        WAIT);
+                alice.awaitEvent(
+                        aliceMark,
+                        e -> "status".equals(e.path("type").asText())
+                                && "lobby".equals(e.path("channel").asText())
+                                && "SUBSCRIBED".equals(e.path("status").asText()),
+                        WAIT);
                 long rejoinedMs = ms(killedAt);
-                assertThat(proxy.forwardedTo(1)).as("alice reconnected through the proxy to replica 1").isGreaterThanOrEqualTo(1);
+                assertThat(proxy.forwardedTo(1))
+                        .as("alice reconnected through the proxy to replica 1")
+                        .isGreaterThanOrEqualTo(1);
                 assertThat(alice.track("lobby", Map.of("status", "back"))).isEqualTo("ok");
                 presence(bob, bobMark, "join", "alice");
 
                 // the ghost: the killed replica's entry, never refreshed again, leaves by expiry + reconcile
-                JsonNode leave = bob.awaitEvent(bobMark, e -> isPresence(e, "leave", "alice")
-                        && "online".equals(e.at("/payload/leftPresences/0/status").asText()), Duration.ofMillis(2 * MAX_AGE_MS + RECONCILE_MS + 8_000));
+                JsonNode leave = bob.awaitEvent(
+                        bobMark,
+                        e -> isPresence(e, "leave", "alice")
+                                && "online"
+                                        .equals(e.at("/payload/leftPresences/0/status")
+                                                .asText()),
+                        Duration.ofMillis(2 * MAX_AGE_MS + RECONCILE_MS + 8_000));
                 long ghostGoneMs = ms(killedAt);
                 assertThat(leave.at("/payload/leftPresences").size()).isEqualTo(1);
-                assertThat(metas(bob, "alice")).as("bob keeps alice's live presence, without the ghost").containsExactly("back");
-                assertThat(bob.events().subList(bobMark, bob.eventCount())).as("bob never saw alice's live presence leave")
-                        .noneMatch(e -> isPresence(e, "leave", "alice") && "back".equals(e.at("/payload/leftPresences/0/status").asText()));
+                assertThat(metas(bob, "alice"))
+                        .as("bob keeps alice's live presence, without the ghost")
+                        .containsExactly("back");
+                assertThat(bob.events().subList(bobMark, bob.eventCount()))
+                        .as("bob never saw alice's live presence leave")
+                        .noneMatch(e -> isPresence(e, "leave", "alice")
+                                && "back"
+                                        .equals(e.at("/payload/leftPresences/0/status")
+                                                .asText()));
 
                 try (RealtimeJsClient carol = client(stack.wsUrl(1), stack, "carol")) {
                     JsonNode sync = presence(carol, 0, "sync", null);
-                    assertThat(sync.at("/state/alice")).as("a later presence_state: " + sync.get("state")).hasSize(1);
+                    assertThat(sync.at("/state/alice"))
+                            .as("a later presence_state: " + sync.get("state"))
+                            .hasSize(1);
                     assertThat(sync.at("/state/alice/0/status").asText()).isEqualTo("back");
                 }
-                assertThat(metas(alice, "alice")).as("alice's own view on replica 1").containsExactly("back");
-                System.out.printf("replica 0 killed: alice rejoined on replica 1 after %d ms; the ghost left bob's presence after %d ms "
-                        + "(max age %d ms, reconcile %d ms)%n", rejoinedMs, ghostGoneMs, MAX_AGE_MS, RECONCILE_MS);
+                assertThat(metas(alice, "alice"))
+                        .as("alice's own view on replica 1")
+                        .containsExactly("back");
+                System.out.printf(
+                        "replica 0 killed: alice rejoined on replica 1 after %d ms; the ghost left bob's presence after %d ms "
+                                + "(max age %d ms, reconcile %d ms)%n",
+                        rejoinedMs, ghostGoneMs, MAX_AGE_MS, RECONCILE_MS);
                 // the bound the design promises: expiry (<= max age after the last refresh) + reconcile + a
                 // "not seen for a max age" grace, plus scheduling slack on a loaded box
                 assertThat(ghostGoneMs).isLessThan(2 * MAX_AGE_MS + RECONCILE_MS + 8_000);
@@ -96,7 +124,8 @@ class ReplicaKillE2EIT {
     }
 
     private static boolean isPresence(JsonNode e, String event, String key) {
-        return "presence".equals(e.path("type").asText()) && event.equals(e.path("event").asText())
+        return "presence".equals(e.path("type").asText())
+                && event.equals(e.path("event").asText())
                 && (key == null || key.equals(e.path("payload").path("key").asText()));
     }
 

@@ -25,12 +25,17 @@ class SlotLostE2EIT {
 
     @Test
     void aLostSlotIsRecreatedAndRealtimeJsIsToldErrorThenOk() throws Exception {
-        try (PostgresServer pg = PostgresServer.builder().setting("max_slot_wal_keep_size", "1MB").setting("wal_keep_size", "0").start();
-                E2eStack stack = new E2eStack(pg, NatsServer.shared()); RealtimeJsClient js = RealtimeJsClient.start()) {
+        try (PostgresServer pg = PostgresServer.builder()
+                        .setting("max_slot_wal_keep_size", "1MB")
+                        .setting("wal_keep_size", "0")
+                        .start();
+                E2eStack stack = new E2eStack(pg, NatsServer.shared());
+                RealtimeJsClient js = RealtimeJsClient.start()) {
             stack.startCdcWorker(Map.of(), List.of());
             stack.startWsFront(Map.of());
             stack.createProject();
-            stack.sql("CREATE TABLE " + stack.table("t") + "(id int PRIMARY KEY)",
+            stack.sql(
+                    "CREATE TABLE " + stack.table("t") + "(id int PRIMARY KEY)",
                     "GRANT SELECT ON " + stack.table("t") + " TO aura_anon, aura_authenticated",
                     "CREATE TABLE burst(id int, v text)");
             stack.enable("t");
@@ -44,27 +49,38 @@ class SlotLostE2EIT {
             stack.cdcWorker().stop();
             long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
             while (!"lost".equals(walStatus(pg, stack.slot))) {
-                assertThat(System.nanoTime()).as("slot invalidated by the WAL burst").isLessThan(deadline);
-                pg.execute("INSERT INTO burst SELECT g, md5(g::text) FROM generate_series(1, 20000) g", "SELECT pg_switch_wal()",
+                assertThat(System.nanoTime())
+                        .as("slot invalidated by the WAL burst")
+                        .isLessThan(deadline);
+                pg.execute(
+                        "INSERT INTO burst SELECT g, md5(g::text) FROM generate_series(1, 20000) g",
+                        "SELECT pg_switch_wal()",
                         "CHECKPOINT");
             }
             int mark = js.eventCount();
             stack.startCdcWorker(Map.of(), List.of());
 
-            JsonNode error = js.awaitEvent(mark, e -> isSystem(e) && "error".equals(e.path("payload").path("status").asText())
-                    && e.path("payload").path("message").asText().startsWith("slot_lost"), Duration.ofSeconds(30));
+            JsonNode error = js.awaitEvent(
+                    mark,
+                    e -> isSystem(e)
+                            && "error".equals(e.path("payload").path("status").asText())
+                            && e.path("payload").path("message").asText().startsWith("slot_lost"),
+                    Duration.ofSeconds(30));
             int afterError = js.eventCount();
             js.awaitEvent(afterError, SlotLostE2EIT::systemOk, Duration.ofSeconds(30));
-            String gap = stack.cdcWorker().waitForLog(Pattern.compile("was lost .*Changes between \\S+ and \\S+ .*are lost for good"),
-                    Duration.ofSeconds(5));
+            String gap = stack.cdcWorker()
+                    .waitForLog(
+                            Pattern.compile("was lost .*Changes between \\S+ and \\S+ .*are lost for good"),
+                            Duration.ofSeconds(5));
             assertThat(stack.health(stack.cdcPort)).contains("\"cdc_active\":true");
             String metrics = metrics(stack);
             assertThat(metrics).containsPattern("aura_cdc_slot_recreations_total(\\{[^}]*})? 1\\.0");
 
             stack.sql("INSERT INTO " + stack.table("t") + " VALUES (1)");
             js.awaitEvent(e -> "postgres_changes".equals(e.path("type").asText()), Duration.ofSeconds(20));
-            System.out.println("client told: " + error.path("payload").path("message").asText() + "\nworker logged: "
-                    + gap.substring(gap.indexOf("slot ")));
+            System.out.println(
+                    "client told: " + error.path("payload").path("message").asText() + "\nworker logged: "
+                            + gap.substring(gap.indexOf("slot ")));
         }
     }
 
@@ -73,20 +89,27 @@ class SlotLostE2EIT {
     }
 
     private static boolean systemOk(JsonNode e) {
-        return isSystem(e) && "ok".equals(e.path("payload").path("status").asText())
+        return isSystem(e)
+                && "ok".equals(e.path("payload").path("status").asText())
                 && e.path("payload").path("message").asText().contains("PostgreSQL");
     }
 
     private static String walStatus(PostgresServer pg, String slot) throws Exception {
-        try (var c = pg.connect(); Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SELECT wal_status FROM pg_replication_slots WHERE slot_name = '" + slot + "'")) {
+        try (var c = pg.connect();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(
+                        "SELECT wal_status FROM pg_replication_slots WHERE slot_name = '" + slot + "'")) {
             return rs.next() ? rs.getString(1) : null;
         }
     }
 
     private static String metrics(E2eStack stack) throws Exception {
         var http = java.net.http.HttpClient.newHttpClient();
-        return http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + stack.cdcPort + "/metrics")).build(),
-                java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        return http.send(
+                        java.net.http.HttpRequest.newBuilder(
+                                        java.net.URI.create("http://127.0.0.1:" + stack.cdcPort + "/metrics"))
+                                .build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString())
+                .body();
     }
 }

@@ -70,7 +70,8 @@ public final class SteadyWriter implements AutoCloseable {
     }
 
     private boolean existsAfterReconnect(int id) {
-        try (Connection c = pg.connect(); Statement s = c.createStatement();
+        try (Connection c = pg.connect();
+                Statement s = c.createStatement();
                 var rs = s.executeQuery("SELECT 1 FROM " + table + " WHERE id = " + id)) {
             return rs.next();
         } catch (RuntimeException | SQLException stillDown) {

@@ -58,7 +58,9 @@ class TokensE2EIT {
         stack.createProject(projectB);
         for (String p : List.of(stack.projectId, projectB)) {
             String t = "\"" + E2eStack.schemaOf(p) + "\".\"t\"";
-            stack.sql("CREATE TABLE " + t + "(id int PRIMARY KEY, body text)", "GRANT SELECT ON " + t + " TO aura_anon, aura_authenticated");
+            stack.sql(
+                    "CREATE TABLE " + t + "(id int PRIMARY KEY, body text)",
+                    "GRANT SELECT ON " + t + " TO aura_anon, aura_authenticated");
             stack.enable(p, "t");
         }
     }
@@ -75,15 +77,31 @@ class TokensE2EIT {
         String sig = "Failed to validate JWT signature";
         String malformed = "The token provided is not a valid JWT";
         m.put("wrong signature", new String[] {stack.tokens.signedWithWrongSecret(a), "JwtSignatureError", sig});
-        m.put("tampered payload (anon -> service_role)", new String[] {stack.tokens.tampered(a), "JwtSignatureError", sig});
+        m.put(
+                "tampered payload (anon -> service_role)",
+                new String[] {stack.tokens.tampered(a), "JwtSignatureError", sig});
         m.put("alg none", new String[] {stack.tokens.algNone(a), "MalformedJWT", malformed});
-        m.put("alg RS256 header, HMAC-signed with the HS secret", new String[] {hmacWithHeader("RS256", stack.tokens.claims("service_role", a)), "JwtSignatureError", sig});
-        m.put("genuine RS256 (attacker's own RSA key)", new String[] {rs256(stack.tokens.claims("service_role", a)), "JwtSignatureError", sig});
-        m.put("HS512 (secret doubled to 64 bytes)", new String[] {hs512(stack.tokens.claims("service_role", a)), "JwtSignatureError", sig});
-        m.put("alg HS512 header over HMAC-SHA256 with the secret", new String[] {hmacWithHeader("HS512", stack.tokens.claims("service_role", a)), "JwtSignatureError", sig});
-        m.put("no exp", new String[] {stack.tokens.withoutExp(a), "InvalidJWTToken", "Fields `role` and `exp` are required in JWT"});
-        m.put("no role", new String[] {stack.tokens.withoutRole(a), "InvalidJWTToken", "Fields `role` and `exp` are required in JWT"});
-        m.put("no ref", new String[] {stack.tokens.withoutRef(a), "InvalidJWTToken", "Field `ref` (the project id) is required in JWT"});
+        m.put("alg RS256 header, HMAC-signed with the HS secret", new String[] {
+            hmacWithHeader("RS256", stack.tokens.claims("service_role", a)), "JwtSignatureError", sig
+        });
+        m.put(
+                "genuine RS256 (attacker's own RSA key)",
+                new String[] {rs256(stack.tokens.claims("service_role", a)), "JwtSignatureError", sig});
+        m.put(
+                "HS512 (secret doubled to 64 bytes)",
+                new String[] {hs512(stack.tokens.claims("service_role", a)), "JwtSignatureError", sig});
+        m.put("alg HS512 header over HMAC-SHA256 with the secret", new String[] {
+            hmacWithHeader("HS512", stack.tokens.claims("service_role", a)), "JwtSignatureError", sig
+        });
+        m.put("no exp", new String[] {
+            stack.tokens.withoutExp(a), "InvalidJWTToken", "Fields `role` and `exp` are required in JWT"
+        });
+        m.put("no role", new String[] {
+            stack.tokens.withoutRole(a), "InvalidJWTToken", "Fields `role` and `exp` are required in JWT"
+        });
+        m.put("no ref", new String[] {
+            stack.tokens.withoutRef(a), "InvalidJWTToken", "Field `ref` (the project id) is required in JWT"
+        });
         m.put("expired", new String[] {stack.tokens.expired("anon", a), "InvalidJWTToken", "Token has expired "});
         m.put("garbage", new String[] {"not.a.jwt", "MalformedJWT", malformed});
         return m;
@@ -92,32 +110,47 @@ class TokensE2EIT {
     @Test
     void everyHostileTokenIsRefusedAtConnectWithHttp401() throws Exception {
         for (Map.Entry<String, String[]> e : hostile().entrySet()) {
-            Http r = upgrade("/realtime/v1/websocket?vsn=1.0.0&apikey=" + URLEncoder.encode(e.getValue()[0], StandardCharsets.UTF_8));
+            Http r = upgrade("/realtime/v1/websocket?vsn=1.0.0&apikey="
+                    + URLEncoder.encode(e.getValue()[0], StandardCharsets.UTF_8));
             assertThat(r.status).as(e.getKey() + ": " + r).isEqualTo(401);
-            assertThat(JSON.readTree(r.body).path("error").asText()).as(e.getKey()).startsWith(e.getValue()[2]);
+            assertThat(JSON.readTree(r.body).path("error").asText())
+                    .as(e.getKey())
+                    .startsWith(e.getValue()[2]);
         }
         Http missing = upgrade("/realtime/v1/websocket?vsn=1.0.0");
         assertThat(missing.status).isEqualTo(401);
         assertThat(JSON.readTree(missing.body).path("error").asText()).isEqualTo("API key is missing");
         // the positive control: the same request with a good key upgrades
-        assertThat(upgrade("/realtime/v1/websocket?vsn=1.0.0&apikey=" + stack.tokens.anon(stack.projectId)).status).isEqualTo(101);
+        assertThat(upgrade("/realtime/v1/websocket?vsn=1.0.0&apikey=" + stack.tokens.anon(stack.projectId)).status)
+                .isEqualTo(101);
     }
 
     @Test
     void everyHostileTokenIsRefusedAtJoinAsAccessToken() throws Exception {
         Map<String, String[]> cases = hostile();
-        cases.put("valid token of another project", new String[] {stack.tokens.authenticated(projectB, UUID.randomUUID().toString()),
-                "InvalidJWTToken", "The access token belongs to another project than the API key"});
+        cases.put("valid token of another project", new String[] {
+            stack.tokens.authenticated(projectB, UUID.randomUUID().toString()),
+            "InvalidJWTToken",
+            "The access token belongs to another project than the API key"
+        });
         try (Ws ws = Ws.open(stack.tokens.anon(stack.projectId))) {
             int i = 0;
             for (Map.Entry<String, String[]> e : cases.entrySet()) {
                 String ref = "r" + i++;
                 ObjectNode config = JSON.createObjectNode();
-                config.putArray("postgres_changes").addObject().put("event", "*").put("schema", "public").put("table", "t");
+                config.putArray("postgres_changes")
+                        .addObject()
+                        .put("event", "*")
+                        .put("schema", "public")
+                        .put("table", "t");
                 ws.join("realtime:tok-" + i, ref, config, e.getValue()[0]);
-                JsonNode reply = ws.await(f -> ref.equals(f.path("ref").asText()) && "phx_reply".equals(f.path("event").asText()));
-                assertThat(reply.at("/payload/status").asText()).as(e.getKey() + ": " + reply).isEqualTo("error");
-                assertThat(reply.at("/payload/response/reason").asText()).as(e.getKey())
+                JsonNode reply = ws.await(f -> ref.equals(f.path("ref").asText())
+                        && "phx_reply".equals(f.path("event").asText()));
+                assertThat(reply.at("/payload/status").asText())
+                        .as(e.getKey() + ": " + reply)
+                        .isEqualTo("error");
+                assertThat(reply.at("/payload/response/reason").asText())
+                        .as(e.getKey())
                         .startsWith(e.getValue()[1] + ": " + e.getValue()[2]);
                 Thread.sleep(15); // stay under the joins-per-second limit
             }
@@ -128,12 +161,20 @@ class TokensE2EIT {
     void aClientOfAnotherProjectNeverReceivesProjectAsChangesOrBroadcasts() throws Exception {
         String a = stack.projectId;
         String secret = "secret-of-A-" + UUID.randomUUID();
-        try (Ws victim = Ws.open(stack.tokens.anon(a)); Ws intruder = Ws.open(stack.tokens.anon(projectB))) {
+        try (Ws victim = Ws.open(stack.tokens.anon(a));
+                Ws intruder = Ws.open(stack.tokens.anon(projectB))) {
             ObjectNode all = JSON.createObjectNode();
-            all.putArray("postgres_changes").addObject().put("event", "*").put("schema", "public").put("table", "t");
+            all.putArray("postgres_changes")
+                    .addObject()
+                    .put("event", "*")
+                    .put("schema", "public")
+                    .put("table", "t");
             all.putObject("broadcast").put("self", true);
             victim.join("realtime:room", "v1", all, null);
-            assertThat(victim.await(f -> "v1".equals(f.path("ref").asText())).at("/payload/status").asText()).isEqualTo("ok");
+            assertThat(victim.await(f -> "v1".equals(f.path("ref").asText()))
+                            .at("/payload/status")
+                            .asText())
+                    .isEqualTo("ok");
 
             // project B: the same topic and table, A's schema name spelled out, wildcard tables, filters
             // that try to escape, a token of A as access_token, a topic naming A's schema
@@ -152,7 +193,11 @@ class TokensE2EIT {
             for (int i = 0; i < attempts.size(); i++) {
                 String[] at = attempts.get(i);
                 ObjectNode config = JSON.createObjectNode();
-                ObjectNode binding = config.putArray("postgres_changes").addObject().put("event", "*").put("schema", at[1]).put("table", at[2]);
+                ObjectNode binding = config.putArray("postgres_changes")
+                        .addObject()
+                        .put("event", "*")
+                        .put("schema", at[1])
+                        .put("table", at[2]);
                 if (at[3] != null) {
                     binding.put("filter", at[3]);
                 }
@@ -161,29 +206,49 @@ class TokensE2EIT {
                 intruder.join(at[0], ref, config, null);
                 JsonNode reply = intruder.await(f -> ref.equals(f.path("ref").asText()));
                 ok += "ok".equals(reply.at("/payload/status").asText()) ? 1 : 0;
-                System.out.printf("project B joins %s schema=%s table=%s filter=%s: %s %s%n", at[0], at[1], at[2], at[3],
-                        reply.at("/payload/status").asText(), reply.at("/payload/response/reason").asText(""));
+                System.out.printf(
+                        "project B joins %s schema=%s table=%s filter=%s: %s %s%n",
+                        at[0],
+                        at[1],
+                        at[2],
+                        at[3],
+                        reply.at("/payload/status").asText(),
+                        reply.at("/payload/response/reason").asText(""));
                 Thread.sleep(15);
             }
             String ref = "tokA";
             intruder.join("realtime:room2", ref, JSON.createObjectNode(), stack.tokens.serviceRole(a));
-            assertThat(intruder.await(f -> ref.equals(f.path("ref").asText())).at("/payload/response/reason").asText())
+            assertThat(intruder.await(f -> ref.equals(f.path("ref").asText()))
+                            .at("/payload/response/reason")
+                            .asText())
                     .isEqualTo("InvalidJWTToken: The access token belongs to another project than the API key");
-            assertThat(ok).as("project B's own joins on public.t succeed (the attack surface is real)").isGreaterThanOrEqualTo(2);
+            assertThat(ok)
+                    .as("project B's own joins on public.t succeed (the attack surface is real)")
+                    .isGreaterThanOrEqualTo(2);
 
             // project A writes and broadcasts its secret; project B writes its own row as a control
             stack.sql("INSERT INTO \"" + aSchema + "\".\"t\" VALUES (1, '" + secret + "')");
-            victim.send("realtime:room", "{\"type\":\"broadcast\",\"event\":\"msg\",\"payload\":{\"body\":\"" + secret + "\"}}");
-            victim.await(f -> f.toString().contains(secret) && "postgres_changes".equals(f.path("event").asText()));
-            victim.await(f -> f.toString().contains(secret) && "broadcast".equals(f.path("event").asText()));
+            victim.send(
+                    "realtime:room",
+                    "{\"type\":\"broadcast\",\"event\":\"msg\",\"payload\":{\"body\":\"" + secret + "\"}}");
+            victim.await(f -> f.toString().contains(secret)
+                    && "postgres_changes".equals(f.path("event").asText()));
+            victim.await(f -> f.toString().contains(secret)
+                    && "broadcast".equals(f.path("event").asText()));
             String control = "B-own-" + UUID.randomUUID();
             stack.sql("INSERT INTO \"" + E2eStack.schemaOf(projectB) + "\".\"t\" VALUES (1, '" + control + "')");
-            intruder.send("realtime:room", "{\"type\":\"broadcast\",\"event\":\"msg\",\"payload\":{\"body\":\"" + control + "\"}}");
+            intruder.send(
+                    "realtime:room",
+                    "{\"type\":\"broadcast\",\"event\":\"msg\",\"payload\":{\"body\":\"" + control + "\"}}");
             // B's subscribers work: its own change and broadcast arrive (after A's were published)
-            intruder.await(f -> f.toString().contains(control) && "postgres_changes".equals(f.path("event").asText()));
-            intruder.await(f -> f.toString().contains(control) && "broadcast".equals(f.path("event").asText()));
+            intruder.await(f -> f.toString().contains(control)
+                    && "postgres_changes".equals(f.path("event").asText()));
+            intruder.await(f -> f.toString().contains(control)
+                    && "broadcast".equals(f.path("event").asText()));
             Thread.sleep(500);
-            assertThat(intruder.frames).as("project B never sees project A's data").noneMatch(f -> f.contains(secret));
+            assertThat(intruder.frames)
+                    .as("project B never sees project A's data")
+                    .noneMatch(f -> f.contains(secret));
             assertThat(victim.frames).as("nor A project B's").noneMatch(f -> f.contains(control));
         }
     }
@@ -205,13 +270,21 @@ class TokensE2EIT {
 
     private static String rs256(Map<String, Object> claims) throws Exception {
         RSAKey key = new RSAKeyGenerator(2048).generate();
-        SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.RS256).type(JOSEObjectType.JWT).build(), JWTClaimsSet.parse(claims));
+        SignedJWT jwt = new SignedJWT(
+                new JWSHeader.Builder(JWSAlgorithm.RS256)
+                        .type(JOSEObjectType.JWT)
+                        .build(),
+                JWTClaimsSet.parse(claims));
         jwt.sign(new RSASSASigner(key));
         return jwt.serialize();
     }
 
     private static String hs512(Map<String, Object> claims) throws Exception {
-        SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.HS512).type(JOSEObjectType.JWT).build(), JWTClaimsSet.parse(claims));
+        SignedJWT jwt = new SignedJWT(
+                new JWSHeader.Builder(JWSAlgorithm.HS512)
+                        .type(JOSEObjectType.JWT)
+                        .build(),
+                JWTClaimsSet.parse(claims));
         byte[] key = (E2eStack.SECRET + E2eStack.SECRET).getBytes(StandardCharsets.UTF_8); // HS512 needs 64 bytes
         jwt.sign(new MACSigner(key));
         return jwt.serialize();
@@ -225,8 +298,10 @@ class TokensE2EIT {
         try (Socket s = new Socket(InetAddress.getLoopbackAddress(), stack.wsPort(0))) {
             s.setSoTimeout(10_000);
             OutputStream out = s.getOutputStream();
-            out.write(("GET " + pathAndQuery + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.write(("GET " + pathAndQuery
+                            + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
             out.flush();
             InputStream in = s.getInputStream();
             ByteArrayOutputStream buf = new ByteArrayOutputStream();
@@ -236,7 +311,8 @@ class TokensE2EIT {
             while (true) {
                 String text = buf.toString(StandardCharsets.ISO_8859_1);
                 if (headerEnd < 0 && (headerEnd = text.indexOf("\r\n\r\n")) >= 0) {
-                    var m = java.util.regex.Pattern.compile("(?im)^content-length:\\s*(\\d+)").matcher(text.substring(0, headerEnd));
+                    var m = java.util.regex.Pattern.compile("(?im)^content-length:\\s*(\\d+)")
+                            .matcher(text.substring(0, headerEnd));
                     contentLength = m.find() ? Integer.parseInt(m.group(1)) : 0;
                     if (text.startsWith("HTTP/1.1 101")) {
                         return new Http(101, "");
@@ -244,7 +320,9 @@ class TokensE2EIT {
                 }
                 if (headerEnd >= 0 && buf.size() >= headerEnd + 4 + contentLength) {
                     int status = Integer.parseInt(text.substring(9, 12));
-                    return new Http(status, new String(buf.toByteArray(), headerEnd + 4, contentLength, StandardCharsets.UTF_8));
+                    return new Http(
+                            status,
+                            new String(buf.toByteArray(), headerEnd + 4, contentLength, StandardCharsets.UTF_8));
                 }
                 int n = in.read(chunk);
                 if (n < 0) {
@@ -264,8 +342,10 @@ class TokensE2EIT {
 
         static Ws open(String apikey) throws Exception {
             Ws w = new Ws();
-            w.ws = HttpClient.newHttpClient().newWebSocketBuilder()
-                    .buildAsync(URI.create(stack.wsUrl(0) + "/websocket?vsn=1.0.0&apikey=" + apikey), w).get(20, TimeUnit.SECONDS);
+            w.ws = HttpClient.newHttpClient()
+                    .newWebSocketBuilder()
+                    .buildAsync(URI.create(stack.wsUrl(0) + "/websocket?vsn=1.0.0&apikey=" + apikey), w)
+                    .get(20, TimeUnit.SECONDS);
             return w;
         }
 
@@ -275,13 +355,20 @@ class TokensE2EIT {
             if (accessToken != null) {
                 payload.put("access_token", accessToken);
             }
-            ObjectNode msg = JSON.createObjectNode().put("topic", topic).put("event", "phx_join").put("ref", ref).put("join_ref", ref);
+            ObjectNode msg = JSON.createObjectNode()
+                    .put("topic", topic)
+                    .put("event", "phx_join")
+                    .put("ref", ref)
+                    .put("join_ref", ref);
             msg.set("payload", payload);
             ws.sendText(msg.toString(), true).get(10, TimeUnit.SECONDS);
         }
 
         void send(String topic, String broadcastPayload) throws Exception {
-            ws.sendText("{\"topic\":\"" + topic + "\",\"event\":\"broadcast\",\"payload\":" + broadcastPayload + ",\"ref\":null}", true)
+            ws.sendText(
+                            "{\"topic\":\"" + topic + "\",\"event\":\"broadcast\",\"payload\":" + broadcastPayload
+                                    + ",\"ref\":null}",
+                            true)
                     .get(10, TimeUnit.SECONDS);
         }
 

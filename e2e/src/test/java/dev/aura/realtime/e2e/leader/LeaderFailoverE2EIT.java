@@ -68,7 +68,8 @@ class LeaderFailoverE2EIT {
 
     @BeforeEach
     void setUp() throws Exception {
-        api = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), new KubernetesCrudDispatcher(), false);
+        api = new KubernetesMockServer(
+                new Context(), new MockWebServer(), new HashMap<>(), new KubernetesCrudDispatcher(), false);
         api.init();
         proxies.put("a", new PartitionableProxy(api.getPort()));
         proxies.put("b", new PartitionableProxy(api.getPort()));
@@ -77,9 +78,12 @@ class LeaderFailoverE2EIT {
         Dispatcher d = nats.createDispatcher(msg -> {
             try {
                 JsonNode body = json.readTree(msg.getData());
-                events.add(new Event(msg.getHeaders().getFirst(AuraHeaders.ORIGIN), msg.getHeaders().getFirst(AuraHeaders.EVENT_ID),
+                events.add(new Event(
+                        msg.getHeaders().getFirst(AuraHeaders.ORIGIN),
+                        msg.getHeaders().getFirst(AuraHeaders.EVENT_ID),
                         Long.parseLong(msg.getHeaders().getFirst(AuraHeaders.LEASE_EPOCH)),
-                        body.get("data").get("record").get("id").asInt(), System.nanoTime()));
+                        body.get("data").get("record").get("id").asInt(),
+                        System.nanoTime()));
             } catch (Exception e) {
                 throw new IllegalStateException(e);
             }
@@ -88,8 +92,10 @@ class LeaderFailoverE2EIT {
         start("a");
         start("b");
         stack.createProject();
-        stack.sql("CREATE TABLE " + stack.table("ticks") + "(id int PRIMARY KEY)",
-                "INSERT INTO aura_platform.realtime_tables(project_id, table_name) VALUES ('" + stack.projectId + "', 'ticks')");
+        stack.sql(
+                "CREATE TABLE " + stack.table("ticks") + "(id int PRIMARY KEY)",
+                "INSERT INTO aura_platform.realtime_tables(project_id, table_name) VALUES ('" + stack.projectId
+                        + "', 'ticks')");
         register();
         Thread.sleep(1000); // one table refresh
     }
@@ -118,19 +124,33 @@ class LeaderFailoverE2EIT {
         try {
             nats.keyValueManagement().getStatus(SubscriptionEntry.BUCKET);
         } catch (Exception missing) {
-            nats.keyValueManagement().create(KeyValueConfiguration.builder().name(SubscriptionEntry.BUCKET)
-                    .storageType(StorageType.Memory).ttl(SubscriptionEntry.MAX_AGE).maxHistoryPerKey(1).build());
+            nats.keyValueManagement()
+                    .create(KeyValueConfiguration.builder()
+                            .name(SubscriptionEntry.BUCKET)
+                            .storageType(StorageType.Memory)
+                            .ttl(SubscriptionEntry.MAX_AGE)
+                            .maxHistoryPerKey(1)
+                            .build());
         }
         String sub = UUID.randomUUID().toString();
-        SubscriptionEntry e = new SubscriptionEntry(sub, stack.projectId, "ticks", "*", null, "service_role",
-                json.createObjectNode().put("role", "service_role"), System.currentTimeMillis() + 3_600_000, "test");
+        SubscriptionEntry e = new SubscriptionEntry(
+                sub,
+                stack.projectId,
+                "ticks",
+                "*",
+                null,
+                "service_role",
+                json.createObjectNode().put("role", "service_role"),
+                System.currentTimeMillis() + 3_600_000,
+                "test");
         nats.keyValue(SubscriptionEntry.BUCKET).put(e.key(), json.writeValueAsBytes(e));
     }
 
     private void startLoad() {
         loading.set(true);
         load = Thread.ofPlatform().name("insert-load").start(() -> {
-            try (var c = pg.connect(); var st = c.prepareStatement("INSERT INTO " + stack.table("ticks") + " VALUES (?)")) {
+            try (var c = pg.connect();
+                    var st = c.prepareStatement("INSERT INTO " + stack.table("ticks") + " VALUES (?)")) {
                 while (loading.get()) {
                     st.setInt(1, committed.get() + 1);
                     st.executeUpdate();
@@ -151,7 +171,8 @@ class LeaderFailoverE2EIT {
     private String leader() {
         List<String> leaders = new ArrayList<>();
         for (var e : ports.entrySet()) {
-            if (workers.get(e.getKey()).isAlive() && stack.health(e.getValue()).replace(" ", "").contains("\"leader\":true")) {
+            if (workers.get(e.getKey()).isAlive()
+                    && stack.health(e.getValue()).replace(" ", "").contains("\"leader\":true")) {
                 leaders.add(e.getKey());
             }
         }
@@ -167,13 +188,17 @@ class LeaderFailoverE2EIT {
         Awaitility.await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             Set<Integer> missing = range(committed.get());
             missing.removeAll(ids());
-            assertThat(missing).as("committed rows never published (of %d)", committed.get()).isEmpty();
+            assertThat(missing)
+                    .as("committed rows never published (of %d)", committed.get())
+                    .isEmpty();
         });
         Map<String, Set<Integer>> rowsById = new HashMap<>();
         for (Event e : events) {
             rowsById.computeIfAbsent(e.eventId(), k -> new HashSet<>()).add(e.id());
         }
-        assertThat(rowsById.values()).as("a duplicated event id always carries the same row").allMatch(s -> s.size() == 1);
+        assertThat(rowsById.values())
+                .as("a duplicated event id always carries the same row")
+                .allMatch(s -> s.size() == 1);
     }
 
     private Set<Integer> ids() {
@@ -203,11 +228,13 @@ class LeaderFailoverE2EIT {
     }
 
     @Test
-    void oneLeaderPublishes_killedLeaderIsReplaced_gracefulStopHandsOverFast_fencedLeaderStopsBeforeTheLeaseExpires() throws Exception {
+    void oneLeaderPublishes_killedLeaderIsReplaced_gracefulStopHandsOverFast_fencedLeaderStopsBeforeTheLeaseExpires()
+            throws Exception {
         // 1. Two workers, one lease: exactly one leads and publishes.
         Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> leader() != null);
         // The slot exists once the leader polled: rows committed before it would never be in it.
-        Awaitility.await().atMost(Duration.ofSeconds(20))
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(20))
                 .until(() -> stack.health(ports.get(leader())).replace(" ", "").contains("\"cdc_active\":true"));
         startLoad();
         Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> events.size() > 50);
@@ -219,9 +246,16 @@ class LeaderFailoverE2EIT {
         String standbyOrigin = originOf(standby);
         long killed = System.nanoTime();
         workers.get(first).kill9();
-        Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> events.stream().anyMatch(e -> e.origin().equals(standbyOrigin)));
-        long takeoverMs = (events.stream().filter(e -> e.origin().equals(standbyOrigin)).mapToLong(Event::atNanos).min().orElseThrow()
-                - killed) / 1_000_000;
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(20))
+                .until(() -> events.stream().anyMatch(e -> e.origin().equals(standbyOrigin)));
+        long takeoverMs = (events.stream()
+                                .filter(e -> e.origin().equals(standbyOrigin))
+                                .mapToLong(Event::atNanos)
+                                .min()
+                                .orElseThrow()
+                        - killed)
+                / 1_000_000;
         System.out.printf("kill -9 takeover: standby published %d ms after the kill%n", takeoverMs);
         // fabric8 polls every retry period with up to 1.2x jitter: lease + 2.2 x retry, plus start-up of the poll loop.
         assertThat(takeoverMs).isLessThan(LEASE_SECONDS * 1000L + 2200L * LEASE_SECONDS / 3 + 3000);
@@ -233,23 +267,35 @@ class LeaderFailoverE2EIT {
         start(first);
         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> standby.equals(leader()));
         // The restarted worker is a standby once it has seen the lease held by the other.
-        Awaitility.await().atMost(Duration.ofSeconds(30))
-                .until(() -> stack.health(ports.get(first)).replace(" ", "").contains("\"holder\":\"" + standby + "\""));
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(30))
+                .until(() ->
+                        stack.health(ports.get(first)).replace(" ", "").contains("\"holder\":\"" + standby + "\""));
         startLoad();
         Thread.sleep(1000);
         long stopping = System.nanoTime();
         String firstOrigin = originOf(first);
         int before = events.size();
         Thread stopper = Thread.ofPlatform().start(() -> workers.get(standby).stop());
-        Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(20))
                 .until(() -> stack.health(ports.get(first)).replace(" ", "").contains("\"leader\":true"));
         long gracefulMs = (System.nanoTime() - stopping) / 1_000_000;
         stopper.join();
-        Awaitility.await().atMost(Duration.ofSeconds(10))
-                .until(() -> events.subList(before, events.size()).stream().anyMatch(e -> e.origin().equals(firstOrigin)));
-        long publishingMs = (events.subList(before, events.size()).stream().filter(e -> e.origin().equals(firstOrigin))
-                .mapToLong(Event::atNanos).min().orElseThrow() - stopping) / 1_000_000;
-        System.out.printf("graceful takeover: lease taken %d ms, first publish %d ms after SIGTERM%n", gracefulMs, publishingMs);
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(10))
+                .until(() -> events.subList(before, events.size()).stream()
+                        .anyMatch(e -> e.origin().equals(firstOrigin)));
+        long publishingMs = (events.subList(before, events.size()).stream()
+                                .filter(e -> e.origin().equals(firstOrigin))
+                                .mapToLong(Event::atNanos)
+                                .min()
+                                .orElseThrow()
+                        - stopping)
+                / 1_000_000;
+        System.out.printf(
+                "graceful takeover: lease taken %d ms, first publish %d ms after SIGTERM%n", gracefulMs, publishingMs);
         // Measured from the SIGTERM to a separate JVM: its shutdown hook stops the poll loop, then
         // releases; the standby takes the lease on its next jittered retry (<= 2.2 x 667 ms). The
         // election's own 2 s bound is asserted in LeaseLeaderElectionTest, without JVM shutdown.
@@ -264,7 +310,8 @@ class LeaderFailoverE2EIT {
         String leader = first;
         String other = standby;
         start(other);
-        Awaitility.await().atMost(Duration.ofSeconds(30))
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(30))
                 .until(() -> stack.health(ports.get(other)).replace(" ", "").contains("\"holder\":\"" + leader + "\""));
         startLoad();
         Thread.sleep(1000);
@@ -272,25 +319,40 @@ class LeaderFailoverE2EIT {
         String otherOrigin = originOf(other);
         long cut = System.nanoTime();
         proxies.get(leader).cut();
-        Awaitility.await().atMost(Duration.ofSeconds(20))
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(20))
                 .until(() -> events.stream().anyMatch(e -> e.origin().equals(otherOrigin) && e.atNanos() > cut));
-        long lastByOld = events.stream().filter(e -> e.origin().equals(leaderOrigin)).mapToLong(Event::atNanos).max().orElseThrow();
-        long firstByNew = events.stream().filter(e -> e.origin().equals(otherOrigin) && e.atNanos() > cut)
-                .mapToLong(Event::atNanos).min().orElseThrow();
-        System.out.printf("API cut: old leader's last publish %d ms after the cut, new leader's first %d ms after%n",
+        long lastByOld = events.stream()
+                .filter(e -> e.origin().equals(leaderOrigin))
+                .mapToLong(Event::atNanos)
+                .max()
+                .orElseThrow();
+        long firstByNew = events.stream()
+                .filter(e -> e.origin().equals(otherOrigin) && e.atNanos() > cut)
+                .mapToLong(Event::atNanos)
+                .min()
+                .orElseThrow();
+        System.out.printf(
+                "API cut: old leader's last publish %d ms after the cut, new leader's first %d ms after%n",
                 (lastByOld - cut) / 1_000_000, (firstByNew - cut) / 1_000_000);
-        assertThat(lastByOld).as("the fenced leader stopped before the new one started").isLessThan(firstByNew);
-        assertThat((lastByOld - cut) / 1_000_000).as("stopped before its lease could expire (ms after the cut)")
+        assertThat(lastByOld)
+                .as("the fenced leader stopped before the new one started")
+                .isLessThan(firstByNew);
+        assertThat((lastByOld - cut) / 1_000_000)
+                .as("stopped before its lease could expire (ms after the cut)")
                 .isLessThan(LEASE_SECONDS * 1000L);
         assertThat(stack.health(ports.get(leader)).replace(" ", "")).contains("\"leader\":false");
 
         proxies.get(leader).heal();
-        Awaitility.await().atMost(Duration.ofSeconds(20))
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(20))
                 .until(() -> stack.health(ports.get(leader)).replace(" ", "").contains("\"holder\":\"" + other + "\""));
         int mark = events.size();
         workers.get(other).stop();
-        Awaitility.await().atMost(Duration.ofSeconds(20))
-                .until(() -> events.subList(mark, events.size()).stream().anyMatch(e -> e.origin().equals(leaderOrigin)));
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(20))
+                .until(() -> events.subList(mark, events.size()).stream()
+                        .anyMatch(e -> e.origin().equals(leaderOrigin)));
         stopLoad();
         assertEverythingCommittedArrived();
         assertNoOverlap();

@@ -43,7 +43,8 @@ class SoakIT {
     void soak() throws Exception {
         String minutesProp = System.getProperty("soak.minutes");
         if (minutesProp == null) {
-            throw new AssertionError("the soak runs from scripts/soak.sh (which sets -Dsoak.minutes); the e2e pom excludes it from mvn verify");
+            throw new AssertionError(
+                    "the soak runs from scripts/soak.sh (which sets -Dsoak.minutes); the e2e pom excludes it from mvn verify");
         }
         double minutes = Double.parseDouble(minutesProp);
         int connections = Integer.getInteger("soak.connections", 10_000);
@@ -54,10 +55,12 @@ class SoakIT {
 
         try (E2eStack stack = E2eStack.startDefault(0)) {
             stack.startWsFront(Map.of("WS_IO_THREADS", "2", "WS_MAX_JOINS_PER_SECOND", "1000"));
-            stack.sql("CREATE TABLE " + stack.table("soak") + "(id bigserial PRIMARY KEY, sent_ns bigint)",
+            stack.sql(
+                    "CREATE TABLE " + stack.table("soak") + "(id bigserial PRIMARY KEY, sent_ns bigint)",
                     "GRANT SELECT ON " + stack.table("soak") + " TO aura_anon, aura_authenticated");
             stack.enable("soak");
-            String url = "ws://127.0.0.1:" + stack.wsPort(0) + "/realtime/v1/websocket?vsn=1.0.0&apikey=" + stack.tokens.anon(stack.projectId);
+            String url = "ws://127.0.0.1:" + stack.wsPort(0) + "/realtime/v1/websocket?vsn=1.0.0&apikey="
+                    + stack.tokens.anon(stack.projectId);
 
             HttpClient http = HttpClient.newHttpClient();
             List<Client> clients = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -71,22 +74,27 @@ class SoakIT {
             for (int i = 0; i < connections; i++) {
                 inFlight.acquire();
                 Client c = new Client(i, i % rooms, i < pgSubscribers);
-                http.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(30)).buildAsync(URI.create(url), c).whenComplete((ws, err) -> {
-                    if (err != null) {
-                        connectFailures.incrementAndGet();
-                        inFlight.release();
-                        return;
-                    }
-                    c.ws = ws;
-                    clients.add(c);
-                    c.join().whenComplete((x, e) -> inFlight.release());
-                });
+                http.newWebSocketBuilder()
+                        .connectTimeout(Duration.ofSeconds(30))
+                        .buildAsync(URI.create(url), c)
+                        .whenComplete((ws, err) -> {
+                            if (err != null) {
+                                connectFailures.incrementAndGet();
+                                inFlight.release();
+                                return;
+                            }
+                            c.ws = ws;
+                            clients.add(c);
+                            c.join().whenComplete((x, e) -> inFlight.release());
+                        });
             }
             inFlight.acquire(32);
-            int notJoined = awaitAll(clients, c -> c.joined.get() >= (c.pg ? 2 : 1), Duration.ofMinutes(3)) + connectFailures.get();
+            int notJoined = awaitAll(clients, c -> c.joined.get() >= (c.pg ? 2 : 1), Duration.ofMinutes(3))
+                    + connectFailures.get();
             clients.stream().filter(c -> c.joined.get() < (c.pg ? 2 : 1)).forEach(c -> c.excluded = true);
-            System.out.printf("soak: %d connections, %d not fully joined after %d s (excluded from loss counts)%n", connections,
-                    notJoined, (System.nanoTime() - t0) / 1_000_000_000L);
+            System.out.printf(
+                    "soak: %d connections, %d not fully joined after %d s (excluded from loss counts)%n",
+                    connections, notJoined, (System.nanoTime() - t0) / 1_000_000_000L);
 
             WsSender sender = new WsSender(http, url, rooms);
             AtomicLong changesCommitted = new AtomicLong();
@@ -99,11 +107,13 @@ class SoakIT {
             long nextChange = System.nanoTime();
             long nextBroadcast = System.nanoTime();
             int room = 0;
-            try (var db = stack.pg.connect(); var st = db.createStatement()) {
+            try (var db = stack.pg.connect();
+                    var st = db.createStatement()) {
                 while (System.nanoTime() < end) {
                     long now = System.nanoTime();
                     if (now >= nextChange) {
-                        st.execute("INSERT INTO " + stack.table("soak") + "(sent_ns) VALUES (" + System.nanoTime() + ")");
+                        st.execute(
+                                "INSERT INTO " + stack.table("soak") + "(sent_ns) VALUES (" + System.nanoTime() + ")");
                         changesCommitted.incrementAndGet();
                         nextChange += changeEveryNs;
                     }
@@ -114,7 +124,10 @@ class SoakIT {
                         nextBroadcast += broadcastEveryNs;
                     }
                     if (now >= nextHeap) {
-                        heapSamples.add(String.format("| %5.1f | %s | %d |", (now - t0) / 60e9, heapAfterGc(stack.wsFront(0).pid()),
+                        heapSamples.add(String.format(
+                                "| %5.1f | %s | %d |",
+                                (now - t0) / 60e9,
+                                heapAfterGc(stack.wsFront(0).pid()),
                                 clients.stream().filter(c -> c.open).count()));
                         nextHeap = System.nanoTime() + 30_000_000_000L;
                     }
@@ -125,7 +138,10 @@ class SoakIT {
                 }
             }
             Thread.sleep(3_000); // let the tail arrive
-            heapSamples.add(String.format("| %5.1f | %s | %d |", (System.nanoTime() - t0) / 60e9, heapAfterGc(stack.wsFront(0).pid()),
+            heapSamples.add(String.format(
+                    "| %5.1f | %s | %d |",
+                    (System.nanoTime() - t0) / 60e9,
+                    heapAfterGc(stack.wsFront(0).pid()),
                     clients.stream().filter(c -> c.open).count()));
 
             long lostChanges = 0;
@@ -149,11 +165,17 @@ class SoakIT {
                     latencies.add(l);
                 }
             }
-            long senderErrors = sender.received.stream().filter(f -> f.contains("\"system\"") && f.contains("\"error\"")).count();
-            sender.received.stream().filter(f -> f.contains("\"system\"") && f.contains("\"error\"")).limit(3)
+            long senderErrors = sender.received.stream()
+                    .filter(f -> f.contains("\"system\"") && f.contains("\"error\""))
+                    .count();
+            sender.received.stream()
+                    .filter(f -> f.contains("\"system\"") && f.contains("\"error\""))
+                    .limit(3)
                     .forEach(f -> System.out.println("soak: sender got " + f));
-            long[] sorted = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
-            String result = String.format("""
+            long[] sorted =
+                    latencies.stream().mapToLong(Long::longValue).sorted().toArray();
+            String result = String.format(
+                    """
                     Soak run %s: %.1f minute(s), %d connections (%d with postgres_changes), %d changes/s, %d broadcasts/s over %d rooms.
 
                     - changes committed: %d; broadcasts sent: %d; deliveries measured: %d
@@ -165,9 +187,25 @@ class SoakIT {
                     | minute | ws-front heap after full GC | open connections |
                     |---|---|---|
                     %s
-                    """, Instant.now(), minutes, connections, pgSubscribers, changesPerSecond, broadcastsPerSecond, rooms,
-                    changesCommitted.get(), Arrays.stream(sentPerRoom).sum(), sorted.length, notJoined, lostChanges, lostBroadcasts, disconnected, senderErrors,
-                    pct(sorted, 0.50), pct(sorted, 0.99), sorted.length == 0 ? 0 : sorted[sorted.length - 1] / 1000.0,
+                    """,
+                    Instant.now(),
+                    minutes,
+                    connections,
+                    pgSubscribers,
+                    changesPerSecond,
+                    broadcastsPerSecond,
+                    rooms,
+                    changesCommitted.get(),
+                    Arrays.stream(sentPerRoom).sum(),
+                    sorted.length,
+                    notJoined,
+                    lostChanges,
+                    lostBroadcasts,
+                    disconnected,
+                    senderErrors,
+                    pct(sorted, 0.50),
+                    pct(sorted, 0.99),
+                    sorted.length == 0 ? 0 : sorted[sorted.length - 1] / 1000.0,
                     String.join("\n", heapSamples));
             System.out.println(result);
             Path out = Path.of("target", "soak-result.md");
@@ -176,7 +214,9 @@ class SoakIT {
             sender.close();
             clients.forEach(c -> c.ws.abort());
             assertThat(disconnected).as("clients disconnected during the soak").isZero();
-            assertThat(senderErrors).as("the broadcast sender's channels stayed open").isZero();
+            assertThat(senderErrors)
+                    .as("the broadcast sender's channels stayed open")
+                    .isZero();
             assertThat(lostChanges).as("lost postgres_changes deliveries").isZero();
             assertThat(lostBroadcasts).as("lost broadcast deliveries").isZero();
         }
@@ -189,9 +229,15 @@ class SoakIT {
     /** Old-generation use after a full GC, via jcmd (the JDK's own tool; no agent in the service). */
     private static String heapAfterGc(long pid) {
         try {
-            String jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
-            new ProcessBuilder(jcmd, Long.toString(pid), "GC.run").redirectErrorStream(true).start().waitFor(30, TimeUnit.SECONDS);
-            Process p = new ProcessBuilder(jcmd, Long.toString(pid), "GC.heap_info").redirectErrorStream(true).start();
+            String jcmd =
+                    Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
+            new ProcessBuilder(jcmd, Long.toString(pid), "GC.run")
+                    .redirectErrorStream(true)
+                    .start()
+                    .waitFor(30, TimeUnit.SECONDS);
+            Process p = new ProcessBuilder(jcmd, Long.toString(pid), "GC.heap_info")
+                    .redirectErrorStream(true)
+                    .start();
             String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             var m = java.util.regex.Pattern.compile("used (\\d+)K").matcher(text);
             return m.find() ? (Long.parseLong(m.group(1)) / 1024) + " MB" : "?";
@@ -239,18 +285,25 @@ class SoakIT {
          * future), which silently dropped about a third of the postgres_changes joins.
          */
         CompletableFuture<WebSocket> join() {
-            CompletableFuture<WebSocket> room = ws.sendText("{\"topic\":\"realtime:room-" + this.room
-                    + "\",\"event\":\"phx_join\",\"payload\":{\"config\":{}},\"ref\":\"1\",\"join_ref\":\"1\"}", true);
+            CompletableFuture<WebSocket> room = ws.sendText(
+                    "{\"topic\":\"realtime:room-" + this.room
+                            + "\",\"event\":\"phx_join\",\"payload\":{\"config\":{}},\"ref\":\"1\",\"join_ref\":\"1\"}",
+                    true);
             if (!pg) {
                 return room;
             }
-            return room.thenCompose(w -> w.sendText("{\"topic\":\"realtime:db-" + index + "\",\"event\":\"phx_join\",\"payload\":{\"config\":{\"postgres_changes\":"
-                    + "[{\"event\":\"INSERT\",\"schema\":\"public\",\"table\":\"soak\"}]}},\"ref\":\"2\",\"join_ref\":\"2\"}", true));
+            return room.thenCompose(w -> w.sendText(
+                    "{\"topic\":\"realtime:db-" + index
+                            + "\",\"event\":\"phx_join\",\"payload\":{\"config\":{\"postgres_changes\":"
+                            + "[{\"event\":\"INSERT\",\"schema\":\"public\",\"table\":\"soak\"}]}},\"ref\":\"2\",\"join_ref\":\"2\"}",
+                    true));
         }
 
         void heartbeat() {
             if (open) {
-                ws.sendText("{\"topic\":\"phoenix\",\"event\":\"heartbeat\",\"payload\":{},\"ref\":\"h\",\"join_ref\":null}", true);
+                ws.sendText(
+                        "{\"topic\":\"phoenix\",\"event\":\"heartbeat\",\"payload\":{},\"ref\":\"h\",\"join_ref\":null}",
+                        true);
             }
         }
 
@@ -267,17 +320,29 @@ class SoakIT {
                         // ("ref":"h") are ok replies too, and counting them as joins hid joins never sent
                         JsonNode n = JSON.readTree(text);
                         String ref = n.path("ref").asText();
-                        if (("1".equals(ref) || "2".equals(ref)) && "ok".equals(n.at("/payload/status").asText())) {
+                        if (("1".equals(ref) || "2".equals(ref))
+                                && "ok".equals(n.at("/payload/status").asText())) {
                             joined.incrementAndGet();
                         }
                     } else if (text.contains("\"postgres_changes\"") && text.contains("\"INSERT\"")) {
                         JsonNode n = JSON.readTree(text);
                         changes.incrementAndGet();
-                        latenciesUs.add((now - n.path("payload").path("data").path("record").path("sent_ns").asLong()) / 1000);
+                        latenciesUs.add((now
+                                        - n.path("payload")
+                                                .path("data")
+                                                .path("record")
+                                                .path("sent_ns")
+                                                .asLong())
+                                / 1000);
                     } else if (text.contains("\"broadcast\"") && text.contains("\"sent_ns\"")) {
                         JsonNode n = JSON.readTree(text);
                         broadcasts.incrementAndGet();
-                        latenciesUs.add((now - n.path("payload").path("payload").path("sent_ns").asLong()) / 1000);
+                        latenciesUs.add((now
+                                        - n.path("payload")
+                                                .path("payload")
+                                                .path("sent_ns")
+                                                .asLong())
+                                / 1000);
                     }
                 } catch (Exception ignored) {
                     // not ours
@@ -306,23 +371,29 @@ class SoakIT {
         private CompletableFuture<WebSocket> last = CompletableFuture.completedFuture(null);
 
         WsSender(HttpClient http, String url, int rooms) throws Exception {
-            ws = http.newWebSocketBuilder().buildAsync(URI.create(url), new WebSocket.Listener() {
-                @Override
-                public CompletionStage<?> onText(WebSocket w, CharSequence data, boolean l) {
-                    received.add(data.toString());
-                    w.request(1);
-                    return null;
-                }
+            ws = http.newWebSocketBuilder()
+                    .buildAsync(URI.create(url), new WebSocket.Listener() {
+                        @Override
+                        public CompletionStage<?> onText(WebSocket w, CharSequence data, boolean l) {
+                            received.add(data.toString());
+                            w.request(1);
+                            return null;
+                        }
 
-                @Override
-                public CompletionStage<?> onBinary(WebSocket w, ByteBuffer data, boolean l) {
-                    w.request(1);
-                    return null;
-                }
-            }).get(30, TimeUnit.SECONDS);
+                        @Override
+                        public CompletionStage<?> onBinary(WebSocket w, ByteBuffer data, boolean l) {
+                            w.request(1);
+                            return null;
+                        }
+                    })
+                    .get(30, TimeUnit.SECONDS);
             for (int r = 0; r < rooms; r++) {
-                ws.sendText("{\"topic\":\"realtime:room-" + r + "\",\"event\":\"phx_join\",\"payload\":{\"config\":{\"broadcast\":{\"self\":false}}},"
-                        + "\"ref\":\"j" + r + "\",\"join_ref\":\"j" + r + "\"}", true).get(10, TimeUnit.SECONDS);
+                ws.sendText(
+                                "{\"topic\":\"realtime:room-" + r
+                                        + "\",\"event\":\"phx_join\",\"payload\":{\"config\":{\"broadcast\":{\"self\":false}}},"
+                                        + "\"ref\":\"j" + r + "\",\"join_ref\":\"j" + r + "\"}",
+                                true)
+                        .get(10, TimeUnit.SECONDS);
                 Thread.sleep(15);
             }
             Thread.sleep(1000);
@@ -330,8 +401,11 @@ class SoakIT {
 
         void send(int room, long sentNs) throws Exception {
             last.get(10, TimeUnit.SECONDS);
-            last = ws.sendText("{\"topic\":\"realtime:room-" + room + "\",\"event\":\"broadcast\",\"payload\":{\"type\":\"broadcast\",\"event\":\"tick\","
-                    + "\"payload\":{\"sent_ns\":" + sentNs + "}},\"ref\":null,\"join_ref\":\"j" + room + "\"}", true);
+            last = ws.sendText(
+                    "{\"topic\":\"realtime:room-" + room
+                            + "\",\"event\":\"broadcast\",\"payload\":{\"type\":\"broadcast\",\"event\":\"tick\","
+                            + "\"payload\":{\"sent_ns\":" + sentNs + "}},\"ref\":null,\"join_ref\":\"j" + room + "\"}",
+                    true);
         }
 
         @Override

@@ -23,8 +23,8 @@ public final class CdcWatchdog implements AutoCloseable {
 
     public CdcWatchdog(Fanout fanout, Duration timeout) {
         long periodMs = Math.max(50, timeout.toMillis() / 4);
-        scheduler.scheduleWithFixedDelay(() -> fanout.checkCdcSilence(timeout.toMillis()), periodMs, periodMs,
-                TimeUnit.MILLISECONDS);
+        scheduler.scheduleWithFixedDelay(
+                () -> fanout.checkCdcSilence(timeout.toMillis()), periodMs, periodMs, TimeUnit.MILLISECONDS);
     }
 
     @Override

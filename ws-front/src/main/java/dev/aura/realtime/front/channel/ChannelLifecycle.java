@@ -52,15 +52,24 @@ final class ChannelLifecycle {
         } catch (Exception e) {
             claims = services.mapper().valueToTree(c.all());
         }
-        return new SubscriptionEntry(b.subId(), m.projectId(), b.table(), b.event(), b.filter(), c.role(), claims,
-                c.expiresAt().toEpochMilli(), services.instanceId());
+        return new SubscriptionEntry(
+                b.subId(),
+                m.projectId(),
+                b.table(),
+                b.event(),
+                b.filter(),
+                c.role(),
+                claims,
+                c.expiresAt().toEpochMilli(),
+                services.instanceId());
     }
 
     void scheduleExpiry(Membership m) {
         if (m.expiryTimer != null) {
             m.expiryTimer.cancel(false);
         }
-        long delayMs = Math.max(0, m.claims().expiresAt().toEpochMilli() - services.clock().millis());
+        long delayMs = Math.max(
+                0, m.claims().expiresAt().toEpochMilli() - services.clock().millis());
         m.expiryTimer = session.channel().eventLoop().schedule(() -> onExpiry(m), delayMs, TimeUnit.MILLISECONDS);
     }
 

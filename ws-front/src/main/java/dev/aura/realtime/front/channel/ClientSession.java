@@ -143,6 +143,7 @@ public final class ClientSession {
 
     @Override
     public String toString() {
-        return "ClientSession[" + channel.id().asShortText() + ", " + vsn.wire() + ", project=" + apiKeyClaims.projectId() + "]";
+        return "ClientSession[" + channel.id().asShortText() + ", " + vsn.wire() + ", project="
+                + apiKeyClaims.projectId() + "]";
     }
 }

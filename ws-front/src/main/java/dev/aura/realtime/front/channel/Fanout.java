@@ -49,17 +49,35 @@ public final class Fanout implements RelayListener {
     private volatile String cdcReason;
     /** When the last status message arrived (this replica's clock), 0 before the first. */
     private volatile long lastCdcStatusAtMs;
+
     private volatile String lastGapTo;
 
     /** With a default-bounded history of {@code topics.historySize()} messages per channel. */
-    public Fanout(LocalTopics topics, BroadcastFrames broadcastFrames, JsonFrames json, ByteBufAllocator alloc,
-            FrontMetrics metrics, Clock clock) {
-        this(topics, broadcastFrames, json, alloc, metrics, clock,
+    public Fanout(
+            LocalTopics topics,
+            BroadcastFrames broadcastFrames,
+            JsonFrames json,
+            ByteBufAllocator alloc,
+            FrontMetrics metrics,
+            Clock clock) {
+        this(
+                topics,
+                broadcastFrames,
+                json,
+                alloc,
+                metrics,
+                clock,
                 new HistoryStore(topics.historySize(), 10_000, 64L * 1024 * 1024, 600_000));
     }
 
-    public Fanout(LocalTopics topics, BroadcastFrames broadcastFrames, JsonFrames json, ByteBufAllocator alloc,
-            FrontMetrics metrics, Clock clock, HistoryStore history) {
+    public Fanout(
+            LocalTopics topics,
+            BroadcastFrames broadcastFrames,
+            JsonFrames json,
+            ByteBufAllocator alloc,
+            FrontMetrics metrics,
+            Clock clock,
+            HistoryStore history) {
         this.history = history;
         this.topics = topics;
         this.broadcastFrames = broadcastFrames;
@@ -97,7 +115,8 @@ public final class Fanout implements RelayListener {
                 }
                 int v = m.session().vsn().ordinal();
                 if (byVsn[v] == null && !unrepresentable[v]) {
-                    byVsn[v] = broadcastFrames.encode(m.topic(), message, m.session().vsn(), alloc);
+                    byVsn[v] = broadcastFrames.encode(
+                            m.topic(), message, m.session().vsn(), alloc);
                     unrepresentable[v] = byVsn[v] == null;
                 }
                 if (byVsn[v] != null) {
@@ -121,7 +140,8 @@ public final class Fanout implements RelayListener {
      */
     public void replay(Membership m, List<HistoryStore.Entry> entries) {
         for (HistoryStore.Entry e : entries) {
-            OutFrame frame = broadcastFrames.encode(m.topic(), e.message(), m.session().vsn(), true, alloc);
+            OutFrame frame =
+                    broadcastFrames.encode(m.topic(), e.message(), m.session().vsn(), true, alloc);
             if (frame != null) {
                 m.session().deliver(frame.retainedFrame());
                 frame.release();
@@ -139,10 +159,13 @@ public final class Fanout implements RelayListener {
         Map<Membership, Set<Integer>> groups = new LinkedHashMap<>();
         for (String subId : event.allowedSubIds()) {
             LocalTopics.BindingRef ref = topics.binding(subId);
-            if (ref == null || !ref.membership().active() || !ref.membership().projectId().equals(event.projectId())) {
+            if (ref == null
+                    || !ref.membership().active()
+                    || !ref.membership().projectId().equals(event.projectId())) {
                 continue;
             }
-            groups.computeIfAbsent(ref.membership(), k -> new LinkedHashSet<>()).add(ref.binding().id());
+            groups.computeIfAbsent(ref.membership(), k -> new LinkedHashSet<>())
+                    .add(ref.binding().id());
         }
         if (groups.isEmpty()) {
             return;
@@ -161,9 +184,18 @@ public final class Fanout implements RelayListener {
                 Membership m = g.getKey();
                 Vsn vsn = m.session().vsn();
                 String ids = idsJson(g.getValue());
-                OutFrame frame = cache.computeIfAbsent(vsn.wire() + '\u0000' + m.topic() + '\u0000' + ids,
-                        k -> new OutFrame(json.encodeWithSharedPayload(vsn, m.topic(), "postgres_changes",
-                                "{\"ids\":" + ids + ",\"data\":", data, "}", alloc), false));
+                OutFrame frame = cache.computeIfAbsent(
+                        vsn.wire() + '\u0000' + m.topic() + '\u0000' + ids,
+                        k -> new OutFrame(
+                                json.encodeWithSharedPayload(
+                                        vsn,
+                                        m.topic(),
+                                        "postgres_changes",
+                                        "{\"ids\":" + ids + ",\"data\":",
+                                        data,
+                                        "}",
+                                        alloc),
+                                false));
                 batch.add(m.session(), frame.retainedFrame());
             }
             batch.dispatch();
@@ -223,9 +255,11 @@ public final class Fanout implements RelayListener {
         log.info("CDC status changed to {} ({})", active ? "active" : "inactive", reason);
         List<Membership> affected = new ArrayList<>(topics.withPostgresBindings());
         for (Membership m : affected) {
-            m.push("system", recovered
-                    ? SystemMessages.ok(SystemMessages.EXT_POSTGRES, Reasons.SUBSCRIBED, m.channelName())
-                    : SystemMessages.error(SystemMessages.EXT_POSTGRES, inactiveMessage(), m.channelName()));
+            m.push(
+                    "system",
+                    recovered
+                            ? SystemMessages.ok(SystemMessages.EXT_POSTGRES, Reasons.SUBSCRIBED, m.channelName())
+                            : SystemMessages.error(SystemMessages.EXT_POSTGRES, inactiveMessage(), m.channelName()));
         }
     }
 

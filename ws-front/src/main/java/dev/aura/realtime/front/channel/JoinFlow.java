@@ -58,7 +58,8 @@ final class JoinFlow {
             lifecycle.close(previous, true);
         }
         session.pendingJoins.remove(topic);
-        if (session.memberships.size() + session.pendingJoins.size() >= services.limits().maxChannels()) {
+        if (session.memberships.size() + session.pendingJoins.size()
+                >= services.limits().maxChannels()) {
             replyError(j, Reasons.TOO_MANY_CHANNELS);
             return;
         }
@@ -93,20 +94,25 @@ final class JoinFlow {
             checks.add(check(new SubscriptionCheck.Request(claims.projectId(), b.table(), b.filter())));
         }
         Claims joinClaims = claims;
-        CompletableFuture.allOf(checks.toArray(CompletableFuture[]::new)).whenComplete((v, e) ->
-                session.channel().eventLoop().execute(() -> afterChecks(j, request, joinClaims, token, checks)));
+        CompletableFuture.allOf(checks.toArray(CompletableFuture[]::new))
+                .whenComplete((v, e) -> session.channel()
+                        .eventLoop()
+                        .execute(() -> afterChecks(j, request, joinClaims, token, checks)));
     }
 
     private CompletableFuture<Outcome> check(SubscriptionCheck.Request request) {
         try {
-            return services.checker().check(request)
-                    .exceptionally(e -> new Outcome.Unavailable(String.valueOf(e)));
+            return services.checker().check(request).exceptionally(e -> new Outcome.Unavailable(String.valueOf(e)));
         } catch (RuntimeException e) {
             return CompletableFuture.completedFuture(new Outcome.Unavailable(e.toString()));
         }
     }
 
-    private void afterChecks(PhoenixMessage.Join j, JoinRequest request, Claims claims, Object token,
+    private void afterChecks(
+            PhoenixMessage.Join j,
+            JoinRequest request,
+            Claims claims,
+            Object token,
             List<CompletableFuture<Outcome>> checks) {
         if (session.pendingJoins.get(j.topic()) != token) {
             return; // superseded by a later join or a leave
@@ -129,15 +135,28 @@ final class JoinFlow {
         }
         List<PostgresBinding> bindings = new ArrayList<>();
         for (JoinRequest.Binding b : request.bindings()) {
-            bindings.add(new PostgresBinding(b.id(), UUID.randomUUID().toString(), b.event(), b.table(), b.filter(), b.echo()));
+            bindings.add(new PostgresBinding(
+                    b.id(), UUID.randomUUID().toString(), b.event(), b.table(), b.filter(), b.echo()));
         }
         accept(j, request, claims, bindings, unavailable);
     }
 
-    private void accept(PhoenixMessage.Join j, JoinRequest request, Claims claims, List<PostgresBinding> bindings,
+    private void accept(
+            PhoenixMessage.Join j,
+            JoinRequest request,
+            Claims claims,
+            List<PostgresBinding> bindings,
             boolean cdcUnavailable) {
-        Membership m = new Membership(session, j.topic(), j.joinRef(), request.self(), request.ack(), request.config(),
-                bindings, claims, request.accessToken());
+        Membership m = new Membership(
+                session,
+                j.topic(),
+                j.joinRef(),
+                request.self(),
+                request.ack(),
+                request.config(),
+                bindings,
+                claims,
+                request.accessToken());
         lifecycle.activate(m);
         if (bindings.isEmpty()) {
             replyOk(j, m, bindings);
@@ -146,27 +165,42 @@ final class JoinFlow {
         }
         // The registry entries are written before the ok reply: realtime-js reports SUBSCRIBED on
         // that reply, and a change committed right after it must find the binding registered.
-        lifecycle.putEntries(m).whenComplete((v, err) -> session.channel().eventLoop().execute(() -> {
-            if (!m.active()) {
-                return;
-            }
-            replyOk(j, m, bindings);
-            replay(m, request.replay());
-            if (cdcUnavailable) {
-                m.push("system", SystemMessages.error(SystemMessages.EXT_POSTGRES, Reasons.CDC_UNAVAILABLE, m.channelName()));
-            } else if (err != null) {
-                log.warn("[RegistryPutFailed] {} on {}: {}", m.topic(), session, err.toString());
-                m.push("system", SystemMessages.error(SystemMessages.EXT_POSTGRES,
-                        "Unable to register subscription: subscription registry unavailable", m.channelName()));
-                return;
-            } else {
-                m.push("system", SystemMessages.ok(SystemMessages.EXT_POSTGRES, Reasons.SUBSCRIBED, m.channelName()));
-            }
-            if (services.fanout().cdcKnownInactive()) {
-                m.push("system", SystemMessages.error(SystemMessages.EXT_POSTGRES, services.fanout().inactiveMessage(),
-                        m.channelName()));
-            }
-        }));
+        lifecycle
+                .putEntries(m)
+                .whenComplete((v, err) -> session.channel().eventLoop().execute(() -> {
+                    if (!m.active()) {
+                        return;
+                    }
+                    replyOk(j, m, bindings);
+                    replay(m, request.replay());
+                    if (cdcUnavailable) {
+                        m.push(
+                                "system",
+                                SystemMessages.error(
+                                        SystemMessages.EXT_POSTGRES, Reasons.CDC_UNAVAILABLE, m.channelName()));
+                    } else if (err != null) {
+                        log.warn("[RegistryPutFailed] {} on {}: {}", m.topic(), session, err.toString());
+                        m.push(
+                                "system",
+                                SystemMessages.error(
+                                        SystemMessages.EXT_POSTGRES,
+                                        "Unable to register subscription: subscription registry unavailable",
+                                        m.channelName()));
+                        return;
+                    } else {
+                        m.push(
+                                "system",
+                                SystemMessages.ok(SystemMessages.EXT_POSTGRES, Reasons.SUBSCRIBED, m.channelName()));
+                    }
+                    if (services.fanout().cdcKnownInactive()) {
+                        m.push(
+                                "system",
+                                SystemMessages.error(
+                                        SystemMessages.EXT_POSTGRES,
+                                        services.fanout().inactiveMessage(),
+                                        m.channelName()));
+                    }
+                }));
     }
 
     /**
@@ -179,8 +213,17 @@ final class JoinFlow {
             return;
         }
         int limit = Math.min(replay.limit(), Math.max(1, services.topics().historySize()));
-        services.fanout().replay(m, services.fanout().history().since(m.projectId(), m.channelName(), replay.sinceMs(),
-                limit, services.clock().millis()));
+        services.fanout()
+                .replay(
+                        m,
+                        services.fanout()
+                                .history()
+                                .since(
+                                        m.projectId(),
+                                        m.channelName(),
+                                        replay.sinceMs(),
+                                        limit,
+                                        services.clock().millis()));
     }
 
     private void replyOk(PhoenixMessage.Join j, Membership m, List<PostgresBinding> bindings) {

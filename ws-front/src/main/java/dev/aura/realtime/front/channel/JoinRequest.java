@@ -22,8 +22,8 @@ import java.util.Set;
  * @param accessToken {@code access_token} or null
  * @param replay {@code config.broadcast.replay}, or null when absent
  */
-public record JoinRequest(boolean self, boolean ack, JsonNode config, List<Binding> bindings, String accessToken,
-        Replay replay) {
+public record JoinRequest(
+        boolean self, boolean ack, JsonNode config, List<Binding> bindings, String accessToken, Replay replay) {
     /** Replay limit when the client gives none (Supabase's default and maximum are 25). */
     public static final int DEFAULT_REPLAY_LIMIT = 25;
 
@@ -76,7 +76,12 @@ public record JoinRequest(boolean self, boolean ack, JsonNode config, List<Bindi
             }
         }
         JsonNode token = payload.path("access_token");
-        return new JoinRequest(self, ack, config, bindings, token.isTextual() ? token.asText() : null,
+        return new JoinRequest(
+                self,
+                ack,
+                config,
+                bindings,
+                token.isTextual() ? token.asText() : null,
                 replay(broadcast.path("replay")));
     }
 
@@ -84,7 +89,9 @@ public record JoinRequest(boolean self, boolean ack, JsonNode config, List<Bindi
         if (r.isMissingNode() || r.isNull()) {
             return null;
         }
-        if (!r.isObject() || !r.path("since").canConvertToLong() || !r.path("since").isNumber()) {
+        if (!r.isObject()
+                || !r.path("since").canConvertToLong()
+                || !r.path("since").isNumber()) {
             throw new Refused(Reasons.INVALID_REPLAY);
         }
         JsonNode limit = r.path("limit");
@@ -104,10 +111,12 @@ public record JoinRequest(boolean self, boolean ack, JsonNode config, List<Bindi
         String table = text(b, "table");
         String filter = text(b, "filter");
         if (!b.isObject() || event == null || !EVENTS.contains(event.toUpperCase(Locale.ROOT))) {
-            throw new Refused(Reasons.unableToSubscribe(event, schema, table, filter, "event must be *, INSERT, UPDATE or DELETE"));
+            throw new Refused(Reasons.unableToSubscribe(
+                    event, schema, table, filter, "event must be *, INSERT, UPDATE or DELETE"));
         }
         if (schema != null && !schema.equals("public")) {
-            throw new Refused(Reasons.unableToSubscribe(event, schema, table, filter, "only schema public is available"));
+            throw new Refused(
+                    Reasons.unableToSubscribe(event, schema, table, filter, "only schema public is available"));
         }
         String effectiveFilter = filter == null || filter.isEmpty() ? null : filter;
         if (effectiveFilter != null) {
@@ -125,8 +134,12 @@ public record JoinRequest(boolean self, boolean ack, JsonNode config, List<Bindi
                 echo.set(field, b.get(field));
             }
         }
-        return new Binding(id, event.toUpperCase(Locale.ROOT), table == null || table.isEmpty() ? "*" : table,
-                effectiveFilter, echo);
+        return new Binding(
+                id,
+                event.toUpperCase(Locale.ROOT),
+                table == null || table.isEmpty() ? "*" : table,
+                effectiveFilter,
+                echo);
     }
 
     private static String text(JsonNode node, String field) {

@@ -11,10 +11,18 @@ import dev.aura.realtime.front.config.FrontConfig;
  * @param maxBroadcastPayloadBytes user payload bytes of one broadcast
  * @param maxOutboundBytes queued outbound bytes that disconnect a client at once
  */
-public record Limits(int maxChannels, int maxJoinsPerSecond, int maxEventsPerSecond, int maxBroadcastPayloadBytes,
+public record Limits(
+        int maxChannels,
+        int maxJoinsPerSecond,
+        int maxEventsPerSecond,
+        int maxBroadcastPayloadBytes,
         long maxOutboundBytes) {
     public static Limits from(FrontConfig config) {
-        return new Limits(config.maxChannelsPerConnection(), config.maxJoinsPerSecond(), config.maxEventsPerSecond(),
-                config.maxBroadcastPayloadBytes(), config.maxOutboundBytes());
+        return new Limits(
+                config.maxChannelsPerConnection(),
+                config.maxJoinsPerSecond(),
+                config.maxEventsPerSecond(),
+                config.maxBroadcastPayloadBytes(),
+                config.maxOutboundBytes());
     }
 }

@@ -26,8 +26,16 @@ public final class Membership {
     private volatile boolean active = true;
     ScheduledFuture<?> expiryTimer;
 
-    Membership(ClientSession session, String topic, String joinRef, boolean self, boolean ack, JsonNode config,
-            List<PostgresBinding> bindings, Claims claims, String accessToken) {
+    Membership(
+            ClientSession session,
+            String topic,
+            String joinRef,
+            boolean self,
+            boolean ack,
+            JsonNode config,
+            List<PostgresBinding> bindings,
+            Claims claims,
+            String accessToken) {
         this.session = session;
         this.topic = topic;
         this.channelName = topic.substring(Topics.PREFIX.length());

@@ -6,11 +6,11 @@ import dev.aura.realtime.front.history.MessageIds;
 import dev.aura.realtime.front.protocol.PhoenixMessage;
 import dev.aura.realtime.front.protocol.UserBroadcast;
 import dev.aura.realtime.front.protocol.Vsn;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
-import io.netty.channel.ChannelFutureListener;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,7 +58,8 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
         services.metrics().messageIn();
         try {
             switch (msg) {
-                case PhoenixMessage.Heartbeat h -> session.send(new PhoenixMessage.Reply(h.joinRef(), h.ref(), PHOENIX, "ok", Replies.empty()));
+                case PhoenixMessage.Heartbeat h ->
+                    session.send(new PhoenixMessage.Reply(h.joinRef(), h.ref(), PHOENIX, "ok", Replies.empty()));
                 case PhoenixMessage.Join j -> joins.join(j);
                 case PhoenixMessage.Leave l -> leave(l);
                 case PhoenixMessage.AccessToken t -> accessToken(t);
@@ -124,7 +125,10 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
         UserBroadcast message = b.broadcast();
         if (message.payload().length > services.limits().maxBroadcastPayloadBytes()) {
             if (m.ack() && b.ref() != null) {
-                m.reply(b.ref(), "error", Replies.reason(Reasons.payloadTooLarge(services.limits().maxBroadcastPayloadBytes())));
+                m.reply(
+                        b.ref(),
+                        "error",
+                        Replies.reason(Reasons.payloadTooLarge(services.limits().maxBroadcastPayloadBytes())));
             }
             return;
         }
@@ -153,14 +157,19 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
 
     private void malformed(PhoenixMessage.Malformed m) {
         if (m.ref() != null) {
-            session.send(new PhoenixMessage.Reply(m.joinRef(), m.ref(), m.topic() == null ? PHOENIX : m.topic(), "error",
+            session.send(new PhoenixMessage.Reply(
+                    m.joinRef(),
+                    m.ref(),
+                    m.topic() == null ? PHOENIX : m.topic(),
+                    "error",
                     Replies.reason(Reasons.malformed(m.reason()))));
         }
     }
 
     private void unmatched(PhoenixMessage.Inbound msg) {
         if (msg.ref() != null) {
-            session.send(new PhoenixMessage.Reply(msg.joinRef(), msg.ref(), msg.topic(), "error", Replies.reason(Reasons.UNMATCHED_TOPIC)));
+            session.send(new PhoenixMessage.Reply(
+                    msg.joinRef(), msg.ref(), msg.topic(), "error", Replies.reason(Reasons.UNMATCHED_TOPIC)));
         }
     }
 
@@ -170,7 +179,8 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
             lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, message);
         }
         session.pendingJoins.clear();
-        session.channel().writeAndFlush(new CloseWebSocketFrame(WebSocketCloseStatus.ENDPOINT_UNAVAILABLE))
+        session.channel()
+                .writeAndFlush(new CloseWebSocketFrame(WebSocketCloseStatus.ENDPOINT_UNAVAILABLE))
                 .addListener(ChannelFutureListener.CLOSE);
     }
 

@@ -1,9 +1,9 @@
 package dev.aura.realtime.front.config;
 
-import dev.aura.realtime.common.config.EnvVars;
-import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.common.config.ConfigException;
 import dev.aura.realtime.common.config.Env;
+import dev.aura.realtime.common.config.EnvVars;
+import dev.aura.realtime.common.wire.SubscriptionEntry;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;

@@ -49,6 +49,7 @@ public final class HistoryStore {
     private final long ttlMs;
     /** Insertion order = order of each channel's last add, so the eldest is the stalest. */
     private final LinkedHashMap<Key, Ring> rings = new LinkedHashMap<>();
+
     private long totalBytes;
 
     /**

@@ -27,23 +27,42 @@ public final class FrontMetrics {
     private final Counter changeDeliveries;
 
     public FrontMetrics(MeterRegistry registry) {
-        Gauge.builder("aura.ws.connections", connections, AtomicInteger::get).description("open WebSocket connections").register(registry);
-        Gauge.builder("aura.ws.channels.joined", channels, AtomicInteger::get).description("joined channels").register(registry);
-        messagesIn = Counter.builder("aura.ws.messages.in").description("client frames received").register(registry);
-        messagesOut = Counter.builder("aura.ws.messages.out").description("frames sent to clients").register(registry);
-        malformed = Counter.builder("aura.ws.messages.malformed").description("undecodable client frames").register(registry);
-        slowClients = Counter.builder("aura.ws.slow.clients.dropped").description("connections closed for not reading").register(registry);
+        Gauge.builder("aura.ws.connections", connections, AtomicInteger::get)
+                .description("open WebSocket connections")
+                .register(registry);
+        Gauge.builder("aura.ws.channels.joined", channels, AtomicInteger::get)
+                .description("joined channels")
+                .register(registry);
+        messagesIn = Counter.builder("aura.ws.messages.in")
+                .description("client frames received")
+                .register(registry);
+        messagesOut = Counter.builder("aura.ws.messages.out")
+                .description("frames sent to clients")
+                .register(registry);
+        malformed = Counter.builder("aura.ws.messages.malformed")
+                .description("undecodable client frames")
+                .register(registry);
+        slowClients = Counter.builder("aura.ws.slow.clients.dropped")
+                .description("connections closed for not reading")
+                .register(registry);
         relayInBroadcast = relay(registry, "in", "broadcast");
         relayInChange = relay(registry, "in", "change");
         relayInStatus = relay(registry, "in", "cdc_status");
         relayOutBroadcast = relay(registry, "out", "broadcast");
-        relayErrors = Counter.builder("aura.relay.errors").description("undecodable or failed NATS messages").register(registry);
-        changeDeliveries = Counter.builder("aura.ws.postgres.changes.delivered").description("postgres_changes frames sent").register(registry);
+        relayErrors = Counter.builder("aura.relay.errors")
+                .description("undecodable or failed NATS messages")
+                .register(registry);
+        changeDeliveries = Counter.builder("aura.ws.postgres.changes.delivered")
+                .description("postgres_changes frames sent")
+                .register(registry);
     }
 
     private static Counter relay(MeterRegistry registry, String direction, String kind) {
-        return Counter.builder("aura.relay.messages").tag("direction", direction).tag("kind", kind)
-                .description("NATS messages relayed").register(registry);
+        return Counter.builder("aura.relay.messages")
+                .tag("direction", direction)
+                .tag("kind", kind)
+                .description("NATS messages relayed")
+                .register(registry);
     }
 
     public void connectionOpened() {

@@ -1,7 +1,7 @@
 package dev.aura.realtime.front.presence;
 
-import dev.aura.realtime.common.wire.KvBuckets;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.common.wire.KvBuckets;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.KeyValue;
@@ -66,7 +66,8 @@ final class PresenceBucket {
     }
 
     /** Watches the whole bucket: current values first, then {@code endOfData}, then every change. */
-    NatsKeyValueWatchSubscription watch(KeyValueWatcher watcher) throws IOException, JetStreamApiException, InterruptedException {
+    NatsKeyValueWatchSubscription watch(KeyValueWatcher watcher)
+            throws IOException, JetStreamApiException, InterruptedException {
         return kv().watchAll(watcher);
     }
 

@@ -21,7 +21,8 @@ final class PresenceDiff {
     private final Map<String, Map<String, ObjectNode>> leaves = new LinkedHashMap<>();
 
     void join(String key, ObjectNode meta) {
-        joins.computeIfAbsent(key, k -> new LinkedHashMap<>()).put(meta.path("phx_ref").asText(), meta);
+        joins.computeIfAbsent(key, k -> new LinkedHashMap<>())
+                .put(meta.path("phx_ref").asText(), meta);
     }
 
     void leave(String key, ObjectNode meta) {

@@ -55,10 +55,11 @@ final class PresenceKv implements AutoCloseable {
     void start() throws Exception {
         try {
             thread.submit(() -> {
-                bucket.ensure();
-                rewatch();
-                return null;
-            }).get(30, TimeUnit.SECONDS);
+                        bucket.ensure();
+                        rewatch();
+                        return null;
+                    })
+                    .get(30, TimeUnit.SECONDS);
         } catch (ExecutionException e) {
             throw e.getCause() instanceof Exception cause ? cause : e;
         }
@@ -114,7 +115,10 @@ final class PresenceKv implements AutoCloseable {
             failures = 0;
         } catch (Exception e) {
             if (failures++ == 0) {
-                log.warn("[PresencePutFailed] {}: {} (re-put on refresh and after reconnect)", entry.kvKey(), e.toString());
+                log.warn(
+                        "[PresencePutFailed] {}: {} (re-put on refresh and after reconnect)",
+                        entry.kvKey(),
+                        e.toString());
             }
         }
     }

@@ -16,7 +16,6 @@ import java.time.Clock;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,7 +59,8 @@ public final class PresenceService implements PresenceExtension, AutoCloseable {
     private final Map<Membership, Tracked> tracked = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    public PresenceService(Connection connection, PresenceConfig config, String instanceId, Clock clock, ObjectMapper mapper) {
+    public PresenceService(
+            Connection connection, PresenceConfig config, String instanceId, Clock clock, ObjectMapper mapper) {
         this.config = config;
         this.instanceId = instanceId;
         this.clock = clock;
@@ -122,8 +122,15 @@ public final class PresenceService implements PresenceExtension, AutoCloseable {
         }
         Tracked t = tracked.computeIfAbsent(m, k -> new Tracked(presenceKey(m)));
         PresenceEntry previous = t.entry;
-        t.entry = new PresenceEntry(m.projectId(), m.channelName(), t.key, t.member, PresenceRefs.next(),
-                previous == null ? null : previous.ref(), ((ObjectNode) meta).deepCopy(), instanceId);
+        t.entry = new PresenceEntry(
+                m.projectId(),
+                m.channelName(),
+                t.key,
+                t.member,
+                PresenceRefs.next(),
+                previous == null ? null : previous.ref(),
+                ((ObjectNode) meta).deepCopy(),
+                instanceId);
         kv.put(t.entry);
         reply(m, push, "ok", Replies.empty());
     }

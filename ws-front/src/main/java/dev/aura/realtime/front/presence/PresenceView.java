@@ -88,7 +88,8 @@ final class PresenceView {
         ObjectNode out = JsonNodeFactory.instance.objectNode();
         for (Seen s : byChannel.getOrDefault(channel, Map.of()).values()) {
             ObjectNode perKey = (ObjectNode) out.get(s.entry.key());
-            ArrayNode metas = perKey == null ? out.putObject(s.entry.key()).putArray("metas") : (ArrayNode) perKey.get("metas");
+            ArrayNode metas =
+                    perKey == null ? out.putObject(s.entry.key()).putArray("metas") : (ArrayNode) perKey.get("metas");
             metas.add(s.entry.wireMeta());
         }
         return out;

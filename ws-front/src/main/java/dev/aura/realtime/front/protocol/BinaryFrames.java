@@ -85,8 +85,8 @@ public final class BinaryFrames {
         } else if (encoding != ENCODING_BINARY) {
             return new PhoenixMessage.Malformed(joinRef, ref, topic, "unknown payload encoding " + encoding);
         }
-        return new PhoenixMessage.BroadcastPush(joinRef, ref, topic,
-                new UserBroadcast(event, payload, encoding == ENCODING_JSON, null));
+        return new PhoenixMessage.BroadcastPush(
+                joinRef, ref, topic, new UserBroadcast(event, payload, encoding == ENCODING_JSON, null));
     }
 
     /**
@@ -96,7 +96,8 @@ public final class BinaryFrames {
      * @return the frame, or null when topic, event or metadata exceed 255 UTF-8 bytes
      */
     public ByteBuf encodeUserBroadcast(String topic, UserBroadcast message, ByteBufAllocator alloc) {
-        return encodeUserBroadcast(topic, message, message.id() == null ? "" : "{\"id\":" + json.quote(message.id()) + "}", alloc);
+        return encodeUserBroadcast(
+                topic, message, message.id() == null ? "" : "{\"id\":" + json.quote(message.id()) + "}", alloc);
     }
 
     /**
@@ -130,7 +131,8 @@ public final class BinaryFrames {
         byte[] bytes = new byte[len];
         frame.getBytes(at, bytes);
         try {
-            return StandardCharsets.UTF_8.newDecoder()
+            return StandardCharsets.UTF_8
+                    .newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
                     .decode(ByteBuffer.wrap(bytes))

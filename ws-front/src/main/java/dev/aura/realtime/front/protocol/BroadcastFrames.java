@@ -31,7 +31,8 @@ public final class BroadcastFrames {
      * history, at join) carries {@code meta: {"replayed": true, "id": ..}} as realtime-js types it.
      */
     public OutFrame encode(String topic, UserBroadcast message, Vsn vsn, boolean replayed, ByteBufAllocator alloc) {
-        String meta = message.id() == null ? null
+        String meta = message.id() == null
+                ? null
                 : (replayed ? "{\"replayed\":true,\"id\":" : "{\"id\":") + json.quote(message.id()) + "}";
         if (vsn == Vsn.V2) {
             ByteBuf frame = binary.encodeUserBroadcast(topic, message, meta == null ? "" : meta, alloc);
@@ -45,6 +46,7 @@ public final class BroadcastFrames {
         String prefix = "{\"type\":\"broadcast\",\"event\":" + json.quote(message.event()) + ",\"payload\":";
         String suffix = meta == null ? "}" : ",\"meta\":" + meta + "}";
         ByteBuf shared = Unpooled.wrappedBuffer(message.payload());
-        return new OutFrame(json.encodeWithSharedPayload(vsn, topic, "broadcast", prefix, shared, suffix, alloc), false);
+        return new OutFrame(
+                json.encodeWithSharedPayload(vsn, topic, "broadcast", prefix, shared, suffix, alloc), false);
     }
 }

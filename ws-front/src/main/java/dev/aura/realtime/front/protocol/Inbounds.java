@@ -10,20 +10,22 @@ final class Inbounds {
 
     private Inbounds() {}
 
-    static PhoenixMessage.Inbound of(ObjectMapper mapper, String joinRef, String ref, String topic, String event,
-            JsonNode payload) {
+    static PhoenixMessage.Inbound of(
+            ObjectMapper mapper, String joinRef, String ref, String topic, String event, JsonNode payload) {
         return switch (event) {
-            case "phx_join" -> payload.isObject()
-                    ? new PhoenixMessage.Join(joinRef, ref, topic, payload)
-                    : new PhoenixMessage.Malformed(joinRef, ref, topic, "phx_join payload must be an object");
+            case "phx_join" ->
+                payload.isObject()
+                        ? new PhoenixMessage.Join(joinRef, ref, topic, payload)
+                        : new PhoenixMessage.Malformed(joinRef, ref, topic, "phx_join payload must be an object");
             case "phx_leave" -> new PhoenixMessage.Leave(joinRef, ref, topic);
-            case "heartbeat" -> PHOENIX_TOPIC.equals(topic)
-                    ? new PhoenixMessage.Heartbeat(joinRef, ref, topic)
-                    : new PhoenixMessage.Other(joinRef, ref, topic, event, payload);
+            case "heartbeat" ->
+                PHOENIX_TOPIC.equals(topic)
+                        ? new PhoenixMessage.Heartbeat(joinRef, ref, topic)
+                        : new PhoenixMessage.Other(joinRef, ref, topic, event, payload);
             case "access_token" -> {
                 JsonNode token = payload.get("access_token");
-                yield new PhoenixMessage.AccessToken(joinRef, ref, topic,
-                        token != null && token.isTextual() ? token.asText() : null);
+                yield new PhoenixMessage.AccessToken(
+                        joinRef, ref, topic, token != null && token.isTextual() ? token.asText() : null);
             }
             case "broadcast" -> broadcast(mapper, joinRef, ref, topic, payload);
             case "presence" -> new PhoenixMessage.PresencePush(joinRef, ref, topic, payload);
@@ -31,8 +33,8 @@ final class Inbounds {
         };
     }
 
-    private static PhoenixMessage.Inbound broadcast(ObjectMapper mapper, String joinRef, String ref, String topic,
-            JsonNode payload) {
+    private static PhoenixMessage.Inbound broadcast(
+            ObjectMapper mapper, String joinRef, String ref, String topic, JsonNode payload) {
         JsonNode userEvent = payload.get("event");
         if (!payload.isObject() || userEvent == null || !userEvent.isTextual()) {
             return new PhoenixMessage.Malformed(joinRef, ref, topic, "broadcast payload needs a string event");
@@ -44,6 +46,7 @@ final class Inbounds {
         } catch (JsonProcessingException e) {
             return new PhoenixMessage.Malformed(joinRef, ref, topic, "broadcast payload is not serialisable");
         }
-        return new PhoenixMessage.BroadcastPush(joinRef, ref, topic, new UserBroadcast(userEvent.asText(), bytes, true, null));
+        return new PhoenixMessage.BroadcastPush(
+                joinRef, ref, topic, new UserBroadcast(userEvent.asText(), bytes, true, null));
     }
 }

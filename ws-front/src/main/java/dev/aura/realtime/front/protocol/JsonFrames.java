@@ -60,7 +60,8 @@ public final class JsonFrames {
         JsonNode payload;
         if (vsn == Vsn.V2) {
             if (!(root instanceof ArrayNode a) || a.size() != 5) {
-                return new PhoenixMessage.Malformed(null, null, null, "expected [join_ref, ref, topic, event, payload]");
+                return new PhoenixMessage.Malformed(
+                        null, null, null, "expected [join_ref, ref, topic, event, payload]");
             }
             joinRef = refText(a.get(0));
             ref = refText(a.get(1));
@@ -83,21 +84,28 @@ public final class JsonFrames {
         if (event == null || !event.isTextual()) {
             return new PhoenixMessage.Malformed(joinRef, ref, topic.asText(), "event must be a string");
         }
-        return Inbounds.of(mapper, joinRef, ref, topic.asText(), event.asText(), payload == null ? NullNode.getInstance() : payload);
+        return Inbounds.of(
+                mapper,
+                joinRef,
+                ref,
+                topic.asText(),
+                event.asText(),
+                payload == null ? NullNode.getInstance() : payload);
     }
 
     /** Encodes a reply or push as a text frame body for {@code vsn}. */
     public ByteBuf encode(PhoenixMessage.Outbound message, Vsn vsn, ByteBufAllocator alloc) {
         return switch (message) {
-            case PhoenixMessage.Reply r -> frame(alloc, vsn, r.joinRef(), r.ref(), r.topic(), "phx_reply", g -> {
-                g.writeStartObject();
-                g.writeStringField("status", r.status());
-                g.writeFieldName("response");
-                writeTree(g, r.response());
-                g.writeEndObject();
-            });
-            case PhoenixMessage.Push p -> frame(alloc, vsn, p.joinRef(), p.ref(), p.topic(), p.event(),
-                    g -> writeTree(g, p.payload()));
+            case PhoenixMessage.Reply r ->
+                frame(alloc, vsn, r.joinRef(), r.ref(), r.topic(), "phx_reply", g -> {
+                    g.writeStartObject();
+                    g.writeStringField("status", r.status());
+                    g.writeFieldName("response");
+                    writeTree(g, r.response());
+                    g.writeEndObject();
+                });
+            case PhoenixMessage.Push p ->
+                frame(alloc, vsn, p.joinRef(), p.ref(), p.topic(), p.event(), g -> writeTree(g, p.payload()));
         };
     }
 
@@ -109,8 +117,14 @@ public final class JsonFrames {
      * @param shared ready JSON bytes (not copied, not released)
      * @param payloadSuffix JSON written after {@code shared}, e.g. <code>}</code>
      */
-    public ByteBuf encodeWithSharedPayload(Vsn vsn, String topic, String event, String payloadPrefix,
-            ByteBuf shared, String payloadSuffix, ByteBufAllocator alloc) {
+    public ByteBuf encodeWithSharedPayload(
+            Vsn vsn,
+            String topic,
+            String event,
+            String payloadPrefix,
+            ByteBuf shared,
+            String payloadSuffix,
+            ByteBufAllocator alloc) {
         String head;
         String tail;
         if (vsn == Vsn.V2) {
@@ -123,7 +137,9 @@ public final class JsonFrames {
         byte[] h = head.getBytes(StandardCharsets.UTF_8);
         byte[] t = tail.getBytes(StandardCharsets.UTF_8);
         ByteBuf out = alloc.buffer(h.length + shared.readableBytes() + t.length);
-        out.writeBytes(h).writeBytes(shared, shared.readerIndex(), shared.readableBytes()).writeBytes(t);
+        out.writeBytes(h)
+                .writeBytes(shared, shared.readerIndex(), shared.readableBytes())
+                .writeBytes(t);
         return out;
     }
 
@@ -142,11 +158,18 @@ public final class JsonFrames {
         void write(JsonGenerator g) throws IOException;
     }
 
-    ByteBuf frame(ByteBufAllocator alloc, Vsn vsn, String joinRef, String ref, String topic, String event,
+    ByteBuf frame(
+            ByteBufAllocator alloc,
+            Vsn vsn,
+            String joinRef,
+            String ref,
+            String topic,
+            String event,
             PayloadWriter payload) {
         ByteBuf out = alloc.buffer(128);
         boolean ok = false;
-        try (OutputStream os = new ByteBufOutputStream(out); JsonGenerator g = factory.createGenerator(os)) {
+        try (OutputStream os = new ByteBufOutputStream(out);
+                JsonGenerator g = factory.createGenerator(os)) {
             if (vsn == Vsn.V2) {
                 g.writeStartArray();
                 g.writeString(joinRef);

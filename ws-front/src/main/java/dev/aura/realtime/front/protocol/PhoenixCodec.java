@@ -57,11 +57,17 @@ public final class PhoenixCodec extends MessageToMessageCodec<WebSocketFrame, Ph
                 message = new PhoenixMessage.Malformed(null, null, null, "binary frames need vsn 2.0.0");
             }
         } catch (RuntimeException e) {
-            message = new PhoenixMessage.Malformed(null, null, null, "undecodable frame: " + e.getClass().getSimpleName());
+            message = new PhoenixMessage.Malformed(
+                    null, null, null, "undecodable frame: " + e.getClass().getSimpleName());
         }
         if (message instanceof PhoenixMessage.Malformed m) {
             malformedCounter.run();
-            log.debug("malformed frame on {}: {} (topic={}, ref={})", ctx.channel().id(), m.reason(), m.topic(), m.ref());
+            log.debug(
+                    "malformed frame on {}: {} (topic={}, ref={})",
+                    ctx.channel().id(),
+                    m.reason(),
+                    m.topic(),
+                    m.ref());
         }
         out.add(message);
     }

@@ -29,8 +29,11 @@ public record UserBroadcast(String event, byte[] payload, boolean json, String i
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof UserBroadcast b && event.equals(b.event) && json == b.json
-                && Arrays.equals(payload, b.payload) && Objects.equals(id, b.id);
+        return o instanceof UserBroadcast b
+                && event.equals(b.event)
+                && json == b.json
+                && Arrays.equals(payload, b.payload)
+                && Objects.equals(id, b.id);
     }
 
     @Override

@@ -39,7 +39,11 @@ public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker,
     private RelayListener listener;
     private Dispatcher dispatcher;
 
-    public NatsRelay(Connection connection, String instanceId, Duration checkTimeout, ObjectMapper mapper,
+    public NatsRelay(
+            Connection connection,
+            String instanceId,
+            Duration checkTimeout,
+            ObjectMapper mapper,
             FrontMetrics metrics) {
         this.connection = connection;
         this.instanceId = instanceId;
@@ -126,20 +130,22 @@ public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker,
             return CompletableFuture.completedFuture(new Outcome.Unavailable(e.toString()));
         }
         // jnats checks request timeouts on a coarse cleanup timer; enforce ours precisely
-        return reply.orTimeout(checkTimeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS).handle((msg, err) -> {
-            if (err != null) {
-                return new Outcome.Unavailable(err.toString());
-            }
-            if (msg.isStatusMessage()) {
-                return new Outcome.Unavailable("status " + msg.getStatus().getCode());
-            }
-            try {
-                SubscriptionCheck.Reply r = mapper.readValue(msg.getData(), SubscriptionCheck.Reply.class);
-                return r.ok() ? new Outcome.Valid(r.columnType()) : new Outcome.Invalid(r.error());
-            } catch (Exception e) {
-                return new Outcome.Unavailable("undecodable reply: " + e);
-            }
-        });
+        return reply.orTimeout(checkTimeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+                .handle((msg, err) -> {
+                    if (err != null) {
+                        return new Outcome.Unavailable(err.toString());
+                    }
+                    if (msg.isStatusMessage()) {
+                        return new Outcome.Unavailable(
+                                "status " + msg.getStatus().getCode());
+                    }
+                    try {
+                        SubscriptionCheck.Reply r = mapper.readValue(msg.getData(), SubscriptionCheck.Reply.class);
+                        return r.ok() ? new Outcome.Valid(r.columnType()) : new Outcome.Invalid(r.error());
+                    } catch (Exception e) {
+                        return new Outcome.Unavailable("undecodable reply: " + e);
+                    }
+                });
     }
 
     /** Unsubscribes; idempotent. Does not close the connection (owned by {@link NatsConnection}). */

@@ -23,9 +23,13 @@ final class FirstRequestDeadline extends ChannelInboundHandlerAdapter {
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
-        timer = ctx.executor().schedule(() -> {
-            ctx.channel().close();
-        }, deadline.toMillis(), TimeUnit.MILLISECONDS);
+        timer = ctx.executor()
+                .schedule(
+                        () -> {
+                            ctx.channel().close();
+                        },
+                        deadline.toMillis(),
+                        TimeUnit.MILLISECONDS);
     }
 
     @Override

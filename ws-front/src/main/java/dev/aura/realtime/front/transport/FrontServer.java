@@ -55,13 +55,15 @@ public final class FrontServer implements AutoCloseable {
         var factory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         this.boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("aura-ws-accept"), factory);
         this.workers = new MultiThreadIoEventLoopGroup(ioThreads, new DefaultThreadFactory("aura-ws-io"), factory);
-        Class<? extends ServerChannel> channelClass = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+        Class<? extends ServerChannel> channelClass =
+                epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(boss, workers)
                 .channel(channelClass)
                 .option(ChannelOption.SO_BACKLOG, 1024)
                 .childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(lowWaterBytes, highWaterBytes))
+                .childOption(
+                        ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(lowWaterBytes, highWaterBytes))
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {

@@ -72,7 +72,12 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
             body.put("connections", context.services().sessions().size());
             respond(ctx, req, HttpResponseStatus.OK, "application/json", body.toString());
         } else if (path.equals("/metrics") && req.method() == HttpMethod.GET) {
-            respond(ctx, req, HttpResponseStatus.OK, "text/plain; version=0.0.4; charset=utf-8", context.prometheusScrape().get());
+            respond(
+                    ctx,
+                    req,
+                    HttpResponseStatus.OK,
+                    "text/plain; version=0.0.4; charset=utf-8",
+                    context.prometheusScrape().get());
         } else if (req.method() == HttpMethod.GET && DemoPage.INSTANCE.get(path) != null) {
             DemoPage.Asset asset = DemoPage.INSTANCE.get(path);
             respond(ctx, req, HttpResponseStatus.OK, asset.contentType(), Unpooled.wrappedBuffer(asset.body()));
@@ -83,7 +88,12 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
 
     private void upgrade(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder query) {
         if (draining.get()) {
-            respond(ctx, req, HttpResponseStatus.SERVICE_UNAVAILABLE, "application/json", error("Server is shutting down"));
+            respond(
+                    ctx,
+                    req,
+                    HttpResponseStatus.SERVICE_UNAVAILABLE,
+                    "application/json",
+                    error("Server is shutting down"));
             return;
         }
         if (!"websocket".equalsIgnoreCase(req.headers().get(HttpHeaderNames.UPGRADE))) {
@@ -97,7 +107,12 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
         }
         Vsn vsn = Vsn.fromQuery(first(query, "vsn"));
         if (vsn == null) {
-            respond(ctx, req, HttpResponseStatus.BAD_REQUEST, "application/json", error("Unsupported vsn: " + first(query, "vsn")));
+            respond(
+                    ctx,
+                    req,
+                    HttpResponseStatus.BAD_REQUEST,
+                    "application/json",
+                    error("Unsupported vsn: " + first(query, "vsn")));
             return;
         }
         Claims claims;
@@ -108,8 +123,8 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
             return;
         }
         String url = "ws://" + req.headers().get(HttpHeaderNames.HOST, "localhost") + query.path();
-        WebSocketServerHandshaker handshaker = new WebSocketServerHandshakerFactory(url, "phoenix", false,
-                context.maxFrameBytes()).newHandshaker(req);
+        WebSocketServerHandshaker handshaker =
+                new WebSocketServerHandshakerFactory(url, "phoenix", false, context.maxFrameBytes()).newHandshaker(req);
         if (handshaker == null) {
             WebSocketServerHandshakerFactory.sendUnsupportedVersionResponse(ctx.channel());
             return;
@@ -117,11 +132,20 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
         ChannelPipeline p = ctx.pipeline();
         String me = ctx.name();
         p.addAfter(me, "ws-aggregator", new WebSocketFrameAggregator(context.maxFrameBytes()));
-        p.addAfter("ws-aggregator", "ws-idle", new IdleStateHandler(context.idleTimeout().toMillis(), 0, 0, TimeUnit.MILLISECONDS));
+        p.addAfter(
+                "ws-aggregator",
+                "ws-idle",
+                new IdleStateHandler(context.idleTimeout().toMillis(), 0, 0, TimeUnit.MILLISECONDS));
         p.addAfter("ws-idle", "ws-control", new WebSocketControlHandler(handshaker));
         p.addAfter("ws-control", "ws-slow", new SlowClientGuard(context.slowClientTimeout()));
-        p.addAfter("ws-slow", "phoenix-codec", new PhoenixCodec(vsn, context.json(), context.binary(),
-                context.services().metrics()::malformed));
+        p.addAfter(
+                "ws-slow",
+                "phoenix-codec",
+                new PhoenixCodec(
+                        vsn,
+                        context.json(),
+                        context.binary(),
+                        context.services().metrics()::malformed));
         p.addAfter("phoenix-codec", "session", new SessionHandler(context.services(), vsn, claims));
         p.remove(this);
         handshaker.handshake(ctx.channel(), req).addListener((ChannelFutureListener) f -> {
@@ -142,13 +166,21 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
         return node.toString();
     }
 
-    static void respond(ChannelHandlerContext ctx, FullHttpRequest req, HttpResponseStatus status,
-            String contentType, String body) {
+    static void respond(
+            ChannelHandlerContext ctx,
+            FullHttpRequest req,
+            HttpResponseStatus status,
+            String contentType,
+            String body) {
         respond(ctx, req, status, contentType, Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
     }
 
-    private static void respond(ChannelHandlerContext ctx, FullHttpRequest req, HttpResponseStatus status,
-            String contentType, ByteBuf body) {
+    private static void respond(
+            ChannelHandlerContext ctx,
+            FullHttpRequest req,
+            HttpResponseStatus status,
+            String contentType,
+            ByteBuf body) {
         FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, body);
         res.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
         HttpUtil.setContentLength(res, res.content().readableBytes());

@@ -60,8 +60,15 @@ final class SseEncoder extends ChannelDuplexHandler {
     private ScheduledFuture<?> heartbeat;
     private boolean ended;
 
-    SseEncoder(ObjectMapper mapper, HistoryStore history, Clock clock, String projectId, String channel, String joinRef,
-            String lastEventId, long heartbeatMs) {
+    SseEncoder(
+            ObjectMapper mapper,
+            HistoryStore history,
+            Clock clock,
+            String projectId,
+            String channel,
+            String joinRef,
+            String lastEventId,
+            long heartbeatMs) {
         this.mapper = mapper;
         this.history = history;
         this.clock = clock;
@@ -74,11 +81,16 @@ final class SseEncoder extends ChannelDuplexHandler {
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
-        heartbeat = ctx.executor().scheduleAtFixedRate(() -> {
-            if (!ended && ctx.channel().isActive()) {
-                ctx.writeAndFlush(text(": heartbeat\n\n"));
-            }
-        }, heartbeatMs, heartbeatMs, TimeUnit.MILLISECONDS);
+        heartbeat = ctx.executor()
+                .scheduleAtFixedRate(
+                        () -> {
+                            if (!ended && ctx.channel().isActive()) {
+                                ctx.writeAndFlush(text(": heartbeat\n\n"));
+                            }
+                        },
+                        heartbeatMs,
+                        heartbeatMs,
+                        TimeUnit.MILLISECONDS);
     }
 
     @Override
@@ -155,7 +167,8 @@ final class SseEncoder extends ChannelDuplexHandler {
         }
     }
 
-    private void push(ChannelHandlerContext ctx, String event, JsonNode payload, ChannelPromise promise) throws IOException {
+    private void push(ChannelHandlerContext ctx, String event, JsonNode payload, ChannelPromise promise)
+            throws IOException {
         ctx.write(event(null, event, payload), promise);
         if ("phx_close".equals(event)) {
             end(ctx, ctx.newPromise());

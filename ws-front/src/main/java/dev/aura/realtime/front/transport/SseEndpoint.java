@@ -41,32 +41,56 @@ final class SseEndpoint {
     private SseEndpoint() {}
 
     /** Answers the request: an HTTP error, or the stream (this router is replaced by the SSE pipeline). */
-    static void open(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder query, TransportContext context,
-            boolean draining, HttpRouter router) {
+    static void open(
+            ChannelHandlerContext ctx,
+            FullHttpRequest req,
+            QueryStringDecoder query,
+            TransportContext context,
+            boolean draining,
+            HttpRouter router) {
         if (req.method() != HttpMethod.GET) {
-            HttpRouter.respond(ctx, req, HttpResponseStatus.METHOD_NOT_ALLOWED, "application/json", HttpRouter.error("GET expected"));
+            HttpRouter.respond(
+                    ctx,
+                    req,
+                    HttpResponseStatus.METHOD_NOT_ALLOWED,
+                    "application/json",
+                    HttpRouter.error("GET expected"));
             return;
         }
         if (draining) {
-            HttpRouter.respond(ctx, req, HttpResponseStatus.SERVICE_UNAVAILABLE, "application/json",
+            HttpRouter.respond(
+                    ctx,
+                    req,
+                    HttpResponseStatus.SERVICE_UNAVAILABLE,
+                    "application/json",
                     HttpRouter.error("Server is shutting down"));
             return;
         }
         String apikey = apikey(req, query);
         if (apikey == null || apikey.isBlank()) {
-            HttpRouter.respond(ctx, req, HttpResponseStatus.UNAUTHORIZED, "application/json", HttpRouter.error("API key is missing"));
+            HttpRouter.respond(
+                    ctx,
+                    req,
+                    HttpResponseStatus.UNAUTHORIZED,
+                    "application/json",
+                    HttpRouter.error("API key is missing"));
             return;
         }
         Claims claims;
         try {
             claims = context.verifier().verify(apikey);
         } catch (AuthException e) {
-            HttpRouter.respond(ctx, req, HttpResponseStatus.UNAUTHORIZED, "application/json", HttpRouter.error(e.getMessage()));
+            HttpRouter.respond(
+                    ctx, req, HttpResponseStatus.UNAUTHORIZED, "application/json", HttpRouter.error(e.getMessage()));
             return;
         }
         String topic = HttpRouter.first(query, "topic");
         if (topic == null || topic.isEmpty()) {
-            HttpRouter.respond(ctx, req, HttpResponseStatus.BAD_REQUEST, "application/json",
+            HttpRouter.respond(
+                    ctx,
+                    req,
+                    HttpResponseStatus.BAD_REQUEST,
+                    "application/json",
                     HttpRouter.error(Reasons.TOPIC_NAME_REQUIRED));
             return;
         }
@@ -74,7 +98,8 @@ final class SseEndpoint {
         try {
             bindings = bindings(HttpRouter.first(query, "postgres_changes"), context);
         } catch (IllegalArgumentException e) {
-            HttpRouter.respond(ctx, req, HttpResponseStatus.BAD_REQUEST, "application/json", HttpRouter.error(e.getMessage()));
+            HttpRouter.respond(
+                    ctx, req, HttpResponseStatus.BAD_REQUEST, "application/json", HttpRouter.error(e.getMessage()));
             return;
         }
         String lastEventId = req.headers().get("Last-Event-ID");
@@ -84,7 +109,8 @@ final class SseEndpoint {
         lastEventId = lastEventId == null || lastEventId.isBlank() ? null : lastEventId.strip();
 
         HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
-        head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8")
+        head.headers()
+                .set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8")
                 .set(HttpHeaderNames.CACHE_CONTROL, "no-cache")
                 .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE)
                 .set(HttpHeaderNames.ACCESS_CONTROL_ALLOW_ORIGIN, "*")
@@ -94,8 +120,18 @@ final class SseEndpoint {
 
         ChannelPipeline p = ctx.pipeline();
         var services = context.services();
-        p.addAfter(ctx.name(), "sse-encoder", new SseEncoder(services.mapper(), services.fanout().history(), services.clock(),
-                claims.projectId(), topic, JOIN_REF, lastEventId, context.sseHeartbeat().toMillis()));
+        p.addAfter(
+                ctx.name(),
+                "sse-encoder",
+                new SseEncoder(
+                        services.mapper(),
+                        services.fanout().history(),
+                        services.clock(),
+                        claims.projectId(),
+                        topic,
+                        JOIN_REF,
+                        lastEventId,
+                        context.sseHeartbeat().toMillis()));
         p.addAfter("sse-encoder", "sse-slow", new SlowClientGuard(context.slowClientTimeout()));
         p.addAfter("sse-slow", "session", new SessionHandler(services, Vsn.V1, claims));
         p.remove(router);
@@ -105,7 +141,8 @@ final class SseEndpoint {
         config.putObject("broadcast").put("self", false).put("ack", false);
         config.putObject("presence").put("enabled", false);
         config.set("postgres_changes", bindings);
-        p.context("sse-encoder").fireChannelRead(new PhoenixMessage.Join(JOIN_REF, JOIN_REF, "realtime:" + topic, payload));
+        p.context("sse-encoder")
+                .fireChannelRead(new PhoenixMessage.Join(JOIN_REF, JOIN_REF, "realtime:" + topic, payload));
     }
 
     private static String apikey(FullHttpRequest req, QueryStringDecoder query) {

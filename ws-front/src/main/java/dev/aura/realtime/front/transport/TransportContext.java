@@ -34,10 +34,26 @@ public record TransportContext(
         Supplier<String> prometheusScrape,
         Duration sseHeartbeat) {
     /** With the default SSE heartbeat of 15 s. */
-    public TransportContext(ChannelServices services, JwtVerifier verifier, JsonFrames json, BinaryFrames binary,
-            int maxFrameBytes, Duration idleTimeout, Duration slowClientTimeout, BooleanSupplier natsConnected,
+    public TransportContext(
+            ChannelServices services,
+            JwtVerifier verifier,
+            JsonFrames json,
+            BinaryFrames binary,
+            int maxFrameBytes,
+            Duration idleTimeout,
+            Duration slowClientTimeout,
+            BooleanSupplier natsConnected,
             Supplier<String> prometheusScrape) {
-        this(services, verifier, json, binary, maxFrameBytes, idleTimeout, slowClientTimeout, natsConnected,
-                prometheusScrape, Duration.ofSeconds(15));
+        this(
+                services,
+                verifier,
+                json,
+                binary,
+                maxFrameBytes,
+                idleTimeout,
+                slowClientTimeout,
+                natsConnected,
+                prometheusScrape,
+                Duration.ofSeconds(15));
     }
 }

@@ -42,7 +42,8 @@ final class WebSocketControlHandler extends ChannelInboundHandlerAdapter {
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
         if (evt instanceof IdleStateEvent) {
             log.debug("closing idle socket {}", ctx.channel().id());
-            handshaker.close(ctx.channel(), new CloseWebSocketFrame(WebSocketCloseStatus.ENDPOINT_UNAVAILABLE, "idle timeout"));
+            handshaker.close(
+                    ctx.channel(), new CloseWebSocketFrame(WebSocketCloseStatus.ENDPOINT_UNAVAILABLE, "idle timeout"));
         } else {
             super.userEventTriggered(ctx, evt);
         }

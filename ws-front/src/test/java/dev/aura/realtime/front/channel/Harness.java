@@ -36,12 +36,24 @@ final class Harness {
     final Fakes.Registry registry = new Fakes.Registry();
     final Fakes.Publisher publisher = new Fakes.Publisher();
     final LocalTopics topics = new LocalTopics(10);
-    final Fanout fanout = new Fanout(topics, new BroadcastFrames(json, binary), json, UnpooledByteBufAllocator.DEFAULT, metrics, clock);
+    final Fanout fanout = new Fanout(
+            topics, new BroadcastFrames(json, binary), json, UnpooledByteBufAllocator.DEFAULT, metrics, clock);
     final Sessions sessions = new Sessions();
     final JwtVerifier verifier = new JwtVerifier(Tokens.SECRET, clock);
-    final ChannelServices services = new ChannelServices(verifier, checker, registry, publisher, topics, fanout,
-            new PresenceExtension.Unavailable(), sessions, new Limits(3, 100, 100, 64, 1 << 20), metrics, "front-test",
-            clock, mapper);
+    final ChannelServices services = new ChannelServices(
+            verifier,
+            checker,
+            registry,
+            publisher,
+            topics,
+            fanout,
+            new PresenceExtension.Unavailable(),
+            sessions,
+            new Limits(3, 100, 100, 64, 1 << 20),
+            metrics,
+            "front-test",
+            clock,
+            mapper);
 
     String token(Duration ttl) {
         return Tokens.anon(clock.instant().plus(ttl));
@@ -49,7 +61,8 @@ final class Harness {
 
     Conn connect(Vsn vsn) {
         try {
-            return new Conn(new EmbeddedChannel(new PhoenixCodec(vsn, json, binary, metrics::malformed),
+            return new Conn(new EmbeddedChannel(
+                    new PhoenixCodec(vsn, json, binary, metrics::malformed),
                     new SessionHandler(services, vsn, verifier.verify(token(Duration.ofHours(1))))));
         } catch (AuthException e) {
             throw new IllegalStateException(e);

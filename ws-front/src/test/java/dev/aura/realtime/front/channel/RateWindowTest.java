@@ -17,7 +17,9 @@ class RateWindowTest {
         // a later second starts a new window (this failed: the window starting at Long.MIN_VALUE never ended)
         for (int second = 1; second <= 100; second++) {
             for (int i = 0; i < 3; i++) {
-                assertThat(w.tryAcquire(now + second * 1000L + i)).as("second " + second + " event " + i).isTrue();
+                assertThat(w.tryAcquire(now + second * 1000L + i))
+                        .as("second " + second + " event " + i)
+                        .isTrue();
             }
             assertThat(w.tryAcquire(now + second * 1000L + 500)).isFalse();
         }

@@ -30,7 +30,8 @@ class SessionHandlerTest {
     void heartbeatIsAnsweredOnPhoenix() {
         Harness.Conn c = h.connect(Vsn.V2);
         c.send("[null,\"7\",\"phoenix\",\"heartbeat\",{}]");
-        assertThat(c.next().toString()).isEqualTo("[null,\"7\",\"phoenix\",\"phx_reply\",{\"status\":\"ok\",\"response\":{}}]");
+        assertThat(c.next().toString())
+                .isEqualTo("[null,\"7\",\"phoenix\",\"phx_reply\",{\"status\":\"ok\",\"response\":{}}]");
         c.close();
     }
 
@@ -39,7 +40,9 @@ class SessionHandlerTest {
         Harness.Conn c = h.connect(Vsn.V2);
         c.send(join("1", "realtime:room", "{\"broadcast\":{\"self\":false}}"));
         JsonNode reply = c.next();
-        assertThat(reply.toString()).isEqualTo("[\"1\",\"1\",\"realtime:room\",\"phx_reply\",{\"status\":\"ok\",\"response\":{\"postgres_changes\":[]}}]");
+        assertThat(reply.toString())
+                .isEqualTo(
+                        "[\"1\",\"1\",\"realtime:room\",\"phx_reply\",{\"status\":\"ok\",\"response\":{\"postgres_changes\":[]}}]");
         assertThat(h.metrics.channels()).isEqualTo(1);
         c.close();
         assertThat(h.metrics.channels()).isZero();
@@ -53,7 +56,8 @@ class SessionHandlerTest {
         assertThat(c.next().get(4).get("response").get("reason").asText()).isEqualTo(Reasons.TOPIC_NAME_REQUIRED);
         String expired = h.token(Duration.ofSeconds(-12));
         c.send("[\"2\",\"2\",\"realtime:a\",\"phx_join\",{\"config\":{},\"access_token\":\"" + expired + "\"}]");
-        assertThat(c.next().get(4).get("response").get("reason").asText()).isEqualTo("InvalidJWTToken: Token has expired 12 seconds ago");
+        assertThat(c.next().get(4).get("response").get("reason").asText())
+                .isEqualTo("InvalidJWTToken: Token has expired 12 seconds ago");
         c.send("[\"3\",\"3\",\"realtime:a\",\"phx_join\",{\"config\":{},\"access_token\":\"garbage\"}]");
         assertThat(c.next().get(4).get("response").get("reason").asText()).startsWith("MalformedJWT");
         c.close();
@@ -74,8 +78,11 @@ class SessionHandlerTest {
     @Test
     void postgresChangesJoinEchoesBindingsInClientOrderAndRegistersThem() {
         Harness.Conn c = h.connect(Vsn.V2);
-        c.send(join("1", "realtime:db", "{\"postgres_changes\":[{\"event\":\"INSERT\",\"schema\":\"public\",\"table\":\"todos\",\"filter\":\"id=eq.1\"},"
-                + "{\"event\":\"*\",\"schema\":\"public\",\"table\":\"notes\"}]}"));
+        c.send(join(
+                "1",
+                "realtime:db",
+                "{\"postgres_changes\":[{\"event\":\"INSERT\",\"schema\":\"public\",\"table\":\"todos\",\"filter\":\"id=eq.1\"},"
+                        + "{\"event\":\"*\",\"schema\":\"public\",\"table\":\"notes\"}]}"));
         JsonNode reply = c.next();
         assertReply(reply, "1", "ok");
         JsonNode list = reply.get(4).get("response").get("postgres_changes");
@@ -88,7 +95,9 @@ class SessionHandlerTest {
         JsonNode system = c.next();
         assertThat(system.get(3).asText()).isEqualTo("system");
         assertThat(system.get(0).asText()).isEqualTo("1");
-        assertThat(system.get(4).toString()).isEqualTo("{\"extension\":\"postgres_changes\",\"status\":\"ok\",\"message\":\"Subscribed to PostgreSQL\",\"channel\":\"db\"}");
+        assertThat(system.get(4).toString())
+                .isEqualTo(
+                        "{\"extension\":\"postgres_changes\",\"status\":\"ok\",\"message\":\"Subscribed to PostgreSQL\",\"channel\":\"db\"}");
         assertThat(h.registry.live).hasSize(2);
         SubscriptionEntry e = h.registry.puts.get(0);
         assertThat(e.table()).isEqualTo("todos");
@@ -98,10 +107,14 @@ class SessionHandlerTest {
         assertThat(h.checker.asked).extracting(r -> r.table()).containsExactly("todos", "notes");
 
         // a change allowed for the first binding reaches the channel with its id, data verbatim
-        String data = "{\"schema\":\"public\",\"table\":\"todos\",\"type\":\"INSERT\",\"record\":{\"id\":12345678901234567890}}";
-        h.fanout.onChange(new ChangeEvent("0/1:0", e.projectId(), "todos", "INSERT", List.of(e.subId(), "someone-else"), readTree(data)));
+        String data =
+                "{\"schema\":\"public\",\"table\":\"todos\",\"type\":\"INSERT\",\"record\":{\"id\":12345678901234567890}}";
+        h.fanout.onChange(new ChangeEvent(
+                "0/1:0", e.projectId(), "todos", "INSERT", List.of(e.subId(), "someone-else"), readTree(data)));
         JsonNode push = c.next();
-        assertThat(push.toString()).isEqualTo("[null,null,\"realtime:db\",\"postgres_changes\",{\"ids\":[" + id0 + "],\"data\":" + data + "}]");
+        assertThat(push.toString())
+                .isEqualTo("[null,null,\"realtime:db\",\"postgres_changes\",{\"ids\":[" + id0 + "],\"data\":" + data
+                        + "}]");
         c.close();
         assertThat(h.registry.live).isEmpty();
         assertThat(h.registry.removed).hasSize(2);
@@ -109,9 +122,13 @@ class SessionHandlerTest {
 
     @Test
     void invalidBindingFailsTheJoinWithTheWorkersReason() {
-        h.checker.byTable.put("secret", new Outcome.Invalid("RealtimeDisabledForConfiguration: table secret is not enabled"));
+        h.checker.byTable.put(
+                "secret", new Outcome.Invalid("RealtimeDisabledForConfiguration: table secret is not enabled"));
         Harness.Conn c = h.connect(Vsn.V2);
-        c.send(join("1", "realtime:db", "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"secret\"}]}"));
+        c.send(join(
+                "1",
+                "realtime:db",
+                "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"secret\"}]}"));
         JsonNode reply = c.next();
         assertReply(reply, "1", "error");
         assertThat(reply.get(4).get("response").get("reason").asText()).startsWith("RealtimeDisabledForConfiguration");
@@ -127,7 +144,8 @@ class SessionHandlerTest {
         c.send(join("1", "realtime:db", "{\"postgres_changes\":[{\"event\":\"*\",\"table\":\"t\"}]}"));
         JsonNode reply = c.next();
         assertReply(reply, "1", "ok");
-        assertThat(reply.get(4).get("response").get("postgres_changes").get(0).has("schema")).isFalse();
+        assertThat(reply.get(4).get("response").get("postgres_changes").get(0).has("schema"))
+                .isFalse();
         JsonNode system = c.next();
         assertThat(system.get(4).get("status").asText()).isEqualTo("error");
         assertThat(system.get(4).get("message").asText()).isEqualTo(Reasons.CDC_UNAVAILABLE);
@@ -138,15 +156,22 @@ class SessionHandlerTest {
     @Test
     void otherSchemasAreRefused() {
         Harness.Conn c = h.connect(Vsn.V2);
-        c.send(join("1", "realtime:db", "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"auth\",\"table\":\"users\"}]}"));
-        assertThat(c.next().get(4).get("response").get("reason").asText()).startsWith("Unable to subscribe to changes with given parameters");
+        c.send(join(
+                "1",
+                "realtime:db",
+                "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"auth\",\"table\":\"users\"}]}"));
+        assertThat(c.next().get(4).get("response").get("reason").asText())
+                .startsWith("Unable to subscribe to changes with given parameters");
         c.close();
     }
 
     @Test
     void leaveRepliesOkThenCloses() {
         Harness.Conn c = h.connect(Vsn.V2);
-        c.send(join("1", "realtime:db", "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"t\"}]}"));
+        c.send(join(
+                "1",
+                "realtime:db",
+                "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"t\"}]}"));
         c.drain();
         c.send("[\"1\",\"2\",\"realtime:db\",\"phx_leave\",{}]");
         assertReply(c.next(), "2", "ok");
@@ -160,10 +185,16 @@ class SessionHandlerTest {
     @Test
     void secondJoinOfATopicReplacesTheFirst() {
         Harness.Conn c = h.connect(Vsn.V2);
-        c.send(join("1", "realtime:db", "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"t\"}]}"));
+        c.send(join(
+                "1",
+                "realtime:db",
+                "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"t\"}]}"));
         c.drain();
         String firstKey = h.registry.live.keySet().iterator().next();
-        c.send(join("5", "realtime:db", "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"t\"}]}"));
+        c.send(join(
+                "5",
+                "realtime:db",
+                "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"t\"}]}"));
         assertThat(c.next().toString()).isEqualTo("[\"1\",\"1\",\"realtime:db\",\"phx_close\",{}]");
         assertReply(c.next(), "5", "ok");
         assertThat(h.registry.live).hasSize(1).doesNotContainKey(firstKey);
@@ -178,7 +209,8 @@ class SessionHandlerTest {
         Harness.Conn v1 = h.connect(Vsn.V1);
         sender.send(join("1", "realtime:room", "{\"broadcast\":{\"self\":false,\"ack\":true}}"));
         v2.send(join("1", "realtime:room", "{}"));
-        v1.send("{\"topic\":\"realtime:room\",\"event\":\"phx_join\",\"payload\":{\"config\":{}},\"ref\":\"1\",\"join_ref\":\"1\"}");
+        v1.send(
+                "{\"topic\":\"realtime:room\",\"event\":\"phx_join\",\"payload\":{\"config\":{}},\"ref\":\"1\",\"join_ref\":\"1\"}");
         sender.drain();
         v2.drain();
         v1.drain();
@@ -187,14 +219,18 @@ class SessionHandlerTest {
         assertThat(sender.next()).isNull();
         byte[] frame = v2.nextBinary();
         assertThat(frame[0]).isEqualTo((byte) 4);
-        assertThat(new String(frame, StandardCharsets.UTF_8)).contains("realtime:room").contains("cursor").endsWith("{\"x\":1}");
+        assertThat(new String(frame, StandardCharsets.UTF_8))
+                .contains("realtime:room")
+                .contains("cursor")
+                .endsWith("{\"x\":1}");
         JsonNode v1Frame = v1.next();
         assertThat(v1Frame.get("event").asText()).isEqualTo("broadcast");
         assertThat(v1Frame.get("payload").get("payload").toString()).isEqualTo("{\"x\":1}");
         assertThat(v1Frame.get("payload").get("meta").get("id").asText()).isNotBlank();
         assertThat(h.publisher.published).hasSize(1);
         assertThat(h.publisher.published.get(0).channel()).isEqualTo("room");
-        assertThat(h.fanout.history().since(h.publisher.published.get(0).projectId(), "room", 0, 10, h.clock.millis())).hasSize(1);
+        assertThat(h.fanout.history().since(h.publisher.published.get(0).projectId(), "room", 0, 10, h.clock.millis()))
+                .hasSize(1);
         sender.close();
         v2.close();
         v1.close();
@@ -205,10 +241,12 @@ class SessionHandlerTest {
         Harness.Conn c = h.connect(Vsn.V2);
         c.send(join("1", "realtime:room", "{\"broadcast\":{\"self\":true,\"ack\":true}}"));
         c.drain();
-        c.send("[\"1\",\"2\",\"realtime:room\",\"broadcast\",{\"type\":\"broadcast\",\"event\":\"e\",\"payload\":{\"a\":1}}]");
+        c.send(
+                "[\"1\",\"2\",\"realtime:room\",\"broadcast\",{\"type\":\"broadcast\",\"event\":\"e\",\"payload\":{\"a\":1}}]");
         assertThat(c.nextBinary()[0]).isEqualTo((byte) 4);
         assertReply(c.next(), "2", "ok");
-        c.send("[\"1\",\"3\",\"realtime:room\",\"broadcast\",{\"type\":\"broadcast\",\"event\":\"e\",\"payload\":\"" + "x".repeat(100) + "\"}]");
+        c.send("[\"1\",\"3\",\"realtime:room\",\"broadcast\",{\"type\":\"broadcast\",\"event\":\"e\",\"payload\":\""
+                + "x".repeat(100) + "\"}]");
         JsonNode refused = c.next();
         assertReply(refused, "3", "error");
         assertThat(refused.get(4).get("response").get("reason").asText()).startsWith("PayloadTooLarge");
@@ -219,13 +257,16 @@ class SessionHandlerTest {
     void tokenExpiryClosesTheChannelWithASystemMessage() {
         Harness.Conn c = h.connect(Vsn.V2);
         c.ch.freezeTime();
-        c.send("[\"1\",\"1\",\"realtime:room\",\"phx_join\",{\"config\":{},\"access_token\":\"" + h.token(Duration.ofSeconds(30)) + "\"}]");
+        c.send("[\"1\",\"1\",\"realtime:room\",\"phx_join\",{\"config\":{},\"access_token\":\""
+                + h.token(Duration.ofSeconds(30)) + "\"}]");
         assertReply(c.next(), "1", "ok");
         h.clock.advance(Duration.ofSeconds(31));
         c.ch.advanceTimeBy(31, java.util.concurrent.TimeUnit.SECONDS);
         c.ch.runScheduledPendingTasks();
         JsonNode system = c.next();
-        assertThat(system.get(4).toString()).isEqualTo("{\"extension\":\"system\",\"status\":\"error\",\"message\":\"Token has expired 1 seconds ago\",\"channel\":\"room\"}");
+        assertThat(system.get(4).toString())
+                .isEqualTo(
+                        "{\"extension\":\"system\",\"status\":\"error\",\"message\":\"Token has expired 1 seconds ago\",\"channel\":\"room\"}");
         assertThat(c.next().get(3).asText()).isEqualTo("phx_close");
         c.close();
     }
@@ -233,15 +274,21 @@ class SessionHandlerTest {
     @Test
     void accessTokenRefreshRePutsEntriesAndABadOneCloses() {
         Harness.Conn c = h.connect(Vsn.V2);
-        c.send(join("1", "realtime:db", "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"t\"}]}"));
+        c.send(join(
+                "1",
+                "realtime:db",
+                "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"t\"}]}"));
         c.drain();
-        String fresh = dev.aura.realtime.front.testing.Tokens.token(dev.aura.realtime.front.testing.Tokens.PROJECT, "authenticated",
+        String fresh = dev.aura.realtime.front.testing.Tokens.token(
+                dev.aura.realtime.front.testing.Tokens.PROJECT,
+                "authenticated",
                 h.clock.instant().plusSeconds(7200));
         c.send("[\"1\",\"2\",\"realtime:db\",\"access_token\",{\"access_token\":\"" + fresh + "\"}]");
         assertThat(c.next()).isNull();
         assertThat(h.registry.puts).hasSize(2);
         assertThat(h.registry.puts.get(1).role()).isEqualTo("authenticated");
-        assertThat(h.registry.puts.get(1).subId()).isEqualTo(h.registry.puts.get(0).subId());
+        assertThat(h.registry.puts.get(1).subId())
+                .isEqualTo(h.registry.puts.get(0).subId());
         c.send("[\"1\",\"3\",\"realtime:db\",\"access_token\",{\"access_token\":\"nope\"}]");
         JsonNode system = c.next();
         assertThat(system.get(3).asText()).isEqualTo("system");
@@ -254,7 +301,10 @@ class SessionHandlerTest {
     @Test
     void cdcStatusFlipsReachPostgresChannels() {
         Harness.Conn c = h.connect(Vsn.V2);
-        c.send(join("1", "realtime:db", "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"t\"}]}"));
+        c.send(join(
+                "1",
+                "realtime:db",
+                "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"t\"}]}"));
         c.drain();
         h.fanout.onCdcStatus(new dev.aura.realtime.common.wire.CdcStatus("w1", false, "slot lost", null, null, 0));
         h.fanout.onCdcStatus(new dev.aura.realtime.common.wire.CdcStatus("w1", false, "slot lost", null, null, 0));
@@ -290,7 +340,9 @@ class SessionHandlerTest {
 
     private static byte[] kind3(String joinRef, String ref, String topic, String event, String jsonPayload) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        out.writeBytes(new byte[] {3, (byte) joinRef.length(), (byte) ref.length(), (byte) topic.length(), (byte) event.length(), 0, 1});
+        out.writeBytes(new byte[] {
+            3, (byte) joinRef.length(), (byte) ref.length(), (byte) topic.length(), (byte) event.length(), 0, 1
+        });
         for (String s : new String[] {joinRef, ref, topic, event, jsonPayload}) {
             out.writeBytes(s.getBytes(StandardCharsets.UTF_8));
         }
@@ -302,7 +354,8 @@ class SessionHandlerTest {
         Harness.Conn c = h.connect(Vsn.V2);
         c.send(join("1", "realtime:room", "{\"broadcast\":{\"self\":false}}"));
         assertReply(c.next(), "1", "ok");
-        String broadcast = "[\"1\",null,\"realtime:room\",\"broadcast\",{\"type\":\"broadcast\",\"event\":\"e\",\"payload\":{}}]";
+        String broadcast =
+                "[\"1\",null,\"realtime:room\",\"broadcast\",{\"type\":\"broadcast\",\"event\":\"e\",\"payload\":{}}]";
         // 100 events/s (the harness limit) for five seconds: 500 events, none refused. The window
         // used to start at Long.MIN_VALUE and never end, so the 101st event of the connection's life closed it.
         for (int second = 0; second < 5; second++) {

@@ -27,7 +27,8 @@ class HistoryStoreTest {
         for (int i = 0; i < 5; i++) {
             h.add("p", "c", msg(NOW + i, "\"" + i + "\""), NOW + i);
         }
-        assertThat(h.since("p", "c", 0, 10, NOW + 5)).extracting(e -> new String(e.message().payload(), StandardCharsets.UTF_8))
+        assertThat(h.since("p", "c", 0, 10, NOW + 5))
+                .extracting(e -> new String(e.message().payload(), StandardCharsets.UTF_8))
                 .containsExactly("\"2\"", "\"3\"", "\"4\"");
         assertThat(h.since("p", "c", NOW + 3, 10, NOW + 5)).hasSize(2);
         assertThat(h.since("p", "c", 0, 1, NOW + 5)).hasSize(1);
@@ -41,8 +42,11 @@ class HistoryStoreTest {
         UserBroadcast b = msg(NOW + 1, "2");
         h.add("p", "c", a, NOW);
         h.add("p", "c", b, NOW + 1);
-        assertThat(h.after("p", "c", a.id(), NOW + 2)).hasValueSatisfying(l -> assertThat(l).extracting(HistoryStore.Entry::message).containsExactly(b));
-        assertThat(h.after("p", "c", b.id(), NOW + 2)).hasValueSatisfying(l -> assertThat(l).isEmpty());
+        assertThat(h.after("p", "c", a.id(), NOW + 2))
+                .hasValueSatisfying(l ->
+                        assertThat(l).extracting(HistoryStore.Entry::message).containsExactly(b));
+        assertThat(h.after("p", "c", b.id(), NOW + 2))
+                .hasValueSatisfying(l -> assertThat(l).isEmpty());
         assertThat(h.after("p", "c", "gone", NOW + 2)).isEmpty();
     }
 

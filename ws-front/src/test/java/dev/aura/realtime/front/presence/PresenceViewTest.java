@@ -29,7 +29,8 @@ class PresenceViewTest {
         PresenceEntry e = entry("alice", "m1", "r1", null, "{\"status\":\"online\"}");
         view.put(e.kvKey(), e, 0);
         assertThat(onlyDiff().toString())
-                .isEqualTo("{\"joins\":{\"alice\":{\"metas\":[{\"status\":\"online\",\"phx_ref\":\"r1\"}]}},\"leaves\":{}}");
+                .isEqualTo(
+                        "{\"joins\":{\"alice\":{\"metas\":[{\"status\":\"online\",\"phx_ref\":\"r1\"}]}},\"leaves\":{}}");
     }
 
     @Test
@@ -48,9 +49,11 @@ class PresenceViewTest {
         view.drainDiffs();
         PresenceEntry second = entry("alice", "m1", "r2", "r1", "{\"s\":2}");
         view.put(second.kvKey(), second, 5);
-        assertThat(onlyDiff().toString()).isEqualTo("{\"joins\":{\"alice\":{\"metas\":[{\"s\":2,\"phx_ref\":\"r2\",\"phx_ref_prev\":\"r1\"}]}},"
-                + "\"leaves\":{\"alice\":{\"metas\":[{\"s\":1,\"phx_ref\":\"r1\"}]}}}");
-        assertThat(view.state(ROOM).toString()).isEqualTo("{\"alice\":{\"metas\":[{\"s\":2,\"phx_ref\":\"r2\",\"phx_ref_prev\":\"r1\"}]}}");
+        assertThat(onlyDiff().toString())
+                .isEqualTo("{\"joins\":{\"alice\":{\"metas\":[{\"s\":2,\"phx_ref\":\"r2\",\"phx_ref_prev\":\"r1\"}]}},"
+                        + "\"leaves\":{\"alice\":{\"metas\":[{\"s\":1,\"phx_ref\":\"r1\"}]}}}");
+        assertThat(view.state(ROOM).toString())
+                .isEqualTo("{\"alice\":{\"metas\":[{\"s\":2,\"phx_ref\":\"r2\",\"phx_ref_prev\":\"r1\"}]}}");
     }
 
     @Test
@@ -81,18 +84,21 @@ class PresenceViewTest {
         view.drainDiffs();
         view.remove(e.kvKey());
         view.remove("v1.p1.room.nobody.m0");
-        assertThat(onlyDiff().toString()).isEqualTo("{\"joins\":{},\"leaves\":{\"bob\":{\"metas\":[{\"x\":true,\"phx_ref\":\"r9\"}]}}}");
+        assertThat(onlyDiff().toString())
+                .isEqualTo("{\"joins\":{},\"leaves\":{\"bob\":{\"metas\":[{\"x\":true,\"phx_ref\":\"r9\"}]}}}");
     }
 
     @Test
     void twoMembersWithOneKeyAreOneKeyWithTwoMetasAndChannelsStayApart() throws Exception {
         PresenceEntry tab1 = entry("alice", "m1", "r1", null, "{}");
         PresenceEntry tab2 = entry("alice", "m2", "r2", null, "{}");
-        PresenceEntry elsewhere = new PresenceEntry("p2", "room", "carol", "m3", "r3", null, mapper.readTree("{}"), "front-b");
+        PresenceEntry elsewhere =
+                new PresenceEntry("p2", "room", "carol", "m3", "r3", null, mapper.readTree("{}"), "front-b");
         view.put(tab1.kvKey(), tab1, 0);
         view.put(tab2.kvKey(), tab2, 0);
         view.put(elsewhere.kvKey(), elsewhere, 0);
-        assertThat(view.state(ROOM).toString()).isEqualTo("{\"alice\":{\"metas\":[{\"phx_ref\":\"r1\"},{\"phx_ref\":\"r2\"}]}}");
+        assertThat(view.state(ROOM).toString())
+                .isEqualTo("{\"alice\":{\"metas\":[{\"phx_ref\":\"r1\"},{\"phx_ref\":\"r2\"}]}}");
         assertThat(view.drainDiffs()).hasSize(2);
     }
 

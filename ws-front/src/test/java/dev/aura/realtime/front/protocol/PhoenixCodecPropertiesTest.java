@@ -64,30 +64,53 @@ class PhoenixCodecPropertiesTest {
 
     @Property(tries = 1500)
     void anyTextFrameDecodesWithoutThrowing(@ForAll("texts") String text, @ForAll boolean v2) {
-        assertThat(decode(v2 ? Vsn.V2 : Vsn.V1, new TextWebSocketFrame(pooled(text.getBytes(StandardCharsets.UTF_8))))).isNotNull();
+        assertThat(decode(v2 ? Vsn.V2 : Vsn.V1, new TextWebSocketFrame(pooled(text.getBytes(StandardCharsets.UTF_8)))))
+                .isNotNull();
     }
 
     @Provide
     Arbitrary<String> texts() {
-        Arbitrary<String> token = Arbitraries.of("null", "\"1\"", "1", "[]", "{}", "\"realtime:a\"", "\"phx_join\"", "\"heartbeat\"",
-                "\"broadcast\"", "\"presence\"", "\"access_token\"", "\"phx_leave\"", "{\"config\":{\"postgres_changes\":[{}]}}",
-                "{\"type\":\"broadcast\",\"event\":1}", "\"\\ud800\"", "1e999", "-0", "true");
+        Arbitrary<String> token = Arbitraries.of(
+                "null",
+                "\"1\"",
+                "1",
+                "[]",
+                "{}",
+                "\"realtime:a\"",
+                "\"phx_join\"",
+                "\"heartbeat\"",
+                "\"broadcast\"",
+                "\"presence\"",
+                "\"access_token\"",
+                "\"phx_leave\"",
+                "{\"config\":{\"postgres_changes\":[{}]}}",
+                "{\"type\":\"broadcast\",\"event\":1}",
+                "\"\\ud800\"",
+                "1e999",
+                "-0",
+                "true");
         return Arbitraries.oneOf(
                 Arbitraries.strings().all().ofMaxLength(100),
                 token.list().ofMaxSize(7).map(l -> "[" + String.join(",", l) + "]"),
                 token.list().ofMaxSize(7).map(l -> "[" + String.join(",", l)), // truncated
-                token.list().ofSize(5).map(l -> "{\"join_ref\":" + l.get(0) + ",\"ref\":" + l.get(1) + ",\"topic\":" + l.get(2)
-                        + ",\"event\":" + l.get(3) + ",\"payload\":" + l.get(4) + "}"));
+                token.list()
+                        .ofSize(5)
+                        .map(l -> "{\"join_ref\":" + l.get(0) + ",\"ref\":" + l.get(1) + ",\"topic\":" + l.get(2)
+                                + ",\"event\":" + l.get(3) + ",\"payload\":" + l.get(4) + "}"));
     }
 
     @Property(tries = 1500)
     void anyBinaryFrameDecodesWithoutThrowing(@ForAll @Size(max = 300) byte[] bytes, @ForAll boolean v2) {
-        assertThat(decode(v2 ? Vsn.V2 : Vsn.V1, new BinaryWebSocketFrame(pooled(bytes)))).isNotNull();
+        assertThat(decode(v2 ? Vsn.V2 : Vsn.V1, new BinaryWebSocketFrame(pooled(bytes))))
+                .isNotNull();
     }
 
     @Property(tries = 1500)
-    void kind3WithLyingLengthBytesIsMalformedOrConsistent(@ForAll("fields") List<String> f, @ForAll @Size(max = 64) byte[] payload,
-            @ForAll @IntRange(min = 1, max = 6) int lyingByte, @ForAll byte lie) {
+    void kind3WithLyingLengthBytesIsMalformedOrConsistent(
+            @ForAll("fields") List<String> f,
+            @ForAll @Size(max = 64) byte[] payload,
+            @ForAll @IntRange(min = 1, max = 6) int lyingByte,
+            @ForAll byte lie) {
         byte[] frame = PhoenixCodecTest.kind3(f.get(0), f.get(1), f.get(2), f.get(3), "", 0, payload);
         frame[lyingByte] = lie;
         PhoenixMessage.Inbound m = decode(Vsn.V2, new BinaryWebSocketFrame(pooled(frame)));
@@ -108,7 +131,10 @@ class PhoenixCodecPropertiesTest {
     void wellFormedKind3RoundTrips(@ForAll("fields") List<String> f, @ForAll @Size(max = 200) byte[] payload) {
         String topic = "realtime:" + f.get(2);
         String event = f.get(3).isEmpty() ? "e" : f.get(3);
-        PhoenixMessage.Inbound m = decode(Vsn.V2, new BinaryWebSocketFrame(pooled(PhoenixCodecTest.kind3(f.get(0), f.get(1), topic, event, "", 0, payload))));
+        PhoenixMessage.Inbound m = decode(
+                Vsn.V2,
+                new BinaryWebSocketFrame(
+                        pooled(PhoenixCodecTest.kind3(f.get(0), f.get(1), topic, event, "", 0, payload))));
         assertThat(m).isInstanceOf(PhoenixMessage.BroadcastPush.class);
         PhoenixMessage.BroadcastPush b = (PhoenixMessage.BroadcastPush) m;
         assertThat(b.joinRef()).isEqualTo(f.get(0).isEmpty() ? null : f.get(0));
@@ -120,22 +146,38 @@ class PhoenixCodecPropertiesTest {
     }
 
     @Property(tries = 1000)
-    void wellFormedJsonFramesRoundTripOnBothVersions(@ForAll("anyString") String joinRef, @ForAll("anyString") String ref,
-            @ForAll("anyString") String topic, @ForAll boolean leave, @ForAll boolean v2) throws Exception {
+    void wellFormedJsonFramesRoundTripOnBothVersions(
+            @ForAll("anyString") String joinRef,
+            @ForAll("anyString") String ref,
+            @ForAll("anyString") String topic,
+            @ForAll boolean leave,
+            @ForAll boolean v2)
+            throws Exception {
         String event = leave ? "phx_leave" : "heartbeat";
         topic = leave ? topic : "phoenix"; // a heartbeat on another topic is an unknown event (Other)
         // as a browser sends it: valid UTF-8, with lone surrogates as \\u escapes
         var mapper = WireJson.mapper().writer().with(com.fasterxml.jackson.core.json.JsonWriteFeature.ESCAPE_NON_ASCII);
         String text;
         if (v2) {
-            text = mapper.writeValueAsString(List.of(joinRef, ref, topic, event, JsonNodeFactory.instance.objectNode()));
+            text = mapper.writeValueAsString(
+                    List.of(joinRef, ref, topic, event, JsonNodeFactory.instance.objectNode()));
         } else {
-            var o = JsonNodeFactory.instance.objectNode().put("join_ref", joinRef).put("ref", ref).put("topic", topic).put("event", event);
+            var o = JsonNodeFactory.instance
+                    .objectNode()
+                    .put("join_ref", joinRef)
+                    .put("ref", ref)
+                    .put("topic", topic)
+                    .put("event", event);
             o.putObject("payload");
             text = mapper.writeValueAsString(o);
         }
-        PhoenixMessage.Inbound m = decode(v2 ? Vsn.V2 : Vsn.V1, new TextWebSocketFrame(pooled(text.getBytes(StandardCharsets.UTF_8))));
-        assertThat(m).isEqualTo(leave ? new PhoenixMessage.Leave(joinRef, ref, topic) : new PhoenixMessage.Heartbeat(joinRef, ref, topic));
+        PhoenixMessage.Inbound m =
+                decode(v2 ? Vsn.V2 : Vsn.V1, new TextWebSocketFrame(pooled(text.getBytes(StandardCharsets.UTF_8))));
+        assertThat(m)
+                .isEqualTo(
+                        leave
+                                ? new PhoenixMessage.Leave(joinRef, ref, topic)
+                                : new PhoenixMessage.Heartbeat(joinRef, ref, topic));
     }
 
     @Provide
@@ -147,7 +189,9 @@ class PhoenixCodecPropertiesTest {
     void leakWatchCatchesADeliberateLeak() {
         LeakWatch.drain();
         leak();
-        assertThat(LeakWatch.drain()).as("the detector reports a dropped buffer").isNotEmpty();
+        assertThat(LeakWatch.drain())
+                .as("the detector reports a dropped buffer")
+                .isNotEmpty();
     }
 
     private static void leak() {

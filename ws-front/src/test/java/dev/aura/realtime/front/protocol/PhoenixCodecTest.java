@@ -47,7 +47,8 @@ class PhoenixCodecTest {
 
     private PhoenixMessage.Inbound readBinary(byte[] bytes) {
         EmbeddedChannel ch = channel(Vsn.V2);
-        BinaryWebSocketFrame frame = new BinaryWebSocketFrame(Unpooled.buffer(bytes.length).writeBytes(bytes));
+        BinaryWebSocketFrame frame =
+                new BinaryWebSocketFrame(Unpooled.buffer(bytes.length).writeBytes(bytes));
         ch.writeInbound(frame);
         assertThat(frame.refCnt()).isZero();
         return ch.readInbound();
@@ -55,7 +56,9 @@ class PhoenixCodecTest {
 
     @Test
     void decodesVsn1JoinObject() {
-        var msg = readText(Vsn.V1, "{\"topic\":\"realtime:room\",\"event\":\"phx_join\",\"payload\":{\"config\":{}},\"ref\":\"1\",\"join_ref\":\"1\"}");
+        var msg = readText(
+                Vsn.V1,
+                "{\"topic\":\"realtime:room\",\"event\":\"phx_join\",\"payload\":{\"config\":{}},\"ref\":\"1\",\"join_ref\":\"1\"}");
         assertThat(msg).isInstanceOf(PhoenixMessage.Join.class);
         var join = (PhoenixMessage.Join) msg;
         assertThat(join.topic()).isEqualTo("realtime:room");
@@ -81,11 +84,14 @@ class PhoenixCodecTest {
 
     @Test
     void decodesJsonTextBroadcast() {
-        var msg = readText(Vsn.V2, "[\"1\",\"7\",\"realtime:a\",\"broadcast\",{\"type\":\"broadcast\",\"event\":\"cursor\",\"payload\":{\"x\":12345678901234567890.25}}]");
+        var msg = readText(
+                Vsn.V2,
+                "[\"1\",\"7\",\"realtime:a\",\"broadcast\",{\"type\":\"broadcast\",\"event\":\"cursor\",\"payload\":{\"x\":12345678901234567890.25}}]");
         var b = (PhoenixMessage.BroadcastPush) msg;
         assertThat(b.broadcast().event()).isEqualTo("cursor");
         assertThat(b.broadcast().json()).isTrue();
-        assertThat(new String(b.broadcast().payload(), StandardCharsets.UTF_8)).isEqualTo("{\"x\":12345678901234567890.25}");
+        assertThat(new String(b.broadcast().payload(), StandardCharsets.UTF_8))
+                .isEqualTo("{\"x\":12345678901234567890.25}");
     }
 
     @Test
@@ -95,7 +101,8 @@ class PhoenixCodecTest {
         assertThat(b.joinRef()).isEqualTo("1");
         assertThat(b.ref()).isEqualTo("2");
         assertThat(b.topic()).isEqualTo("realtime:room");
-        assertThat(b.broadcast()).isEqualTo(new UserBroadcast("cursor", "{\"x\":1}".getBytes(StandardCharsets.UTF_8), true, null));
+        assertThat(b.broadcast())
+                .isEqualTo(new UserBroadcast("cursor", "{\"x\":1}".getBytes(StandardCharsets.UTF_8), true, null));
     }
 
     @Test
@@ -137,7 +144,8 @@ class PhoenixCodecTest {
         var m = (PhoenixMessage.Malformed) readBinary(badJson);
         assertThat(m.ref()).isEqualTo("2");
         channel.finishAndReleaseAll();
-        assertThat(readBinary(kind3("1", "2", "realtime:room", "e", "", 7, new byte[0]))).isInstanceOf(PhoenixMessage.Malformed.class);
+        assertThat(readBinary(kind3("1", "2", "realtime:room", "e", "", 7, new byte[0])))
+                .isInstanceOf(PhoenixMessage.Malformed.class);
         assertThat(malformed.get()).isEqualTo(6);
     }
 
@@ -151,7 +159,8 @@ class PhoenixCodecTest {
         assertThat(m.ref()).isEqualTo("9");
         assertThat(m.topic()).isEqualTo("realtime:a");
         channel.finishAndReleaseAll();
-        assertThat(readText(Vsn.V2, "[\"1\",\"9\",\"realtime:a\",\"phx_join\",\"x\"]")).isInstanceOf(PhoenixMessage.Malformed.class);
+        assertThat(readText(Vsn.V2, "[\"1\",\"9\",\"realtime:a\",\"phx_join\",\"x\"]"))
+                .isInstanceOf(PhoenixMessage.Malformed.class);
         channel.finishAndReleaseAll();
         assertThat(readText(Vsn.V2, "[1,2,3] [4]")).isInstanceOf(PhoenixMessage.Malformed.class);
     }
@@ -177,11 +186,15 @@ class PhoenixCodecTest {
         ObjectNode response = JsonNodeFactory.instance.objectNode().put("reason", "x");
         EmbeddedChannel v2 = channel(Vsn.V2);
         v2.writeOutbound(new PhoenixMessage.Reply("1", "2", "realtime:a", "error", response));
-        assertThat(text(v2.readOutbound())).isEqualTo("[\"1\",\"2\",\"realtime:a\",\"phx_reply\",{\"status\":\"error\",\"response\":{\"reason\":\"x\"}}]");
+        assertThat(text(v2.readOutbound()))
+                .isEqualTo(
+                        "[\"1\",\"2\",\"realtime:a\",\"phx_reply\",{\"status\":\"error\",\"response\":{\"reason\":\"x\"}}]");
         v2.finishAndReleaseAll();
         EmbeddedChannel v1 = channel(Vsn.V1);
         v1.writeOutbound(new PhoenixMessage.Push("1", null, "realtime:a", "system", response));
-        assertThat(text(v1.readOutbound())).isEqualTo("{\"topic\":\"realtime:a\",\"event\":\"system\",\"payload\":{\"reason\":\"x\"},\"ref\":null}");
+        assertThat(text(v1.readOutbound()))
+                .isEqualTo(
+                        "{\"topic\":\"realtime:a\",\"event\":\"system\",\"payload\":{\"reason\":\"x\"},\"ref\":null}");
     }
 
     @Test
@@ -200,29 +213,49 @@ class PhoenixCodecTest {
         assertThat(ByteBufUtil.getBytes(frame.content())).containsExactly(expected.toByteArray());
         frame.release();
 
-        OutFrame noId = frames.encode("realtime:t", new UserBroadcast("ev", new byte[] {7}, false, null), Vsn.V2, UnpooledByteBufAllocator.DEFAULT);
-        assertThat(ByteBufUtil.getBytes(noId.content())).containsExactly(4, 10, 2, 0, 0, 'r', 'e', 'a', 'l', 't', 'i', 'm', 'e', ':', 't', 'e', 'v', 7);
+        OutFrame noId = frames.encode(
+                "realtime:t",
+                new UserBroadcast("ev", new byte[] {7}, false, null),
+                Vsn.V2,
+                UnpooledByteBufAllocator.DEFAULT);
+        assertThat(ByteBufUtil.getBytes(noId.content()))
+                .containsExactly(4, 10, 2, 0, 0, 'r', 'e', 'a', 'l', 't', 'i', 'm', 'e', ':', 't', 'e', 'v', 7);
         noId.release();
     }
 
     @Test
     void encodesBroadcastAsJsonForVsn1AndSkipsBinary() {
         BroadcastFrames frames = new BroadcastFrames(json, binary);
-        OutFrame frame = frames.encode("realtime:t", new UserBroadcast("ev", "[1]".getBytes(StandardCharsets.UTF_8), true, "i"), Vsn.V1, UnpooledByteBufAllocator.DEFAULT);
+        OutFrame frame = frames.encode(
+                "realtime:t",
+                new UserBroadcast("ev", "[1]".getBytes(StandardCharsets.UTF_8), true, "i"),
+                Vsn.V1,
+                UnpooledByteBufAllocator.DEFAULT);
         assertThat(frame.binary()).isFalse();
-        assertThat(frame.content().toString(StandardCharsets.UTF_8)).isEqualTo(
-                "{\"topic\":\"realtime:t\",\"event\":\"broadcast\",\"payload\":{\"type\":\"broadcast\",\"event\":\"ev\",\"payload\":[1],\"meta\":{\"id\":\"i\"}},\"ref\":null}");
+        assertThat(frame.content().toString(StandardCharsets.UTF_8))
+                .isEqualTo(
+                        "{\"topic\":\"realtime:t\",\"event\":\"broadcast\",\"payload\":{\"type\":\"broadcast\",\"event\":\"ev\",\"payload\":[1],\"meta\":{\"id\":\"i\"}},\"ref\":null}");
         frame.release();
-        assertThat(frames.encode("realtime:t", new UserBroadcast("ev", new byte[] {1}, false, null), Vsn.V1, UnpooledByteBufAllocator.DEFAULT)).isNull();
+        assertThat(frames.encode(
+                        "realtime:t",
+                        new UserBroadcast("ev", new byte[] {1}, false, null),
+                        Vsn.V1,
+                        UnpooledByteBufAllocator.DEFAULT))
+                .isNull();
     }
 
     @Test
     void kind4FallsBackToTextWhenEventExceeds255Bytes() {
         BroadcastFrames frames = new BroadcastFrames(json, binary);
         String longEvent = "e".repeat(300);
-        OutFrame frame = frames.encode("realtime:t", new UserBroadcast(longEvent, "1".getBytes(StandardCharsets.UTF_8), true, null), Vsn.V2, UnpooledByteBufAllocator.DEFAULT);
+        OutFrame frame = frames.encode(
+                "realtime:t",
+                new UserBroadcast(longEvent, "1".getBytes(StandardCharsets.UTF_8), true, null),
+                Vsn.V2,
+                UnpooledByteBufAllocator.DEFAULT);
         assertThat(frame.binary()).isFalse();
-        assertThat(frame.content().toString(StandardCharsets.UTF_8)).startsWith("[null,null,\"realtime:t\",\"broadcast\",{\"type\":\"broadcast\",\"event\":\"eee");
+        assertThat(frame.content().toString(StandardCharsets.UTF_8))
+                .startsWith("[null,null,\"realtime:t\",\"broadcast\",{\"type\":\"broadcast\",\"event\":\"eee");
         frame.release();
     }
 
@@ -235,7 +268,8 @@ class PhoenixCodecTest {
         }
     }
 
-    static byte[] kind3(String joinRef, String ref, String topic, String event, String meta, int encoding, byte[] payload) {
+    static byte[] kind3(
+            String joinRef, String ref, String topic, String event, String meta, int encoding, byte[] payload) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         out.write(3);
         out.write(joinRef.length());

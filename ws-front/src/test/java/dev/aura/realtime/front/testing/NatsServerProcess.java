@@ -28,8 +28,8 @@ public final class NatsServerProcess implements AutoCloseable {
         this.port = freePort();
         this.storeDir = Files.createTempDirectory("nats-js-");
         Path log = storeDir.resolve("nats.log");
-        this.process = new ProcessBuilder(BINARY, "-js", "-a", "127.0.0.1", "-p", Integer.toString(port),
-                "-sd", storeDir.toString())
+        this.process = new ProcessBuilder(
+                        BINARY, "-js", "-a", "127.0.0.1", "-p", Integer.toString(port), "-sd", storeDir.toString())
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
                 .start();

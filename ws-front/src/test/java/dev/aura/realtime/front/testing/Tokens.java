@@ -19,12 +19,14 @@ public final class Tokens {
 
     public static String token(String project, String role, Instant expiresAt) {
         try {
-            SignedJWT jwt = new SignedJWT(new JWSHeader(JWSAlgorithm.HS256), new JWTClaimsSet.Builder()
-                    .claim("ref", project)
-                    .claim("role", role)
-                    .subject("user-1")
-                    .expirationTime(Date.from(expiresAt))
-                    .build());
+            SignedJWT jwt = new SignedJWT(
+                    new JWSHeader(JWSAlgorithm.HS256),
+                    new JWTClaimsSet.Builder()
+                            .claim("ref", project)
+                            .claim("role", role)
+                            .subject("user-1")
+                            .expirationTime(Date.from(expiresAt))
+                            .build());
             jwt.sign(new MACSigner(SECRET.getBytes(StandardCharsets.UTF_8)));
             return jwt.serialize();
         } catch (JOSEException e) {

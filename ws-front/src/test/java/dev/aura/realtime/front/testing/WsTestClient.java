@@ -25,8 +25,10 @@ public final class WsTestClient implements AutoCloseable {
     private final WebSocket socket;
 
     public WsTestClient(HttpClient http, String url) {
-        this.socket = http.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(5))
-                .buildAsync(URI.create(url), new Listener()).join();
+        this.socket = http.newWebSocketBuilder()
+                .connectTimeout(Duration.ofSeconds(5))
+                .buildAsync(URI.create(url), new Listener())
+                .join();
     }
 
     public void send(String text) {

@@ -44,12 +44,27 @@ class HostileClientsIT {
         LeakWatch.install();
         nats = new NatsServerProcess();
         app = FrontApp.start(FrontConfig.load(new Env(Map.of(
-                "NATS_URL", nats.url(), "AURA_JWT_SECRET", Tokens.SECRET, "WS_PORT", "0", "INSTANCE_ID", "hostile",
-                "WS_IO_THREADS", "2", "WS_MAX_FRAME_BYTES", Integer.toString(MAX_FRAME),
-                "WS_MAX_OUTBOUND_BYTES", Integer.toString(2 * 1024 * 1024), "WS_SLOW_CLIENT_TIMEOUT_MS", "2000",
-                "WS_SHUTDOWN_GRACE_SECONDS", "1",
+                "NATS_URL",
+                nats.url(),
+                "AURA_JWT_SECRET",
+                Tokens.SECRET,
+                "WS_PORT",
+                "0",
+                "INSTANCE_ID",
+                "hostile",
+                "WS_IO_THREADS",
+                "2",
+                "WS_MAX_FRAME_BYTES",
+                Integer.toString(MAX_FRAME),
+                "WS_MAX_OUTBOUND_BYTES",
+                Integer.toString(2 * 1024 * 1024),
+                "WS_SLOW_CLIENT_TIMEOUT_MS",
+                "2000",
+                "WS_SHUTDOWN_GRACE_SECONDS",
+                "1",
                 // the firehose sender must not hit the per-connection event rate: the point is the reader
-                "WS_MAX_EVENTS_PER_SECOND", "100000"))));
+                "WS_MAX_EVENTS_PER_SECOND",
+                "100000"))));
     }
 
     @AfterAll
@@ -74,11 +89,14 @@ class HostileClientsIT {
         long worst = probe.stop();
         System.out.printf("probe: %d heartbeats, slowest round trip %d ms%n", probe.count, worst);
         assertThat(probe.count).as("the probe got answers").isGreaterThan(5);
-        assertThat(worst).as("slowest heartbeat round trip of a well-behaved client (ms)").isLessThan(1000);
+        assertThat(worst)
+                .as("slowest heartbeat round trip of a well-behaved client (ms)")
+                .isLessThan(1000);
     }
 
     private static String url() {
-        return "ws://127.0.0.1:" + app.port() + "/realtime/v1/websocket?apikey=" + Tokens.anon(Instant.now().plusSeconds(3600)) + "&vsn=2.0.0";
+        return "ws://127.0.0.1:" + app.port() + "/realtime/v1/websocket?apikey="
+                + Tokens.anon(Instant.now().plusSeconds(3600)) + "&vsn=2.0.0";
     }
 
     private static WsTestClient connect() {
@@ -144,7 +162,9 @@ class HostileClientsIT {
         Thread.sleep(300);
         WsTestClient fresh = connect();
         fresh.send("[null,\"9\",\"phoenix\",\"heartbeat\",{}]");
-        assertThat(fresh.poll(Duration.ofSeconds(2))).as("a new client is served").isNotNull();
+        assertThat(fresh.poll(Duration.ofSeconds(2)))
+                .as("a new client is served")
+                .isNotNull();
         fresh.close();
         attackers.forEach(WsTestClient::close);
     }
@@ -165,7 +185,9 @@ class HostileClientsIT {
             }
         }
         System.out.printf("10,000 joins on one socket: %d frames back, %d errors%n", replies, errors);
-        assertThat(errors).as("joins beyond the limits are refused, not silently queued").isGreaterThan(0);
+        assertThat(errors)
+                .as("joins beyond the limits are refused, not silently queued")
+                .isGreaterThan(0);
         c.close();
     }
 
@@ -177,7 +199,9 @@ class HostileClientsIT {
         }
         for (int round = 0; round < 30; round++) {
             for (int s = 0; s < flood.size(); s++) {
-                flood.get(s).send("[\"" + round + "\",\"" + round + "\",\"realtime:flood-" + s + "-" + round + "\",\"phx_join\",{\"config\":{}}]");
+                flood.get(s)
+                        .send("[\"" + round + "\",\"" + round + "\",\"realtime:flood-" + s + "-" + round
+                                + "\",\"phx_join\",{\"config\":{}}]");
             }
         }
         Thread.sleep(500);
@@ -189,14 +213,18 @@ class HostileClientsIT {
         List<Socket> loris = new ArrayList<>();
         for (int i = 0; i < 200; i++) {
             Socket s = new Socket("127.0.0.1", app.port());
-            s.getOutputStream().write("GET /realtime/v1/websocket?vsn=2.0.0 HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream()
+                    .write("GET /realtime/v1/websocket?vsn=2.0.0 HTTP/1.1\r\nHost: x\r\n"
+                            .getBytes(StandardCharsets.US_ASCII));
             loris.add(s);
         }
-        long deadline = System.nanoTime() + FrontServer.FIRST_REQUEST_DEADLINE.plusSeconds(5).toNanos();
+        long deadline = System.nanoTime()
+                + FrontServer.FIRST_REQUEST_DEADLINE.plusSeconds(5).toNanos();
         int closed = 0;
         for (Socket s : loris) {
             s.setSoTimeout((int) Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
-            try (InputStream in = s.getInputStream(); OutputStream out = s.getOutputStream()) {
+            try (InputStream in = s.getInputStream();
+                    OutputStream out = s.getOutputStream()) {
                 out.write("X-Slow: 1\r\n".getBytes(StandardCharsets.US_ASCII)); // one more dribble
                 if (in.read() == -1) {
                     closed++;
@@ -207,7 +235,9 @@ class HostileClientsIT {
                 closed++;
             }
         }
-        assertThat(closed).as("incomplete handshakes closed after the first-request deadline").isEqualTo(loris.size());
+        assertThat(closed)
+                .as("incomplete handshakes closed after the first-request deadline")
+                .isEqualTo(loris.size());
     }
 
     @Test
@@ -217,9 +247,11 @@ class HostileClientsIT {
         OutputStream out = lazy.getOutputStream();
         String path = url().substring(url().indexOf("/realtime"));
         out.write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                        + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+                .getBytes(StandardCharsets.US_ASCII));
         readHandshakeResponse(lazy.getInputStream()); // bytes sent before the 101 would go to the HTTP codec
-        out.write(maskedText("[\"1\",\"1\",\"realtime:firehose\",\"phx_join\",{\"config\":{\"broadcast\":{\"self\":true}}}]"));
+        out.write(maskedText(
+                "[\"1\",\"1\",\"realtime:firehose\",\"phx_join\",{\"config\":{\"broadcast\":{\"self\":true}}}]"));
         Thread.sleep(300);
         WsTestClient sender = connect();
         sender.send("[\"1\",\"1\",\"realtime:firehose\",\"phx_join\",{\"config\":{}}]");
@@ -229,16 +261,21 @@ class HostileClientsIT {
         int sent = 0;
         while (System.nanoTime() < deadline && !lazyClosed) {
             // stay under the per-connection event rate: the point is the reader, not the sender
-            sender.send("[\"1\",\"" + (++sent) + "\",\"realtime:firehose\",\"broadcast\",{\"type\":\"broadcast\",\"event\":\"e\",\"payload\":{\"d\":\"" + payload + "\"}}]");
+            sender.send("[\"1\",\"" + (++sent)
+                    + "\",\"realtime:firehose\",\"broadcast\",{\"type\":\"broadcast\",\"event\":\"e\",\"payload\":{\"d\":\""
+                    + payload + "\"}}]");
             while (sender.poll(Duration.ZERO) != null) {
                 // drain the sender's own inbox
             }
             Thread.sleep(12);
             lazyClosed = isClosedByServer(lazy);
         }
-        System.out.printf("never-reading client: disconnected=%s after %d broadcasts of 16 KiB (%d bytes unread in its socket)%n",
+        System.out.printf(
+                "never-reading client: disconnected=%s after %d broadcasts of 16 KiB (%d bytes unread in its socket)%n",
                 lazyClosed, sent, lazy.getInputStream().available());
-        assertThat(lazyClosed).as("a client that never reads is disconnected (bounded outbound queue)").isTrue();
+        assertThat(lazyClosed)
+                .as("a client that never reads is disconnected (bounded outbound queue)")
+                .isTrue();
         sender.close();
         lazy.close();
     }
