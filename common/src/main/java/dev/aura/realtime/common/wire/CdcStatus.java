@@ -1,11 +1,13 @@
 package dev.aura.realtime.common.wire;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
+import java.time.Duration;
 
 /**
  * The cdc-worker's state as published on {@link Subjects#CDC_STATUS} at every change of
- * {@code active} and every few seconds (heartbeat), so ws-front can tell postgres_changes
- * subscribers when changes cannot flow (PRODUCT.md D6).
+ * {@code active} and every {@link #HEARTBEAT} (heartbeat), so ws-front can tell postgres_changes
+ * subscribers when changes cannot flow (PRODUCT.md D6). The heartbeat period is a contract
+ * between the binaries: ws-front's silence timeout ({@code WS_CDC_STATUS_TIMEOUT_MS}) must exceed it.
  *
  * @param instance the publishing worker's instance id
  * @param active the {@code cdc_active} flag of {@code /health}
@@ -20,4 +22,8 @@ public record CdcStatus(
         @JsonProperty("reason") String reason,
         @JsonProperty("gap_from") String gapFrom,
         @JsonProperty("gap_to") String gapTo,
-        @JsonProperty("at_ms") long atMs) {}
+        @JsonProperty("at_ms") long atMs) {
+
+    /** The leader publishes its status at least this often, also when nothing changed. */
+    public static final Duration HEARTBEAT = Duration.ofSeconds(5);
+}
