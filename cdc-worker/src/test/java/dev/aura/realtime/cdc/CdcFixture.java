@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.cdc.config.CdcConfig;
-import dev.aura.realtime.cdc.match.SubscriptionIndex;
 import dev.aura.realtime.common.config.Env;
 import dev.aura.realtime.common.wire.AuraHeaders;
+import dev.aura.realtime.common.wire.KvBuckets;
 import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.common.wire.WireJson;
@@ -235,7 +235,7 @@ public final class CdcFixture implements AutoCloseable {
     public String subscribeAs(String project, String table, String event, String filter, String role, String sub)
             throws Exception {
         String subId = UUID.randomUUID().toString();
-        SubscriptionIndex.ensureBucket(nats);
+        KvBuckets.ensure(nats, SubscriptionEntry.BUCKET, SubscriptionEntry.MAX_AGE);
         var claims = mapper.createObjectNode().put("role", role).put("ref", project);
         if (sub != null) {
             claims.put("sub", sub);

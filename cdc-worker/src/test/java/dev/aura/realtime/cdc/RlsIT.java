@@ -15,7 +15,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Row Level Security fan-out (PRODUCT.md C7): a change reaches exactly the subscribers whose
+ * Row Level Security fan-out (docs/design.md C7): a change reaches exactly the subscribers whose
  * claims let them read the row; one subscriber whose check raises is denied alone.
  */
 class RlsIT {

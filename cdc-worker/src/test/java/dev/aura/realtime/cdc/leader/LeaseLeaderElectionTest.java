@@ -3,6 +3,8 @@ package dev.aura.realtime.cdc.leader;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.aura.realtime.cdc.config.ElectionMode;
+import dev.aura.realtime.cdc.config.LeaderConfig;
 import dev.aura.realtime.cdc.leader.PublishLog.Publish;
 import dev.aura.realtime.testkit.PartitionableProxy;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
@@ -209,17 +211,19 @@ class LeaseLeaderElectionTest {
 
     @Test
     void autoInsidePod_apiServerNotAnswering_notLeadingWithReason() throws IOException {
-        LeaderConfig auto = LeaderConfig.fromEnv(new dev.aura.realtime.common.config.Env(java.util.Map.of(
-                "LEADER_ELECTION",
-                "auto",
-                "KUBERNETES_SERVICE_HOST",
-                "10.96.0.1",
-                "POD_NAME",
-                "a",
-                "LEASE_NAMESPACE",
-                MockApiServer.NAMESPACE,
-                "LEASE_DURATION_SECONDS",
-                "3")));
+        LeaderConfig auto = LeaderConfig.fromEnv(
+                new dev.aura.realtime.common.config.Env(java.util.Map.of(
+                        "LEADER_ELECTION",
+                        "auto",
+                        "KUBERNETES_SERVICE_HOST",
+                        "10.96.0.1",
+                        "POD_NAME",
+                        "a",
+                        "LEASE_NAMESPACE",
+                        MockApiServer.NAMESPACE,
+                        "LEASE_DURATION_SECONDS",
+                        "3")),
+                "a");
         assertThat(auto.usesKubernetes()).isTrue();
         try (java.net.ServerSocket silent =
                 new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
