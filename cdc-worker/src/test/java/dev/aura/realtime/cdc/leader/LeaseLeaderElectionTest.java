@@ -50,13 +50,10 @@ class LeaseLeaderElectionTest {
         await().atMost(Duration.ofSeconds(5))
                 .until(() -> a.status().leader() || b.status().leader());
 
-        long until = System.nanoTime() + Duration.ofMillis(2500).toNanos(); // covers two renewals
-        while (System.nanoTime() < until) {
-            assertThat(a.status().leader() && b.status().leader())
-                    .as("both leading")
-                    .isFalse();
-            sleep(25);
-        }
+        await().during(Duration.ofMillis(2500)) // covers two renewals
+                .atMost(Duration.ofSeconds(4))
+                .pollInterval(Duration.ofMillis(25))
+                .until(() -> !(a.status().leader() && b.status().leader()));
         LeaseLeaderElection leader = a.status().leader() ? a : b;
         LeaseLeaderElection standby = leader == a ? b : a;
         String leaderId = leader == a ? "a" : "b";
@@ -174,7 +171,8 @@ class LeaseLeaderElectionTest {
         LeaderConfig timings = config("a", 3);
         a.start();
         await().atMost(Duration.ofSeconds(4)).until(() -> a.status().leader());
-        sleep(timings.retryPeriod().toMillis() + 100); // at least one renewal
+        KubernetesClient observer = server.client(timings);
+        await().atMost(Duration.ofSeconds(4)).until(() -> renewedOnce(observer)); // the fence has seen a renewal
 
         long cut = System.nanoTime();
         proxy.cut();
@@ -270,12 +268,13 @@ class LeaseLeaderElectionTest {
         return TimeUnit.NANOSECONDS.toMillis(toNanos - fromNanos);
     }
 
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
+    /** The Lease was renewed at least once after it was acquired. */
+    private static boolean renewedOnce(KubernetesClient client) {
+        Lease lease = client.leases()
+                .inNamespace(MockApiServer.NAMESPACE)
+                .withName(LEASE)
+                .get();
+        return lease != null
+                && lease.getSpec().getRenewTime().isAfter(lease.getSpec().getAcquireTime());
     }
 }

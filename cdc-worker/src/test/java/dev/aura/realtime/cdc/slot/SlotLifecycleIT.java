@@ -172,7 +172,7 @@ class SlotLifecycleIT {
         // The same worker captures the table as soon as it is enabled (it was idle, not broken).
         fx.subscribe("t", "*", null);
         fx.enable("t");
-        Thread.sleep(700);
+        fx.awaitCaptured("t");
         fx.sql("INSERT INTO " + fx.table("t") + " VALUES (101)");
         fx.await(r -> r.size() == 1, Duration.ofSeconds(10));
         assertThat(fx.received.get(0).data().get("record").get("id").asInt()).isEqualTo(101);
