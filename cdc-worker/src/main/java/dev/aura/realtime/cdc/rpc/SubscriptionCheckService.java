@@ -76,8 +76,7 @@ public final class SubscriptionCheckService implements AutoCloseable {
         }
     }
 
-    /** The check itself; public for tests. */
-    public SubscriptionCheck.Reply check(SubscriptionCheck.Request req) throws SQLException {
+    private SubscriptionCheck.Reply check(SubscriptionCheck.Request req) throws SQLException {
         String table = req.table() == null || req.table().isEmpty() ? "*" : req.table();
         String params =
                 "[schema: public, table: " + table + ", filters: [" + (req.filter() == null ? "" : req.filter()) + "]]";
