@@ -73,7 +73,7 @@ public final class CdcWorker implements AutoCloseable {
     private volatile Thread bootstrap;
     private volatile LeaderElection election;
     private volatile EnabledTablesCache tables;
-    private volatile RegistryWatch registry;
+    private volatile RegistryWatch subscriptions;
     private HttpApi http;
 
     public CdcWorker(CdcConfig config, Clock clock) {
@@ -104,7 +104,7 @@ public final class CdcWorker implements AutoCloseable {
                 .connectionTimeout(timings.connectTimeout())
                 .connectionListener((conn, event) -> {
                     log.info("nats: {}", event);
-                    RegistryWatch watch = registry;
+                    RegistryWatch watch = subscriptions;
                     if (watch != null) {
                         watch.onConnectionEvent(event);
                     }
@@ -146,7 +146,7 @@ public final class CdcWorker implements AutoCloseable {
                 if (closed.get()) {
                     return;
                 }
-                registry = watch;
+                subscriptions = watch;
                 started.push(watch);
             }
             // a worker started before NATS must come up on its own
@@ -300,7 +300,7 @@ public final class CdcWorker implements AutoCloseable {
 
     /** Entries in this worker's view of the subscription registry (0 before start-up completes). */
     public int registrySize() {
-        RegistryWatch watch = registry;
+        RegistryWatch watch = subscriptions;
         return watch == null ? 0 : watch.size();
     }
 
@@ -318,7 +318,8 @@ public final class CdcWorker implements AutoCloseable {
         return http.port();
     }
 
-    public PrometheusMeterRegistry registry() {
+    /** The worker's meters, as {@code /metrics} serves them. */
+    public PrometheusMeterRegistry meters() {
         return meters;
     }
 

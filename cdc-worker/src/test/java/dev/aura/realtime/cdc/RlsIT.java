@@ -69,11 +69,11 @@ class RlsIT {
         assertThat(allowed(got.get(0))).containsExactlyInAnyOrder(a, service);
         assertThat(allowed(got.get(1))).containsExactlyInAnyOrder(b, service);
         assertThat(got).allSatisfy(r -> assertThat(allowed(r)).doesNotContain(anon, broken));
-        assertThat(fx.worker().registry().get("aura.cdc.rls.errors").counter().count())
+        assertThat(fx.worker().meters().get("aura.cdc.rls.errors").counter().count())
                 .isGreaterThanOrEqualTo(1);
         // One query per distinct claim set per batch, not per (change, subscriber).
         double queries =
-                fx.worker().registry().get("aura.cdc.rls.queries").counter().count();
+                fx.worker().meters().get("aura.cdc.rls.queries").counter().count();
         assertThat(queries).isLessThanOrEqualTo(8);
 
         // A DELETE cannot be checked (the row is gone): matched subscribers get it with the key only.
