@@ -4,33 +4,40 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.aura.realtime.cdc.config.CdcConfig;
 import dev.aura.realtime.cdc.control.ControlApi;
-import dev.aura.realtime.cdc.decode.TypeCatalog;
+import dev.aura.realtime.cdc.failure.CdcReason;
+import dev.aura.realtime.cdc.failure.LogCode;
+import dev.aura.realtime.cdc.health.CdcState;
 import dev.aura.realtime.cdc.http.HttpApi;
 import dev.aura.realtime.cdc.leader.LeaderElection;
 import dev.aura.realtime.cdc.leader.LeadershipStatus;
-import dev.aura.realtime.cdc.match.SubscriptionIndex;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
 import dev.aura.realtime.cdc.pipeline.EventBuilder;
 import dev.aura.realtime.cdc.pipeline.ShardedPipeline;
+import dev.aura.realtime.cdc.platform.EnabledTables;
 import dev.aura.realtime.cdc.platform.EnabledTablesCache;
+import dev.aura.realtime.cdc.platform.PlatformDb;
 import dev.aura.realtime.cdc.platform.PlatformSchema;
+import dev.aura.realtime.cdc.platform.ProjectCatalog;
+import dev.aura.realtime.cdc.platform.TableSecurity;
+import dev.aura.realtime.cdc.platform.TypeCatalog;
 import dev.aura.realtime.cdc.publish.EventPublisher;
 import dev.aura.realtime.cdc.publish.StatusPublisher;
+import dev.aura.realtime.cdc.registry.RegistryWatch;
 import dev.aura.realtime.cdc.rls.RlsPolicy;
-import dev.aura.realtime.cdc.rls.TableSecurity;
 import dev.aura.realtime.cdc.rpc.SubscriptionCheckService;
-import dev.aura.realtime.cdc.slot.CdcReason;
-import dev.aura.realtime.cdc.slot.CdcState;
 import dev.aura.realtime.cdc.slot.SlotManager;
 import dev.aura.realtime.cdc.slot.SlotPoller;
+import dev.aura.realtime.cdc.tenant.TenantDb;
 import dev.aura.realtime.common.auth.JwtVerifier;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.nats.client.Connection;
+import io.nats.client.JetStreamApiException;
 import io.nats.client.Nats;
 import io.nats.client.Options;
+import java.io.IOException;
+import java.sql.SQLException;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -43,32 +50,37 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Start order: metrics, HTTP (so {@code /health} answers at once), NATS (reconnecting
  * forever, also on the first connect), the Postgres pool, then on thread {@code aura-bootstrap}
- * (retrying until Postgres answers) the platform schema, the registry watch, the subscription
- * check responder, the RLS shards, the status publisher and finally leadership, which runs the
- * poll loop while this process leads.
+ * (retrying until Postgres and NATS answer) the platform schema, the registry watch, the
+ * subscription check responder, the RLS shards, the status publisher and finally leadership,
+ * which runs the poll loop while this process leads.
+ *
+ * <p>One Postgres pool serves both kinds of SQL, wrapped as {@link PlatformDb} (platform tables
+ * and catalogs) and {@link TenantDb} (statements that evaluate tenant-authored SQL).
  */
 public final class CdcWorker implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CdcWorker.class);
 
     private final CdcConfig config;
+    private final CdcConfig.Timings timings;
     private final Clock clock;
     private final Deque<AutoCloseable> started = new ArrayDeque<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final CdcState state;
-    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    private final CdcMetrics metrics = new CdcMetrics(registry);
+    private final PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final CdcMetrics metrics = new CdcMetrics(meters);
     private volatile boolean bootstrapped;
     private volatile Connection nats;
-    private HttpApi http;
-    private Thread bootstrap;
+    private volatile Thread bootstrap;
     private volatile LeaderElection election;
     private volatile EnabledTablesCache tables;
+    private volatile RegistryWatch subscriptions;
+    private HttpApi http;
 
     public CdcWorker(CdcConfig config, Clock clock) {
         this.config = config;
+        this.timings = config.timings();
         this.clock = clock;
-        this.state = new CdcState(
-                clock, Duration.ofSeconds(10).plus(config.idleBackoff().multipliedBy(2)));
+        this.state = new CdcState(clock, config.staleAfter());
     }
 
     /** Starts the worker; returns once the HTTP port listens (the rest comes up in the background). */
@@ -78,7 +90,7 @@ public final class CdcWorker implements AutoCloseable {
                 state,
                 this::leaderView,
                 this::ready,
-                registry,
+                meters,
                 config.instanceId(),
                 config.slotName());
         http.start();
@@ -88,13 +100,13 @@ public final class CdcWorker implements AutoCloseable {
                 .server(config.natsUrl())
                 .connectionName("aura-cdc-worker " + config.instanceId())
                 .maxReconnects(-1)
-                .reconnectWait(Duration.ofMillis(500))
-                .connectionTimeout(Duration.ofSeconds(5))
+                .reconnectWait(timings.natsReconnectWait())
+                .connectionTimeout(timings.connectTimeout())
                 .connectionListener((conn, event) -> {
                     log.info("nats: {}", event);
-                    SubscriptionIndex idx = index;
-                    if (idx != null) {
-                        idx.onConnectionEvent(event);
+                    RegistryWatch watch = subscriptions;
+                    if (watch != null) {
+                        watch.onConnectionEvent(event);
                     }
                 })
                 .build();
@@ -104,9 +116,9 @@ public final class CdcWorker implements AutoCloseable {
         HikariConfig hc = new HikariConfig();
         hc.setJdbcUrl(config.postgresUrl());
         hc.setPoolName("aura-cdc-db");
-        hc.setMaximumPoolSize(config.numShards() + 4);
+        hc.setMaximumPoolSize(config.poolSize());
         hc.setInitializationFailTimeout(-1);
-        hc.setConnectionTimeout(5000);
+        hc.setConnectionTimeout(timings.connectTimeout().toMillis());
         hc.addDataSourceProperty("ApplicationName", "aura-cdc-worker-pool");
         HikariDataSource pool = new HikariDataSource(hc);
         started.push(pool);
@@ -114,131 +126,142 @@ public final class CdcWorker implements AutoCloseable {
         bootstrap = Thread.ofPlatform().name("aura-bootstrap").daemon().start(() -> bootstrap(pool));
     }
 
-    private volatile SubscriptionIndex index;
-
     private void bootstrap(HikariDataSource pool) {
-        long backoff = 200;
-        while (!closed.get()) {
-            try {
-                PlatformSchema.ensure(pool);
-                break;
-            } catch (Exception e) {
-                state.failed(CdcReason.POSTGRES_UNAVAILABLE, "bootstrap: " + e.getMessage());
-                log.warn("platform bootstrap failed, retrying in {} ms: {}", backoff, e.getMessage());
-                try {
-                    Thread.sleep(backoff);
-                } catch (InterruptedException ie) {
-                    return;
-                }
-                backoff = Math.min(backoff * 2, 5000);
-            }
-        }
+        PlatformDb platform = new PlatformDb(pool);
+        TenantDb tenant = new TenantDb(pool);
+        RegistryWatch watch = new RegistryWatch(
+                nats,
+                clock,
+                new RegistryWatch.Settings(
+                        timings.registryResyncPeriod(), timings.registryLoadTimeout(), timings.registryReputTimeout()));
         try {
+            if (!retryUntilUp(
+                    "platform bootstrap",
+                    CdcReason.POSTGRES_UNAVAILABLE,
+                    LogCode.PLATFORM_BOOTSTRAP_FAILED,
+                    () -> PlatformSchema.ensure(platform))) {
+                return;
+            }
             synchronized (this) {
                 if (closed.get()) {
                     return;
                 }
-                TypeCatalog types = new TypeCatalog(pool);
-                SubscriptionIndex idx = new SubscriptionIndex(nats, clock);
-                index = idx;
-                started.push(idx);
-                if (!startRegistry(idx)) {
-                    return;
+                subscriptions = watch;
+                started.push(watch);
+            }
+            // a worker started before NATS must come up on its own
+            if (!retryUntilUp(
+                    "subscription registry", CdcReason.NATS_UNAVAILABLE, LogCode.REGISTRY_WATCH_FAILED, watch::start)) {
+                return;
+            }
+            synchronized (this) {
+                if (!closed.get()) {
+                    startCdc(platform, tenant, watch);
                 }
-
-                SubscriptionCheckService checks = new SubscriptionCheckService(nats, pool);
-                checks.start();
-                started.push(checks);
-
-                EventPublisher publisher = new EventPublisher(nats, config.instanceId());
-                started.push(publisher);
-                ShardedPipeline pipeline = new ShardedPipeline(
-                        config.numShards(),
-                        1024,
-                        new EventBuilder(types, config.maxRecordBytes()),
-                        idx,
-                        new RlsPolicy(
-                                pool,
-                                new TableSecurity(pool, clock, Duration.ofSeconds(2)),
-                                metrics,
-                                config.naiveRls()),
-                        publisher,
-                        metrics,
-                        Duration.ofSeconds(5));
-                pipeline.start();
-                started.push(pipeline);
-
-                StatusPublisher status =
-                        new StatusPublisher(state, publisher, metrics, config.instanceId(), clock, 5000);
-                status.start(250);
-                started.push(status);
-
-                tables = new EnabledTablesCache(pool, config.tableRefresh(), clock);
-                EnabledTablesCache cache = tables;
-                http.mount("/v1/", new ControlApi(pool, new JwtVerifier(config.jwtSecret(), clock), cache::invalidate));
-                SlotPoller poller = new SlotPoller(
-                        new SlotPoller.Settings(
-                                config.replicationUrl(),
-                                config.batchSize(),
-                                config.fetchSize(),
-                                config.idleBackoff(),
-                                Duration.ofSeconds(5),
-                                config.redecodeWarnBytes()),
-                        new SlotManager(config.slotName()),
-                        pipeline,
-                        tables,
-                        state,
-                        metrics,
-                        (from, to) -> status.publishNow());
-                LeaderElection elect = LeaderElection.fromConfig(
-                        config.leader(),
-                        gate -> {
-                            pipeline.useGate(gate);
-                            state.leading(true);
-                            try {
-                                poller.run(gate);
-                            } finally {
-                                state.leading(false);
-                            }
-                        },
-                        registry);
-                election = elect;
-                elect.start();
-                started.push(elect);
-                status.syncWith(this::syncLeadership);
-                bootstrapped = true;
-                log.info(
-                        "cdc-worker {} started (slot {}, {} shards)",
-                        config.instanceId(),
-                        config.slotName(),
-                        config.numShards());
             }
         } catch (Exception e) {
-            log.error("cdc-worker start-up failed", e);
+            log.error("[StartupFailed] cdc-worker start-up failed", e);
             state.failed(CdcReason.ERROR, "start-up failed: " + e);
         }
     }
 
+    /** Starts everything after the platform schema and the registry; called once, holding this. */
+    private void startCdc(PlatformDb platform, TenantDb tenant, RegistryWatch watch) throws Exception {
+        SubscriptionCheckService checks = new SubscriptionCheckService(nats, new ProjectCatalog(platform), tenant);
+        checks.start();
+        started.push(checks);
+
+        EventPublisher publisher = new EventPublisher(nats, config.instanceId());
+        started.push(publisher);
+        ShardedPipeline pipeline = new ShardedPipeline(
+                new ShardedPipeline.Settings(config.numShards(), timings.shardQueueCapacity(), timings.flushTimeout()),
+                new EventBuilder(new TypeCatalog(platform), config.maxRecordBytes()),
+                watch,
+                new RlsPolicy(tenant, new TableSecurity(platform, clock, timings.tableSecurityTtl()), metrics),
+                publisher,
+                metrics);
+        pipeline.start();
+        started.push(pipeline);
+
+        StatusPublisher status = new StatusPublisher(state, publisher, metrics, config.instanceId(), clock);
+        status.start(timings.statusTick());
+        started.push(status);
+
+        EnabledTablesCache cache = new EnabledTablesCache(platform, config.tableRefresh(), clock);
+        tables = cache;
+        http.mount(
+                "/v1/",
+                new ControlApi(
+                        new ProjectCatalog(platform), new JwtVerifier(config.jwtSecret(), clock), cache::invalidate));
+        SlotPoller poller = new SlotPoller(
+                new SlotPoller.Settings(
+                        config.replicationUrl(),
+                        config.batchSize(),
+                        config.fetchSize(),
+                        config.idleBackoff(),
+                        timings.pollMaxBackoff(),
+                        config.redecodeWarnBytes()),
+                new SlotManager(config.slotName()),
+                pipeline,
+                cache,
+                state,
+                metrics,
+                (from, to) -> status.publishNow());
+        LeaderElection elect = LeaderElection.fromConfig(
+                config.leader(),
+                gate -> {
+                    pipeline.useGate(gate);
+                    state.leading(true);
+                    try {
+                        poller.run(gate);
+                    } finally {
+                        state.leading(false);
+                    }
+                },
+                meters);
+        election = elect;
+        elect.start();
+        started.push(elect);
+        status.syncWith(this::syncLeadership);
+        bootstrapped = true;
+        log.info(
+                "cdc-worker {} started (slot {}, {} shards)",
+                config.instanceId(),
+                config.slotName(),
+                config.numShards());
+    }
+
+    /** A start-up step that fails while Postgres or NATS is unreachable. */
+    @FunctionalInterface
+    private interface StartStep {
+        void run() throws IOException, JetStreamApiException, SQLException, InterruptedException;
+    }
+
     /**
-     * Starts the registry watch, retrying with backoff while NATS is unreachable (a worker started
-     * before NATS must come up on its own).
+     * Runs {@code step} until it succeeds, showing {@code reason} in {@code /health} and backing
+     * off exponentially between attempts.
      *
-     * @return false when the worker was closed meanwhile
+     * @return false when the worker was closed or the thread interrupted meanwhile
      */
-    private boolean startRegistry(SubscriptionIndex idx) throws InterruptedException {
-        long backoff = 500;
+    private boolean retryUntilUp(String what, CdcReason reason, LogCode code, StartStep step) {
+        long backoff = timings.startBackoff().toMillis();
         while (!closed.get()) {
             try {
-                idx.start(60_000);
+                step.run();
                 return true;
-            } catch (java.io.IOException | io.nats.client.JetStreamApiException e) {
-                state.failed(CdcReason.NATS_UNAVAILABLE, "subscription registry: " + e.getMessage());
-                log.warn(
-                        "subscription registry watch failed (NATS unreachable?), retrying in {} ms: {}",
-                        backoff,
-                        e.getMessage());
-                Thread.sleep(backoff);
-                backoff = Math.min(backoff * 2, 5000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            } catch (IOException | JetStreamApiException | SQLException e) {
+                state.failed(reason, what + ": " + e.getMessage());
+                log.warn("[{}] {} failed, retrying in {} ms: {}", code, what, backoff, e.getMessage());
+                try {
+                    Thread.sleep(backoff);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+                backoff = Math.min(backoff * 2, timings.startMaxBackoff().toMillis());
             }
         }
         return false;
@@ -277,8 +300,14 @@ public final class CdcWorker implements AutoCloseable {
 
     /** Entries in this worker's view of the subscription registry (0 before start-up completes). */
     public int registrySize() {
-        SubscriptionIndex idx = index;
-        return idx == null ? 0 : idx.size();
+        RegistryWatch watch = subscriptions;
+        return watch == null ? 0 : watch.size();
+    }
+
+    /** The enabled-table list the poll loop last read (empty before start-up completes). */
+    public EnabledTables enabledTables() {
+        EnabledTablesCache cache = tables;
+        return cache == null ? EnabledTables.empty() : cache.current();
     }
 
     public CdcState state() {
@@ -289,8 +318,9 @@ public final class CdcWorker implements AutoCloseable {
         return http.port();
     }
 
-    public PrometheusMeterRegistry registry() {
-        return registry;
+    /** The worker's meters, as {@code /metrics} serves them. */
+    public PrometheusMeterRegistry meters() {
+        return meters;
     }
 
     @Override
@@ -298,10 +328,11 @@ public final class CdcWorker implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        Thread starting = bootstrap;
+        if (starting != null) {
+            starting.interrupt(); // ends a start-up retry at once
+        }
         synchronized (this) {
-            if (bootstrap != null) {
-                bootstrap.interrupt();
-            }
             while (!started.isEmpty()) {
                 AutoCloseable c = started.pop();
                 try {
@@ -309,7 +340,7 @@ public final class CdcWorker implements AutoCloseable {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 } catch (Exception e) {
-                    log.warn("error while stopping {}: {}", c, e.toString());
+                    log.warn("[StopFailed] error while stopping {}: {}", c, e.toString());
                 }
             }
         }

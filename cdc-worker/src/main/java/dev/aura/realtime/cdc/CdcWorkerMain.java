@@ -19,7 +19,7 @@ public final class CdcWorkerMain {
         try {
             config = CdcConfig.fromEnv(Env.system());
         } catch (ConfigException e) {
-            log.error("invalid configuration: {}", e.getMessage());
+            log.error("[ConfigInvalid] invalid configuration: {}", e.getMessage());
             System.exit(2);
             return;
         }

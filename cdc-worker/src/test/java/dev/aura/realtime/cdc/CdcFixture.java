@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.cdc.config.CdcConfig;
-import dev.aura.realtime.cdc.match.SubscriptionIndex;
 import dev.aura.realtime.common.config.Env;
 import dev.aura.realtime.common.wire.AuraHeaders;
+import dev.aura.realtime.common.wire.KvBuckets;
 import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.common.wire.WireJson;
@@ -49,6 +49,11 @@ public final class CdcFixture implements AutoCloseable {
     private final Dispatcher statusDispatcher;
     private final java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
     private CdcWorker worker;
+    /** A subject of this project's change subjects that only {@link #awaitSettled} publishes to. */
+    private final String settledSubject = Subjects.CHANGES + "." + Subjects.encodeToken(projectId) + ".~settled";
+
+    private final java.util.concurrent.atomic.AtomicInteger settledMarks =
+            new java.util.concurrent.atomic.AtomicInteger();
 
     /** One received NATS message: subject, headers and the parsed ChangeEvent JSON. */
     public record Received(String subject, String eventId, String origin, String epoch, JsonNode body, String raw) {
@@ -66,6 +71,10 @@ public final class CdcFixture implements AutoCloseable {
                 .reconnectWait(Duration.ofMillis(50))
                 .build());
         this.dispatcher = nats.createDispatcher(msg -> {
+            if (msg.getSubject().equals(settledSubject)) {
+                settledMarks.incrementAndGet();
+                return;
+            }
             try {
                 received.add(new Received(
                         msg.getSubject(),
@@ -235,7 +244,7 @@ public final class CdcFixture implements AutoCloseable {
     public String subscribeAs(String project, String table, String event, String filter, String role, String sub)
             throws Exception {
         String subId = UUID.randomUUID().toString();
-        SubscriptionIndex.ensureBucket(nats);
+        KvBuckets.ensure(nats, SubscriptionEntry.BUCKET, SubscriptionEntry.MAX_AGE);
         var claims = mapper.createObjectNode().put("role", role).put("ref", project);
         if (sub != null) {
             claims.put("sub", sub);
@@ -246,6 +255,54 @@ public final class CdcFixture implements AutoCloseable {
         nats.keyValue(SubscriptionEntry.BUCKET).put(entry.key(), mapper.writeValueAsBytes(entry));
         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> worker.registrySize() > before);
         return subId;
+    }
+
+    /**
+     * Waits until the poll loop decodes {@code tables} of this project: the worker's enabled-table
+     * list has them and two polls started since (a poll already running may have read the list
+     * before and would skip a change committed now).
+     */
+    public void awaitCaptured(String... tables) {
+        Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> {
+            var enabled = worker.enabledTables();
+            return java.util.Arrays.stream(tables).allMatch(t -> enabled.contains(schema, t));
+        });
+        awaitPolls(2);
+    }
+
+    /** Waits until the poll loop no longer decodes {@code table}, as {@link #awaitCaptured} does. */
+    public void awaitNotCaptured(String table) {
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(15))
+                .until(() -> !worker.enabledTables().contains(schema, table));
+        awaitPolls(2);
+    }
+
+    private void awaitPolls(int polls) {
+        long from = worker.state().snapshot().polls();
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(15))
+                .until(() -> worker.state().snapshot().polls() >= from + polls);
+    }
+
+    /**
+     * Waits until the worker has processed everything committed so far (the slot's confirmed
+     * position passed the current WAL flush position, which it does only after NATS confirmed the
+     * batch) and everything it published reached this fixture's subscriber: after it, {@link #received}
+     * is complete, so a test can assert that something did <em>not</em> arrive.
+     */
+    public void awaitSettled() throws Exception {
+        String flushed = queryOne("SELECT pg_current_wal_flush_lsn()::text");
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(15))
+                .until(() -> "true"
+                        .equals(queryOne("SELECT (confirmed_flush_lsn >= '" + flushed
+                                + "')::text FROM pg_replication_slots WHERE slot_name = '" + slot + "'")));
+        // The worker's events were routed to us before the slot advanced; a mark published now
+        // comes after them, and the dispatcher handles messages in order.
+        int marks = settledMarks.get();
+        nats.publish(settledSubject, "{}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> settledMarks.get() > marks);
     }
 
     public List<Received> await(Predicate<List<Received>> condition, Duration timeout) {

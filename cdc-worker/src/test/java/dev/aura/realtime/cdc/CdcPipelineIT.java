@@ -35,7 +35,7 @@ class CdcPipelineIT {
     @Test
     void insertUpdateDeleteOfAnEnabledTableArePublishedInCommitOrder() throws Exception {
         String subId = fx.subscribe("messages", "*", null);
-        Thread.sleep(700); // one table refresh
+        fx.awaitCaptured("messages");
         String t = "\"" + fx.schema + "\".messages";
         fx.sql(
                 "INSERT INTO " + t + "(body) VALUES ('hello')",
@@ -78,7 +78,7 @@ class CdcPipelineIT {
         assertThat(delete.data().has("record")).isFalse();
         assertThat(delete.data().get("old_record").get("body").asText()).isEqualTo("edited");
 
-        Thread.sleep(500);
+        fx.awaitSettled();
         assertThat(fx.received).hasSize(3);
         assertThat(fx.received).noneMatch(r -> r.subject().endsWith(".unwatched"));
     }
@@ -87,7 +87,7 @@ class CdcPipelineIT {
     void eventAndFilterOfEachBindingAreApplied() throws Exception {
         String inserts = fx.subscribe("messages", "INSERT", null);
         String onlyB = fx.subscribe("messages", "*", "body=eq.b");
-        Thread.sleep(700);
+        fx.awaitCaptured("messages");
         String t = "\"" + fx.schema + "\".messages";
         fx.sql(
                 "INSERT INTO " + t + "(body) VALUES ('a')",

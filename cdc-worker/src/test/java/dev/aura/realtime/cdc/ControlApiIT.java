@@ -23,7 +23,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** The control API (PRODUCT.md C9) and the join-time subscription check. */
+/** The control API (docs/design.md C9) and the join-time subscription check. */
 class ControlApiIT {
     private static CdcFixture fx;
     private static final HttpClient http = HttpClient.newHttpClient();

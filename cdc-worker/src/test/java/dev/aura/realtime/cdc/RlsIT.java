@@ -10,12 +10,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Row Level Security fan-out (PRODUCT.md C7): a change reaches exactly the subscribers whose
+ * Row Level Security fan-out (docs/design.md C7): a change reaches exactly the subscribers whose
  * claims let them read the row; one subscriber whose check raises is denied alone.
  */
 class RlsIT {
@@ -58,7 +59,7 @@ class RlsIT {
         String anon = fx.subscribeAs(fx.projectId, "notes", "*", null, "anon", null);
         String service = fx.subscribe("notes", "*", null);
         String broken = fx.subscribeAs(fx.projectId, "notes", "*", null, "authenticated", "not-a-uuid");
-        Thread.sleep(700);
+        fx.awaitCaptured("notes");
 
         fx.sql(
                 "INSERT INTO " + notes + "(owner_id, body) VALUES ('" + U1 + "', 'one')",
@@ -68,11 +69,11 @@ class RlsIT {
         assertThat(allowed(got.get(0))).containsExactlyInAnyOrder(a, service);
         assertThat(allowed(got.get(1))).containsExactlyInAnyOrder(b, service);
         assertThat(got).allSatisfy(r -> assertThat(allowed(r)).doesNotContain(anon, broken));
-        assertThat(fx.worker().registry().get("aura.cdc.rls.errors").counter().count())
+        assertThat(fx.worker().meters().get("aura.cdc.rls.errors").counter().count())
                 .isGreaterThanOrEqualTo(1);
         // One query per distinct claim set per batch, not per (change, subscriber).
         double queries =
-                fx.worker().registry().get("aura.cdc.rls.queries").counter().count();
+                fx.worker().meters().get("aura.cdc.rls.queries").counter().count();
         assertThat(queries).isLessThanOrEqualTo(8);
 
         // A DELETE cannot be checked (the row is gone): matched subscribers get it with the key only.
@@ -90,16 +91,22 @@ class RlsIT {
     @Test
     void turningRowLevelSecurityOffOpensTheTableWithinTheCacheRefresh() throws Exception {
         String anon = fx.subscribeAs(fx.projectId, "notes", "INSERT", null, "anon", null);
-        Thread.sleep(700);
+        fx.awaitCaptured("notes");
         fx.sql("INSERT INTO " + notes + "(owner_id, body) VALUES ('" + U1 + "', 'hidden')");
-        Thread.sleep(1500);
+        fx.awaitSettled();
         assertThat(fx.received).isEmpty(); // denied for everyone: not published at all
 
         fx.sql("ALTER TABLE " + notes + " DISABLE ROW LEVEL SECURITY");
-        Thread.sleep(2500); // RLS state cache: 2 s
-        fx.sql("INSERT INTO " + notes + "(owner_id, body) VALUES ('" + U1 + "', 'public now')");
-        CdcFixture.Received r =
-                fx.await(l -> !l.isEmpty(), Duration.ofSeconds(15)).get(0);
+        // Rows inserted while the worker still has RLS on in its cache (2 s) are denied; once the
+        // cache expires, the next one reaches the anon subscriber.
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(15))
+                .pollInterval(Duration.ofMillis(500))
+                .until(() -> {
+                    fx.sql("INSERT INTO " + notes + "(owner_id, body) VALUES ('" + U1 + "', 'public now')");
+                    return !fx.received.isEmpty();
+                });
+        CdcFixture.Received r = fx.received.get(0);
         assertThat(allowed(r)).containsExactly(anon);
         assertThat(r.data().get("record").get("body").asText()).isEqualTo("public now");
     }
@@ -107,7 +114,7 @@ class RlsIT {
     @Test
     void aRecordOverTheLimitKeepsOnlySmallValuesAndSaysPayloadTooLarge() throws Exception {
         fx.subscribe("notes", "*", null);
-        Thread.sleep(700);
+        fx.awaitCaptured("notes");
         fx.sql("INSERT INTO " + notes + "(owner_id, body) VALUES ('" + U1 + "', repeat('x', 5000))");
         CdcFixture.Received r =
                 fx.await(l -> !l.isEmpty(), Duration.ofSeconds(15)).get(0);
@@ -131,7 +138,7 @@ class RlsIT {
         String theirs = fx.subscribeAs(other, "notes", "*", null, "service_role", null);
         String sneaky = fx.subscribeAs(other, fx.schema + ".notes", "*", null, "service_role", null);
         String wildcard = fx.subscribeAs(other, "*", "*", null, "service_role", null);
-        Thread.sleep(700);
+        fx.awaitCaptured("notes");
         fx.sql("INSERT INTO " + notes + "(owner_id, body) VALUES ('" + U1 + "', 'mine')");
         CdcFixture.Received r =
                 fx.await(l -> !l.isEmpty(), Duration.ofSeconds(15)).get(0);

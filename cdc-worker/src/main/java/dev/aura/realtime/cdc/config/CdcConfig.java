@@ -2,15 +2,15 @@ package dev.aura.realtime.cdc.config;
 
 import static dev.aura.realtime.common.config.EnvVars.*;
 
-import dev.aura.realtime.cdc.leader.LeaderConfig;
+import dev.aura.realtime.common.config.ConfigException;
 import dev.aura.realtime.common.config.Env;
-import java.net.InetAddress;
+import dev.aura.realtime.common.config.InstanceId;
 import java.time.Duration;
-import java.util.UUID;
 
 /**
  * The cdc-worker's configuration, read once at start-up from environment variables (see
- * {@link dev.aura.realtime.common.config.EnvVars} and docs/configuration.md).
+ * {@link dev.aura.realtime.common.config.EnvVars} and docs/configuration.md), plus the fixed
+ * {@link Timings} that are not environment variables. Every number the worker runs with is here.
  *
  * @param replicationUrl JDBC URL of a role with REPLICATION, used for slot polling
  * @param postgresUrl JDBC URL for platform tables, RLS checks and the control API
@@ -25,10 +25,9 @@ import java.util.UUID;
  * @param numShards RLS worker shards
  * @param maxRecordBytes serialized record size above which values over 64 bytes are dropped
  * @param redecodeWarnBytes restart_lsn → confirmed_flush_lsn distance above which each inspection warns
- * @param instanceId this process's id (Aura-Origin header, lease identity fallback)
+ * @param instanceId this process's id ({@code Aura-Origin} header and lease holder identity)
  * @param leader leader election settings ({@code LEADER_ELECTION}, {@code LEASE_*})
- * @param naiveRls {@code CDC_RLS_MODE=naive}: one RLS query per (change, subscriber), the benchmark
- *     baseline of bench/ (default {@code batched}); not for production
+ * @param timings fixed periods and sizes ({@link Timings#DEFAULT})
  */
 public record CdcConfig(
         String replicationUrl,
@@ -46,19 +45,74 @@ public record CdcConfig(
         long redecodeWarnBytes,
         String instanceId,
         LeaderConfig leader,
-        boolean naiveRls) {
+        Timings timings) {
 
-    /** Benchmark-only knob (bench/ RlsBench); to be listed in EnvVars by common's owner. */
+    /**
+     * Periods and sizes that are not configurable by environment variables.
+     *
+     * @param staleAfterBase {@code cdc_active} turns false when no poll succeeded for this plus
+     *     twice {@code CDC_IDLE_BACKOFF_MS} (a poll takes at most one idle backoff to come round)
+     * @param shardQueueCapacity changes queued per RLS shard before the poll loop blocks
+     * @param tableSecurityTtl how long a table's RLS flag and primary key are cached, i.e. how
+     *     soon {@code ALTER TABLE ... ENABLE ROW LEVEL SECURITY} takes effect
+     * @param flushTimeout how long a batch waits for NATS to confirm its publishes
+     * @param registryResyncPeriod period of the full re-watch of the subscription registry
+     * @param registryLoadTimeout how long start-up waits for the registry's first load
+     * @param registryReputTimeout after a NATS reconnect, how long matching waits for the
+     *     ws-front replicas that owned bindings to re-put them
+     * @param pollMaxBackoff ceiling of the exponential backoff after a poll-loop failure
+     * @param startBackoff first pause before retrying start-up while Postgres or NATS is
+     *     unreachable; doubles up to {@code startMaxBackoff}
+     * @param startMaxBackoff ceiling of that backoff
+     * @param statusTick how often the CDC status is checked for a change to publish
+     * @param extraPoolConnections Postgres pool connections beyond one per shard (control API,
+     *     subscription checks, table refresh, type lookups)
+     * @param connectTimeout NATS connect and Postgres pool checkout timeout
+     * @param natsReconnectWait pause between NATS reconnect attempts
+     */
+    public record Timings(
+            Duration staleAfterBase,
+            int shardQueueCapacity,
+            Duration tableSecurityTtl,
+            Duration flushTimeout,
+            Duration registryResyncPeriod,
+            Duration registryLoadTimeout,
+            Duration registryReputTimeout,
+            Duration pollMaxBackoff,
+            Duration startBackoff,
+            Duration startMaxBackoff,
+            Duration statusTick,
+            int extraPoolConnections,
+            Duration connectTimeout,
+            Duration natsReconnectWait) {
 
-    /** @throws dev.aura.realtime.common.config.ConfigException naming the first bad variable */
+        public static final Timings DEFAULT = new Timings(
+                Duration.ofSeconds(10),
+                1024,
+                Duration.ofSeconds(2),
+                Duration.ofSeconds(5),
+                Duration.ofSeconds(60),
+                Duration.ofSeconds(10),
+                Duration.ofSeconds(10),
+                Duration.ofSeconds(5),
+                Duration.ofMillis(200),
+                Duration.ofSeconds(5),
+                Duration.ofMillis(250),
+                4,
+                Duration.ofSeconds(5),
+                Duration.ofMillis(500));
+    }
+
+    /** @throws ConfigException naming the first bad variable */
     public static CdcConfig fromEnv(Env env) {
         String replication = env.required(POSTGRES_REPLICATION_URL.name());
         String slot = env.string(CDC_SLOT_NAME);
         if (!slot.matches("[a-z0-9_]{1,63}")) {
             // Postgres rule: slot names use lower-case letters, digits and underscores (ReplicationSlotValidateName).
-            throw new dev.aura.realtime.common.config.ConfigException(
+            throw new ConfigException(
                     CDC_SLOT_NAME.name() + "=" + slot + " must match [a-z0-9_]{1,63} (Postgres slot name rules)");
         }
+        String instanceId = InstanceId.fromEnv(env, "cdc-worker");
         return new CdcConfig(
                 replication,
                 env.string(POSTGRES_URL.name(), replication),
@@ -73,28 +127,18 @@ public record CdcConfig(
                 env.integer(CDC_NUM_SHARDS, 1, 256),
                 env.integer(CDC_MAX_RECORD_BYTES, 1024, 64 * 1024 * 1024),
                 env.longValue(CDC_REDECODE_WARN_BYTES, 0, Long.MAX_VALUE),
-                instanceId(env),
-                LeaderConfig.fromEnv(env),
-                rlsMode(env));
+                instanceId,
+                LeaderConfig.fromEnv(env, instanceId),
+                Timings.DEFAULT);
     }
 
-    private static boolean rlsMode(Env env) {
-        return "naive"
-                .equals(env.oneOf(
-                        CDC_RLS_MODE.name(), CDC_RLS_MODE.defaultValue(), java.util.Set.of("batched", "naive")));
+    /** No successful poll for this long makes {@code cdc_active} false ({@code /health}). */
+    public Duration staleAfter() {
+        return timings.staleAfterBase().plus(idleBackoff.multipliedBy(2));
     }
 
-    static String instanceId(Env env) {
-        return env.optional(INSTANCE_ID.name())
-                .or(() -> env.optional(POD_NAME.name()))
-                .orElseGet(() -> hostName() + "-" + UUID.randomUUID().toString().substring(0, 8));
-    }
-
-    private static String hostName() {
-        try {
-            return InetAddress.getLocalHost().getHostName();
-        } catch (Exception e) {
-            return "cdc-worker";
-        }
+    /** Size of the Postgres pool: one connection per RLS shard plus {@link Timings#extraPoolConnections}. */
+    public int poolSize() {
+        return numShards + timings.extraPoolConnections();
     }
 }

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import dev.aura.realtime.cdc.http.HttpApi;
+import dev.aura.realtime.cdc.platform.ProjectCatalog;
 import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.common.auth.JwtVerifier;
@@ -14,20 +15,15 @@ import dev.aura.realtime.common.wire.WireJson;
 import java.io.IOException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The control API (PRODUCT.md C9), on the cdc-worker's HTTP port:
+ * The control API (docs/design.md C9), on the cdc-worker's HTTP port:
  * <ul>
  *   <li>{@code PUT /v1/db/{project_id}/schema/tables/{table}/realtime} with
  *       {@code {"enabled": true|false}}: enabling writes {@code realtime_tables} and sets
@@ -45,14 +41,14 @@ public final class ControlApi implements HttpHandler {
     private static final Pattern PUT_PATH = Pattern.compile("^/v1/db/([^/]+)/schema/tables/([^/]+)/realtime/?$");
     private static final Pattern LIST_PATH = Pattern.compile("^/v1/db/([^/]+)/realtime/tables/?$");
 
-    private final DataSource db;
+    private final ProjectCatalog projects;
     private final JwtVerifier jwt;
     private final Runnable onChange;
     private final ObjectMapper mapper = WireJson.mapper();
 
     /** @param onChange run after a successful change (e.g. refresh the table cache at once) */
-    public ControlApi(DataSource db, JwtVerifier jwt, Runnable onChange) {
-        this.db = db;
+    public ControlApi(ProjectCatalog projects, JwtVerifier jwt, Runnable onChange) {
+        this.projects = projects;
         this.jwt = jwt;
         this.onChange = onChange;
     }
@@ -81,10 +77,10 @@ public final class ControlApi implements HttpHandler {
                 error(ex, 404, "no such endpoint");
             }
         } catch (SQLException e) {
-            log.warn("control API database error: {}", e.getMessage());
+            log.warn("[ControlApiDbFailed] control API database error: {}", e.getMessage());
             error(ex, 503, "database unavailable");
         } catch (RuntimeException e) {
-            log.error("control API failure", e);
+            log.error("[ControlApiFailed] control API failure", e);
             error(ex, 500, "internal error");
         }
     }
@@ -130,45 +126,20 @@ public final class ControlApi implements HttpHandler {
             error(ex, 404, "unknown project " + project);
             return;
         }
-        try (Connection c = db.getConnection()) {
-            c.setAutoCommit(false);
-            try {
-                String schema = schemaOf(c, projectId);
-                if (schema == null) {
-                    c.rollback();
-                    error(ex, 404, "unknown project " + project);
-                    return;
-                }
-                if (enabled) {
-                    Boolean hasPk = primaryKeyOf(c, schema, table);
-                    if (hasPk == null) {
-                        c.rollback();
-                        error(ex, 404, "table " + table + " does not exist");
-                        return;
-                    }
-                    if (!hasPk) {
-                        c.rollback();
-                        error(ex, 422, "table " + table + " has no primary key: add one before enabling realtime");
-                        return;
-                    }
-                    try (Statement s = c.createStatement()) {
-                        s.execute("ALTER TABLE " + ident(schema) + "." + ident(table) + " REPLICA IDENTITY FULL");
-                    }
-                }
-                try (PreparedStatement ps = c.prepareStatement("""
-                        INSERT INTO aura_platform.realtime_tables(project_id, table_name, enabled, updated_at)
-                        VALUES (?, ?, ?, now())
-                        ON CONFLICT (project_id, table_name) DO UPDATE SET enabled = excluded.enabled, updated_at = now()""")) {
-                    ps.setObject(1, projectId);
-                    ps.setString(2, table);
-                    ps.setBoolean(3, enabled);
-                    ps.executeUpdate();
-                }
-                c.commit();
-            } catch (SQLException e) {
-                c.rollback();
-                throw e;
+        switch (projects.setRealtime(projectId, table, enabled)) {
+            case UNKNOWN_PROJECT -> {
+                error(ex, 404, "unknown project " + project);
+                return;
             }
+            case NO_SUCH_TABLE -> {
+                error(ex, 404, "table " + table + " does not exist");
+                return;
+            }
+            case NO_PRIMARY_KEY -> {
+                error(ex, 422, "table " + table + " has no primary key: add one before enabling realtime");
+                return;
+            }
+            case DONE -> {}
         }
         log.info("realtime {} for {}.{}", enabled ? "enabled" : "disabled", project, table);
         onChange.run();
@@ -183,48 +154,15 @@ public final class ControlApi implements HttpHandler {
         UUID projectId = uuid(project);
         ArrayNode tables = mapper.createArrayNode();
         if (projectId != null) {
-            try (Connection c = db.getConnection();
-                    PreparedStatement ps = c.prepareStatement("""
-                            SELECT table_name, updated_at FROM aura_platform.realtime_tables
-                             WHERE project_id = ? AND enabled ORDER BY table_name""")) {
-                ps.setObject(1, projectId);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        tables.addObject()
-                                .put("table", rs.getString(1))
-                                .put(
-                                        "updated_at",
-                                        rs.getTimestamp(2).toInstant().toString());
-                    }
-                }
+            for (ProjectCatalog.RealtimeTable t : projects.enabledTables(projectId)) {
+                tables.addObject()
+                        .put("table", t.table())
+                        .put("updated_at", t.updatedAt().toString());
             }
         }
         ObjectNode out = mapper.createObjectNode().put("project_id", project);
         out.set("tables", tables);
         HttpApi.send(ex, 200, "application/json", mapper.writeValueAsBytes(out));
-    }
-
-    private static String schemaOf(Connection c, UUID project) throws SQLException {
-        try (PreparedStatement ps =
-                c.prepareStatement("SELECT schema_name FROM aura_platform.projects WHERE project_id = ?")) {
-            ps.setObject(1, project);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? rs.getString(1) : null;
-            }
-        }
-    }
-
-    /** @return null when the table does not exist, else whether it has a primary key */
-    private static Boolean primaryKeyOf(Connection c, String schema, String table) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("""
-                SELECT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = r.oid AND i.indisprimary)
-                  FROM (SELECT to_regclass(format('%I.%I', ?::text, ?::text)) AS oid) r WHERE r.oid IS NOT NULL""")) {
-            ps.setString(1, schema);
-            ps.setString(2, table);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? rs.getBoolean(1) : null;
-            }
-        }
     }
 
     private void error(HttpExchange ex, int status, String message) throws IOException {
@@ -245,9 +183,5 @@ public final class ControlApi implements HttpHandler {
 
     private static String decode(String raw) {
         return URLDecoder.decode(raw.replace("+", "%2B"), StandardCharsets.UTF_8);
-    }
-
-    private static String ident(String name) {
-        return "\"" + name.replace("\"", "\"\"") + "\"";
     }
 }

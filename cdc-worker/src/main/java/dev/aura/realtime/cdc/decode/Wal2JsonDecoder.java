@@ -3,6 +3,8 @@ package dev.aura.realtime.cdc.decode;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.cdc.event.DecodedColumn;
+import dev.aura.realtime.cdc.event.RowChange;
 import dev.aura.realtime.common.lsn.Lsn;
 import dev.aura.realtime.common.wire.WireJson;
 import java.time.LocalDateTime;

@@ -1,5 +1,6 @@
 package dev.aura.realtime.cdc.decode;
 
+import dev.aura.realtime.cdc.event.RowChange;
 import dev.aura.realtime.common.lsn.Lsn;
 
 /** A decoded wal2json format-version 2 row: a transaction boundary or a row change. */

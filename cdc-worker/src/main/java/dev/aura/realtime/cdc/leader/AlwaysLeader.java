@@ -1,5 +1,10 @@
 package dev.aura.realtime.cdc.leader;
 
+import dev.aura.realtime.cdc.config.ElectionMode;
+import dev.aura.realtime.cdc.config.LeaderConfig;
+import dev.aura.realtime.cdc.fence.FencedException;
+import dev.aura.realtime.cdc.fence.LeaderGate;
+import dev.aura.realtime.cdc.fence.LeaderWork;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -39,7 +44,7 @@ public final class AlwaysLeader implements LeaderElection {
                 ? "LEADER_ELECTION=disabled"
                 : "LEADER_ELECTION=auto and KUBERNETES_SERVICE_HOST is not set (not in a pod)";
         log.warn(
-                "{}: leading without a Lease as '{}'; run exactly one replica, two would both read the slot and "
+                "[LeaderElectionDisabled] {}: leading without a Lease as '{}'; run exactly one replica, two would both read the slot and "
                         + "publish every change twice",
                 why,
                 config.identity());

@@ -1,5 +1,7 @@
 package dev.aura.realtime.cdc.leader;
 
+import dev.aura.realtime.cdc.config.LeaderConfig;
+import dev.aura.realtime.cdc.fence.LeaderWork;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.MeterRegistry;
 

@@ -1,5 +1,8 @@
 package dev.aura.realtime.cdc.leader;
 
+import dev.aura.realtime.cdc.config.LeaderConfig;
+import dev.aura.realtime.cdc.fence.LeaderGate;
+import dev.aura.realtime.cdc.fence.LeaderWork;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderElectionConfig;
@@ -145,7 +148,7 @@ public final class LeaseLeaderElection implements LeaderElection {
         try {
             if (!electorThread.awaitTermination(config.retryPeriod().toMillis(), TimeUnit.MILLISECONDS)) {
                 log.warn(
-                        "aura-leader-elector did not stop within {} ms",
+                        "[ElectorStopTimeout] aura-leader-elector did not stop within {} ms",
                         config.retryPeriod().toMillis());
             }
         } catch (InterruptedException e) {
@@ -179,7 +182,7 @@ public final class LeaseLeaderElection implements LeaderElection {
                     .start();
         } catch (RuntimeException e) {
             log.error(
-                    "could not start the leader elector; retrying in {} ms",
+                    "[ElectorStartFailed] could not start the leader elector; retrying in {} ms",
                     config.retryPeriod().toMillis(),
                     e);
             scheduleCampaign();
@@ -199,7 +202,7 @@ public final class LeaseLeaderElection implements LeaderElection {
         }
         if (failure != null && !(failure instanceof CancellationException)) {
             log.warn(
-                    "leader elector failed; campaigning again in {} ms",
+                    "[ElectorFailed] leader elector failed; campaigning again in {} ms",
                     config.retryPeriod().toMillis(),
                     failure);
         } else {
@@ -234,7 +237,7 @@ public final class LeaseLeaderElection implements LeaderElection {
                 runner.start(fence);
             }
         } catch (RuntimeException e) {
-            log.error("could not start the leader work", e);
+            log.error("[LeaderWorkTermFailed] could not start the leader work", e);
         }
     }
 
@@ -242,7 +245,7 @@ public final class LeaseLeaderElection implements LeaderElection {
         try {
             endTerm("leadership lost");
         } catch (RuntimeException e) {
-            log.error("could not stop the leader work", e);
+            log.error("[LeaderWorkTermFailed] could not stop the leader work", e);
         }
     }
 
@@ -261,7 +264,7 @@ public final class LeaseLeaderElection implements LeaderElection {
             return;
         }
         ended.revoke(reason);
-        log.warn("{}: stopping leader work of lease epoch {}", reason, ended.leaseEpoch());
+        log.warn("[LeadershipLost] {}: stopping leader work of lease epoch {}", reason, ended.leaseEpoch());
         runner.stop(config.renewDeadline());
         metrics.lost();
     }

@@ -1,5 +1,7 @@
 package dev.aura.realtime.cdc.leader;
 
+import dev.aura.realtime.cdc.fence.FencedException;
+import dev.aura.realtime.cdc.fence.LeaderGate;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.function.LongSupplier;

@@ -1,5 +1,8 @@
 package dev.aura.realtime.cdc.leader;
 
+import dev.aura.realtime.cdc.fence.FencedException;
+import dev.aura.realtime.cdc.fence.LeaderGate;
+import dev.aura.realtime.cdc.fence.LeaderWork;
 import java.time.Duration;
 import java.util.Objects;
 import org.slf4j.Logger;
@@ -62,7 +65,7 @@ final class WorkRunner {
         }
         if (thread.isAlive()) {
             log.error(
-                    "leader work thread {} did not stop within {} ms of being interrupted; its fence is revoked",
+                    "[LeaderWorkStuck] leader work thread {} did not stop within {} ms of being interrupted; its fence is revoked",
                     thread.getName(),
                     timeout.toMillis());
             return false;
@@ -87,16 +90,22 @@ final class WorkRunner {
                     work.run(gate);
                     if (!self.isInterrupted()) {
                         log.warn(
-                                "leader work returned while still leading; restarting in {} ms",
+                                "[LeaderWorkRestarted] leader work returned while still leading; restarting in {} ms",
                                 restartBackoff.toMillis());
                     }
                 } catch (InterruptedException e) {
                     self.interrupt();
                 } catch (FencedException e) {
-                    log.warn("leader work fenced: {}; retrying in {} ms", e.getMessage(), restartBackoff.toMillis());
+                    log.warn(
+                            "[LeaderWorkRestarted] leader work fenced: {}; retrying in {} ms",
+                            e.getMessage(),
+                            restartBackoff.toMillis());
                 } catch (Exception e) {
                     if (!self.isInterrupted()) {
-                        log.error("leader work failed; restarting in {} ms", restartBackoff.toMillis(), e);
+                        log.error(
+                                "[LeaderWorkRestarted] leader work failed; restarting in {} ms",
+                                restartBackoff.toMillis(),
+                                e);
                     }
                 }
                 if (!self.isInterrupted()) {

@@ -1,8 +1,9 @@
 package dev.aura.realtime.cdc.match;
 
-import dev.aura.realtime.cdc.pipeline.BuiltEvent;
+import dev.aura.realtime.cdc.event.BuiltEvent;
 import dev.aura.realtime.common.filter.Filter;
 import dev.aura.realtime.common.filter.FilterException;
+import dev.aura.realtime.common.filter.FilterOp;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,14 +11,14 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Applies each binding's event and filter to a change, before any RLS check (PRODUCT.md C7).
+ * Applies each binding's event and filter to a change, before any RLS check (docs/design.md C7).
  *
  * <p>Event: {@code *} or the change's type. Filter: tested against the new row, or the old row
  * for DELETE (Supabase's rule); a TRUNCATE has no row, so only unfiltered bindings see it. A
  * filter that no longer parses (it was checked at join) matches nothing. Thread-safe.
  */
 public final class Matcher {
-    private static final Filter INVALID = new Filter("", dev.aura.realtime.common.filter.FilterOp.EQ, List.of(""));
+    private static final Filter INVALID = new Filter("", FilterOp.EQ, List.of(""));
     private final Map<String, Filter> parsed = new ConcurrentHashMap<>();
 
     public List<SubscriptionEntry> match(BuiltEvent event, List<SubscriptionEntry> candidates) {

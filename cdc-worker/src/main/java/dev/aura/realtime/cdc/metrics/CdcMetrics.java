@@ -29,54 +29,54 @@ public final class CdcMetrics {
     private final AtomicLong active = new AtomicLong();
 
     public CdcMetrics(MeterRegistry registry) {
-        eventsPublished = Counter.builder("aura.cdc.events.published")
-                .description("Change events published to NATS")
-                .register(registry);
-        eventsUnmatched = Counter.builder("aura.cdc.events.unmatched")
-                .description("Changes no subscriber was allowed to see (not published)")
-                .register(registry);
-        polls = Counter.builder("aura.cdc.polls")
-                .description("Slot polls (peek calls)")
-                .register(registry);
+        eventsPublished = counter(registry, "aura.cdc.events.published", "Change events published to NATS");
+        eventsUnmatched = counter(
+                registry, "aura.cdc.events.unmatched", "Changes no subscriber was allowed to see (not published)");
+        polls = counter(registry, "aura.cdc.polls", "Slot polls (peek calls)");
         pollDuration = Timer.builder("aura.cdc.poll.duration")
                 .description("Duration of a poll: peek, publish, flush, advance")
                 .register(registry);
         batchRows = DistributionSummary.builder("aura.cdc.batch.rows")
                 .description("Rows returned by one peek (incl. B/C rows)")
                 .register(registry);
-        slotRecreations = Counter.builder("aura.cdc.slot.recreations")
-                .description("Lost slots dropped and recreated (changes lost)")
-                .register(registry);
-        publishFailures = Counter.builder("aura.cdc.publish.failures")
-                .description("Batches not confirmed by NATS (slot not advanced, batch retried)")
-                .register(registry);
-        rlsQueries = Counter.builder("aura.cdc.rls.queries")
-                .description("RLS check queries issued")
-                .register(registry);
-        rlsDenied = Counter.builder("aura.cdc.rls.denied")
-                .description("(change, subscriber) pairs denied by RLS")
-                .register(registry);
-        rlsErrors = Counter.builder("aura.cdc.rls.errors")
-                .description("RLS checks that raised (subscriber denied, fail closed)")
-                .register(registry);
-        Gauge.builder("aura.cdc.slot.lag.bytes", lagBytes, AtomicLong::get)
-                .description("pg_current_wal_flush_lsn - confirmed_flush_lsn")
-                .baseUnit("bytes")
-                .register(registry);
-        Gauge.builder("aura.cdc.slot.redecode.bytes", redecodeBytes, AtomicLong::get)
-                .description("confirmed_flush_lsn - restart_lsn: WAL each poll re-decodes")
-                .baseUnit("bytes")
-                .register(registry);
-        Gauge.builder("aura.cdc.slot.retained.bytes", retainedBytes, AtomicLong::get)
-                .description("WAL retained by the slot (flush - restart_lsn)")
-                .baseUnit("bytes")
-                .register(registry);
-        Gauge.builder("aura.cdc.slot.safe.wal.size", safeWalSize, AtomicLong::get)
-                .description("safe_wal_size of the slot (-1 when unlimited)")
-                .baseUnit("bytes")
-                .register(registry);
+        slotRecreations =
+                counter(registry, "aura.cdc.slot.recreations", "Lost slots dropped and recreated (changes lost)");
+        publishFailures = counter(
+                registry,
+                "aura.cdc.publish.failures",
+                "Batches not confirmed by NATS (slot not advanced, batch retried)");
+        rlsQueries = counter(registry, "aura.cdc.rls.queries", "RLS check queries issued");
+        rlsDenied = counter(registry, "aura.cdc.rls.denied", "(change, subscriber) pairs denied by RLS");
+        rlsErrors = counter(
+                registry,
+                "aura.cdc.rls.errors",
+                "RLS checks that could not be done or raised (their subscribers denied, fail closed; logged with a code)");
+        bytesGauge(registry, "aura.cdc.slot.lag.bytes", lagBytes, "pg_current_wal_flush_lsn - confirmed_flush_lsn");
+        bytesGauge(
+                registry,
+                "aura.cdc.slot.redecode.bytes",
+                redecodeBytes,
+                "confirmed_flush_lsn - restart_lsn: WAL each poll re-decodes");
+        bytesGauge(
+                registry,
+                "aura.cdc.slot.retained.bytes",
+                retainedBytes,
+                "WAL retained by the slot (flush - restart_lsn)");
+        bytesGauge(
+                registry, "aura.cdc.slot.safe.wal.size", safeWalSize, "safe_wal_size of the slot (-1 when unlimited)");
         Gauge.builder("aura.cdc.active", active, AtomicLong::get)
                 .description("1 when cdc_active")
+                .register(registry);
+    }
+
+    private static Counter counter(MeterRegistry registry, String name, String description) {
+        return Counter.builder(name).description(description).register(registry);
+    }
+
+    private static void bytesGauge(MeterRegistry registry, String name, AtomicLong value, String description) {
+        Gauge.builder(name, value, AtomicLong::get)
+                .description(description)
+                .baseUnit("bytes")
                 .register(registry);
     }
 

@@ -6,10 +6,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.aura.realtime.cdc.decode.DecodedColumn;
-import dev.aura.realtime.cdc.decode.RowChange;
-import dev.aura.realtime.cdc.decode.TypeCatalog;
 import dev.aura.realtime.cdc.decode.ValueMapper;
+import dev.aura.realtime.cdc.event.BuiltEvent;
+import dev.aura.realtime.cdc.event.DecodedColumn;
+import dev.aura.realtime.cdc.event.RowChange;
+import dev.aura.realtime.cdc.platform.TypeNames;
 import dev.aura.realtime.common.wire.WireJson;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
@@ -18,7 +19,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Builds the Supabase Realtime {@code data} object of a change (PRODUCT.md C6): {@code schema}
+ * Builds the Supabase Realtime {@code data} object of a change (docs/design.md C6): {@code schema}
  * ({@code public}), {@code table}, {@code commit_timestamp} (ISO 8601 UTC with {@code Z}),
  * {@code type}, {@code columns [{name, type}]}, {@code record}, {@code old_record}, {@code errors}.
  *
@@ -33,12 +34,12 @@ public final class EventBuilder {
     static final int SMALL_VALUE_BYTES = 64;
     private static final JsonNodeFactory NODES = JsonNodeFactory.withExactBigDecimals(true);
 
-    private final TypeCatalog types;
+    private final TypeNames types;
     private final ValueMapper values = new ValueMapper();
     private final ObjectMapper mapper = WireJson.mapper();
     private final int maxRecordBytes;
 
-    public EventBuilder(TypeCatalog types, int maxRecordBytes) {
+    public EventBuilder(TypeNames types, int maxRecordBytes) {
         this.types = types;
         this.maxRecordBytes = maxRecordBytes;
     }

@@ -70,7 +70,7 @@ public final class EnabledTables {
     }
 
     /** Escapes one name for wal2json's {@code add-tables}. */
-    public static String escape(String name) {
+    private static String escape(String name) {
         StringBuilder sb = new StringBuilder(name.length() + 4);
         for (int i = 0; i < name.length(); i++) {
             char c = name.charAt(i);

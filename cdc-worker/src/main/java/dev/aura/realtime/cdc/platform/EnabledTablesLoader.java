@@ -8,7 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** Reads the enabled tables from {@code aura_platform} on a given connection. */
-public final class EnabledTablesLoader {
+final class EnabledTablesLoader {
     private static final String QUERY = """
             SELECT p.project_id::text, p.schema_name, rt.table_name
               FROM aura_platform.realtime_tables rt
@@ -38,7 +38,7 @@ public final class EnabledTablesLoader {
      * @return quoted {@code schema.table} names
      * @throws SQLException on query failure
      */
-    public static List<String> withoutReplicaIdentity(Connection c) throws SQLException {
+    static List<String> withoutReplicaIdentity(Connection c) throws SQLException {
         List<String> out = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement(WITHOUT_IDENTITY);
                 ResultSet rs = ps.executeQuery()) {
@@ -50,7 +50,7 @@ public final class EnabledTablesLoader {
     }
 
     /** @throws SQLException on query failure */
-    public static EnabledTables load(Connection c) throws SQLException {
+    static EnabledTables load(Connection c) throws SQLException {
         List<EnabledTable> out = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement(QUERY);
                 ResultSet rs = ps.executeQuery()) {

@@ -3,7 +3,6 @@ package dev.aura.realtime.cdc.platform;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
-import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,8 +58,8 @@ public final class PlatformSchema {
      *
      * @throws SQLException when the role lacks the privileges (CREATE on the database, CREATEROLE)
      */
-    public static void ensure(DataSource dataSource) throws SQLException {
-        try (Connection c = dataSource.getConnection()) {
+    public static void ensure(PlatformDb db) throws SQLException {
+        try (Connection c = db.connection()) {
             c.setAutoCommit(false);
             try (Statement s = c.createStatement()) {
                 s.execute("SELECT pg_advisory_xact_lock(" + LOCK_KEY + ")");
@@ -89,7 +88,7 @@ public final class PlatformSchema {
         } catch (SQLException e) {
             c.rollback();
             log.warn(
-                    "could not grant aura_anon/aura_authenticated to the POSTGRES_URL role ({}); RLS checks need that membership",
+                    "[RoleGrantFailed] could not grant aura_anon/aura_authenticated to the POSTGRES_URL role ({}); RLS checks need that membership",
                     e.getMessage());
         }
     }

@@ -1,21 +1,24 @@
 package dev.aura.realtime.cdc.publish;
 
+import dev.aura.realtime.cdc.failure.CdcFailure;
+import dev.aura.realtime.cdc.failure.CdcReason;
 import dev.aura.realtime.common.wire.AuraHeaders;
 import io.nats.client.Connection;
 import io.nats.client.Dispatcher;
 import io.nats.client.impl.Headers;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Publishes to core NATS (not JetStream; PRODUCT.md C10) with the {@code Aura-Origin},
+ * Publishes to core NATS (not JetStream; docs/design.md C10) with the {@code Aura-Origin},
  * {@code Aura-Event-Id} and {@code Aura-Lease-Epoch} headers. Thread-safe (jnats connections are).
  *
  * <p>{@link #flush} is the durability point of the CDC loop: the slot is advanced only after it
@@ -28,14 +31,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * the same failure mode as nats-io/nats.py2#36). A marker lost with a connection only fails that
  * one flush.
  */
-public final class EventPublisher implements AutoCloseable {
-    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(EventPublisher.class);
+public final class EventPublisher implements ChangePublisher, AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(EventPublisher.class);
     private final Connection nats;
     private final String origin;
     private final String barrierSubject;
     private final Dispatcher barrier;
     private final AtomicLong markers = new AtomicLong();
-    private final ConcurrentSkipListMap<Long, CompletableFuture<Void>> pending = new ConcurrentSkipListMap<>();
+    private final ConcurrentSkipListMap<Long, CountDownLatch> pending = new ConcurrentSkipListMap<>();
     private final AtomicLong silentFlushes = new AtomicLong();
 
     public EventPublisher(Connection nats, String origin) {
@@ -45,48 +48,58 @@ public final class EventPublisher implements AutoCloseable {
         this.barrier = nats.createDispatcher(msg -> {
             long n = Long.parseLong(new String(msg.getData(), StandardCharsets.US_ASCII));
             // Markers come back in order: this one proves every earlier marker's publishes too.
-            Map<Long, CompletableFuture<Void>> done = pending.headMap(n, true);
-            done.values().forEach(f -> f.complete(null));
+            Map<Long, CountDownLatch> done = pending.headMap(n, true);
+            done.values().forEach(CountDownLatch::countDown);
             done.clear();
         });
         barrier.subscribe(barrierSubject);
     }
 
-    /**
-     * @throws IllegalStateException when the connection is closed (jnats); while reconnecting,
-     *     jnats buffers the message and {@link #flush} fails instead
-     */
-    public void publish(String subject, String eventId, long leaseEpoch, byte[] body) {
+    /** While reconnecting, jnats buffers the message and {@link #flush} fails instead. */
+    @Override
+    public void publish(String subject, String eventId, long leaseEpoch, byte[] body) throws CdcFailure {
         Headers headers = new Headers()
                 .add(AuraHeaders.ORIGIN, origin)
                 .add(AuraHeaders.EVENT_ID, eventId)
                 .add(AuraHeaders.LEASE_EPOCH, Long.toString(leaseEpoch));
-        nats.publish(subject, headers, body);
-    }
-
-    /** Publishes without event headers (status messages). */
-    public void publishPlain(String subject, byte[] body) {
-        nats.publish(subject, new Headers().add(AuraHeaders.ORIGIN, origin), body);
+        send(subject, headers, body);
     }
 
     /**
-     * @throws TimeoutException when the server did not confirm within {@code timeout} (not connected, slow)
+     * Publishes without event headers (status messages).
+     *
+     * @throws CdcFailure ({@code nats_unavailable}) when the connection is closed
      */
-    public void flush(Duration timeout) throws TimeoutException, InterruptedException {
+    public void publishPlain(String subject, byte[] body) throws CdcFailure {
+        send(subject, new Headers().add(AuraHeaders.ORIGIN, origin), body);
+    }
+
+    @Override
+    public void flush(Duration timeout) throws CdcFailure, InterruptedException {
         long n = markers.incrementAndGet();
-        CompletableFuture<Void> done = new CompletableFuture<>();
+        CountDownLatch done = new CountDownLatch(1);
         pending.put(n, done);
         try {
-            nats.publish(barrierSubject, Long.toString(n).getBytes(StandardCharsets.US_ASCII));
-            done.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            send(barrierSubject, null, Long.toString(n).getBytes(StandardCharsets.US_ASCII));
+            if (!done.await(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                recoverIfDeaf();
+                throw CdcFailure.retriable(
+                        CdcReason.NATS_UNAVAILABLE,
+                        "NATS did not confirm the batch within " + timeout.toMillis() + " ms",
+                        null);
+            }
             silentFlushes.set(0);
-        } catch (ExecutionException e) {
-            throw new TimeoutException("flush marker failed: " + e.getCause());
-        } catch (TimeoutException e) {
-            recoverIfDeaf();
-            throw e;
         } finally {
             pending.remove(n);
+        }
+    }
+
+    /** jnats throws {@link IllegalStateException} from a publish only when the connection is closed. */
+    private void send(String subject, Headers headers, byte[] body) throws CdcFailure {
+        try {
+            nats.publish(subject, headers, body);
+        } catch (IllegalStateException e) {
+            throw CdcFailure.retriable(CdcReason.NATS_UNAVAILABLE, "NATS connection closed: " + e.getMessage(), e);
         }
     }
 
@@ -105,11 +118,11 @@ public final class EventPublisher implements AutoCloseable {
         if (silentFlushes.incrementAndGet() >= 2) {
             silentFlushes.set(0);
             log.warn(
-                    "NatsConnectionDeaf: NATS reports connected but returned no flush marker twice; forcing a reconnect");
+                    "[NatsConnectionDeaf] NATS reports connected but returned no flush marker twice; forcing a reconnect");
             try {
                 nats.forceReconnect();
-            } catch (java.io.IOException e) {
-                log.warn("forced NATS reconnect failed: {}", e.toString());
+            } catch (IOException e) {
+                log.warn("[NatsReconnectFailed] forced NATS reconnect failed: {}", e.toString());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -119,9 +132,5 @@ public final class EventPublisher implements AutoCloseable {
     @Override
     public void close() {
         nats.closeDispatcher(barrier);
-    }
-
-    public boolean connected() {
-        return nats.getStatus() == Connection.Status.CONNECTED;
     }
 }

@@ -2,12 +2,15 @@ package dev.aura.realtime.cdc.publish;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.cdc.failure.CdcFailure;
+import dev.aura.realtime.cdc.failure.CdcReason;
+import dev.aura.realtime.cdc.health.CdcState;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
-import dev.aura.realtime.cdc.slot.CdcState;
 import dev.aura.realtime.common.wire.CdcStatus;
 import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.common.wire.WireJson;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -16,9 +19,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Publishes {@link CdcStatus} on {@link Subjects#CDC_STATUS} (PRODUCT.md D6): immediately when
- * {@code cdc_active} or the reason changes (checked every {@code tickMs}), and as a heartbeat
- * every {@code heartbeatMs}. Only the leader's status matters to clients, so standbys publish
+ * Publishes {@link CdcStatus} on {@link Subjects#CDC_STATUS} (docs/design.md D6): immediately when
+ * {@code cdc_active} or the reason changes (checked every {@code tick}), and as a heartbeat
+ * every {@link CdcStatus#HEARTBEAT}. Only the leader's status matters to clients, so standbys publish
  * nothing while another replica leads. Thread: one scheduler, {@code aura-cdc-status}.
  */
 public final class StatusPublisher implements AutoCloseable {
@@ -31,25 +34,17 @@ public final class StatusPublisher implements AutoCloseable {
     private final ObjectMapper mapper = WireJson.mapper();
     private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().name("aura-cdc-status").daemon().factory());
-    private final long heartbeatMs;
     private CdcStatus last;
     private long lastSentMs;
     private volatile boolean everLed;
     private volatile Runnable sync = () -> {};
 
-    public StatusPublisher(
-            CdcState state,
-            EventPublisher publisher,
-            CdcMetrics metrics,
-            String instance,
-            Clock clock,
-            long heartbeatMs) {
+    public StatusPublisher(CdcState state, EventPublisher publisher, CdcMetrics metrics, String instance, Clock clock) {
         this.state = state;
         this.publisher = publisher;
         this.metrics = metrics;
         this.instance = instance;
         this.clock = clock;
-        this.heartbeatMs = heartbeatMs;
     }
 
     /** Runs {@code beforeTick} at the start of every tick (e.g. to mirror leadership into the state). */
@@ -57,8 +52,8 @@ public final class StatusPublisher implements AutoCloseable {
         this.sync = beforeTick;
     }
 
-    public void start(long tickMs) {
-        scheduler.scheduleWithFixedDelay(this::tick, 0, tickMs, TimeUnit.MILLISECONDS);
+    public void start(Duration tick) {
+        scheduler.scheduleWithFixedDelay(this::tick, 0, tick.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /**
@@ -92,17 +87,17 @@ public final class StatusPublisher implements AutoCloseable {
                     || last.active() != now.active()
                     || !Objects.equals(last.reason(), now.reason())
                     || !Objects.equals(last.gapTo(), now.gapTo());
-            if (changed || clock.millis() - lastSentMs >= heartbeatMs) {
+            if (changed || clock.millis() - lastSentMs >= CdcStatus.HEARTBEAT.toMillis()) {
                 send(now);
             }
         } catch (RuntimeException e) {
-            log.warn("status publication failed: {}", e.toString());
+            log.warn("[StatusPublishFailed] status publication failed: {}", e.toString());
         }
     }
 
     /** A former leader that lost its lease for a reason other than another holder still reports it. */
     private static boolean isLeaderlessProblem(CdcState.Snapshot snap) {
-        return snap.reason() != null && snap.reason() != dev.aura.realtime.cdc.slot.CdcReason.NOT_LEADER;
+        return snap.reason() != null && snap.reason() != CdcReason.NOT_LEADER;
     }
 
     private void send(CdcStatus status) {
@@ -110,7 +105,7 @@ public final class StatusPublisher implements AutoCloseable {
             publisher.publishPlain(Subjects.CDC_STATUS, mapper.writeValueAsBytes(status));
             last = status;
             lastSentMs = clock.millis();
-        } catch (JsonProcessingException | IllegalStateException e) {
+        } catch (JsonProcessingException | CdcFailure e) {
             log.debug("could not publish CDC status: {}", e.toString());
         }
     }

@@ -1,11 +1,12 @@
 package dev.aura.realtime.cdc.rls;
 
-import dev.aura.realtime.cdc.pipeline.BuiltEvent;
+import dev.aura.realtime.cdc.event.BuiltEvent;
+import dev.aura.realtime.cdc.failure.CdcFailure;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import java.util.List;
 
 /**
- * Decides which of the bindings that matched a change may see it (PRODUCT.md C7).
+ * Decides which of the bindings that matched a change may see it (docs/design.md C7).
  * Implementations get the changes of one shard batch at once so they can batch their checks.
  */
 public interface AccessPolicy {
@@ -13,8 +14,10 @@ public interface AccessPolicy {
     record Candidates(BuiltEvent event, List<SubscriptionEntry> matched) {}
 
     /**
-     * @return for each element of {@code batch}, in order, the {@code sub_id}s allowed; failures
-     *     deny (fail closed) the affected subscribers only, never the batch
+     * @return for each element of {@code batch}, in order, the {@code sub_id}s allowed; a check
+     *     that fails denies (fails closed) the affected subscribers only, never the batch
+     * @throws CdcFailure ({@code postgres_unavailable}) when Postgres itself was unreachable: that
+     *     says nothing about any subscriber, so the batch fails and is re-read instead of dropped
      */
-    List<List<String>> allowed(List<Candidates> batch) throws InterruptedException;
+    List<List<String>> allowed(List<Candidates> batch) throws CdcFailure;
 }

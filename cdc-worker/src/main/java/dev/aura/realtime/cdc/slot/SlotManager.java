@@ -1,5 +1,8 @@
 package dev.aura.realtime.cdc.slot;
 
+import dev.aura.realtime.cdc.failure.CdcFailure;
+import dev.aura.realtime.cdc.failure.CdcReason;
+import dev.aura.realtime.cdc.health.SlotInfo;
 import dev.aura.realtime.common.lsn.Lsn;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -11,7 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Prerequisite checks and the lifecycle of the wal2json slot (PRODUCT.md C2, C3), on the
+ * Prerequisite checks and the lifecycle of the wal2json slot (docs/design.md C2, C3), on the
  * caller's replication connection (autocommit). Not thread-safe; used by the poll loop only.
  */
 public final class SlotManager {
@@ -45,8 +48,9 @@ public final class SlotManager {
             String walLevel = show(s, "wal_level");
             String keep = show(s, "max_slot_wal_keep_size");
             if ("-1".equals(keep)) {
-                log.warn("max_slot_wal_keep_size = -1: a stalled slot retains WAL without limit and can fill the "
-                        + "Postgres disk. Set max_slot_wal_keep_size (e.g. 10GB); the worker recreates a lost slot.");
+                log.warn(
+                        "[WalKeepUnlimited] max_slot_wal_keep_size = -1: a stalled slot retains WAL without limit and can fill the "
+                                + "Postgres disk. Set max_slot_wal_keep_size (e.g. 10GB); the worker recreates a lost slot.");
             }
             if (!privileged) {
                 throw new CdcFailure(
@@ -164,7 +168,7 @@ public final class SlotManager {
 
     /**
      * {@code pg_replication_slot_advance(slot, target)}. Only call with the end LSN of a commit
-     * row, or with an upto_lsn that a non-full peek proved fully decoded (PRODUCT.md C4):
+     * row, or with an upto_lsn that a non-full peek proved fully decoded (docs/design.md C4):
      * advancing into the middle of a transaction would re-deliver it or skip it.
      *
      * @return the slot's new confirmed_flush_lsn

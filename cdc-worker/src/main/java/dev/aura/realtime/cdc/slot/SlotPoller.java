@@ -1,13 +1,17 @@
 package dev.aura.realtime.cdc.slot;
 
+import dev.aura.realtime.cdc.decode.MalformedWalRowException;
 import dev.aura.realtime.cdc.decode.Wal2JsonDecoder;
 import dev.aura.realtime.cdc.decode.WalMessage;
-import dev.aura.realtime.cdc.leader.FencedException;
-import dev.aura.realtime.cdc.leader.LeaderGate;
-import dev.aura.realtime.cdc.leader.LeaderWork;
+import dev.aura.realtime.cdc.event.ChangeSink;
+import dev.aura.realtime.cdc.failure.CdcFailure;
+import dev.aura.realtime.cdc.failure.CdcReason;
+import dev.aura.realtime.cdc.fence.FencedException;
+import dev.aura.realtime.cdc.fence.LeaderGate;
+import dev.aura.realtime.cdc.fence.LeaderWork;
+import dev.aura.realtime.cdc.health.CdcState;
+import dev.aura.realtime.cdc.health.SlotInfo;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
-import dev.aura.realtime.cdc.pipeline.ChangeSink;
-import dev.aura.realtime.cdc.pipeline.PipelineException;
 import dev.aura.realtime.cdc.platform.EnabledTables;
 import dev.aura.realtime.common.lsn.Lsn;
 import io.micrometer.core.instrument.Timer;
@@ -24,7 +28,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The CDC poll loop (PRODUCT.md C2–C4), run while this process leads.
+ * The CDC poll loop (docs/design.md C2–C4), run while this process leads.
  *
  * <h2>Lifecycle</h2>
  * Open a dedicated connection to {@code POSTGRES_REPLICATION_URL} (session pinned to
@@ -57,7 +61,8 @@ import org.slf4j.LoggerFactory;
  * changes, up to {@value #MAX_BATCH_GROWTH} × {@code CDC_BATCH_SIZE}; the first non-full batch
  * returns to {@code CDC_BATCH_SIZE}. Memory stays flat at any batch size (rows are streamed).
  * A failure anywhere before the advance leaves the slot where it was: the batch is read again
- * and re-published (at least once; receivers drop duplicates by {@code Aura-Event-Id}).
+ * and re-published (at least once). Each change keeps its {@code Aura-Event-Id} across re-reads
+ * (commit LSN and ordinal), so receivers can drop duplicates by it.
  */
 public final class SlotPoller implements LeaderWork {
     private static final Logger log = LoggerFactory.getLogger(SlotPoller.class);
@@ -91,7 +96,7 @@ public final class SlotPoller implements LeaderWork {
     private final CdcMetrics metrics;
     private final GapListener gapListener;
 
-    /** Told when a lost slot was recreated, so clients can be warned (PRODUCT.md D6). */
+    /** Told when a lost slot was recreated, so clients can be warned (docs/design.md D6). */
     @FunctionalInterface
     public interface GapListener {
         void slotRecreated(Lsn lostFrom, Lsn resumedAt);
@@ -139,15 +144,13 @@ public final class SlotPoller implements LeaderWork {
                     recreateAfterError();
                     continue;
                 }
-            } catch (PipelineException e) {
-                report(e.reason(), e.getMessage(), true);
             } catch (FencedException e) {
                 report(CdcReason.NOT_LEADER, "fenced: " + e.getMessage(), true);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 break;
             } catch (RuntimeException e) {
-                log.error("unexpected failure in the poll loop; retrying", e);
+                log.error("[PollLoopFailed] unexpected failure in the poll loop; retrying", e);
                 report(CdcReason.ERROR, e.toString(), true);
             }
             // Reset the backoff only after a poll succeeded: a failure that recurs right after the
@@ -162,7 +165,7 @@ public final class SlotPoller implements LeaderWork {
     }
 
     private void pollLoop(Connection c, LeaderGate gate, Lsn confirmed)
-            throws SQLException, InterruptedException, PipelineException, FencedException, CdcFailure {
+            throws SQLException, InterruptedException, FencedException, CdcFailure {
         Wal2JsonDecoder decoder = new Wal2JsonDecoder();
         long lastInspect = 0;
         int batch = settings.batchSize();
@@ -209,7 +212,7 @@ public final class SlotPoller implements LeaderWork {
 
     /** Streams one peek into the sink. @return rows read (including B/C rows) */
     private int peek(Connection c, Wal2JsonDecoder decoder, EnabledTables enabled, Lsn upto, int batch)
-            throws SQLException, InterruptedException, PipelineException {
+            throws SQLException, InterruptedException, CdcFailure {
         decoder.resetBatch();
         int rows = 0;
         c.setAutoCommit(false);
@@ -225,8 +228,8 @@ public final class SlotPoller implements LeaderWork {
                     WalMessage msg;
                     try {
                         msg = decoder.decode(Lsn.parse(rs.getString(1)), rs.getString(2));
-                    } catch (dev.aura.realtime.cdc.decode.MalformedWalRowException e) {
-                        throw new SQLException("malformed wal2json row: " + e.getMessage());
+                    } catch (MalformedWalRowException e) {
+                        throw CdcFailure.retriable(CdcReason.ERROR, "malformed wal2json row: " + e.getMessage(), e);
                     }
                     if (msg instanceof WalMessage.Change ch) {
                         String project = enabled.projectOf(ch.change().schema());
@@ -255,7 +258,7 @@ public final class SlotPoller implements LeaderWork {
         Lsn to = fresh.confirmedFlushLsn();
         long bytes = from == null || to == null ? -1 : to.bytesAfter(from);
         log.error(
-                "slot {} was lost (wal_status=lost: its WAL was removed past max_slot_wal_keep_size); recreated it. "
+                "[SlotRecreated] slot {} was lost (wal_status=lost: its WAL was removed past max_slot_wal_keep_size); recreated it. "
                         + "Changes between {} and {} ({} bytes of WAL) are lost for good.",
                 slots.slotName(),
                 from,
@@ -276,7 +279,7 @@ public final class SlotPoller implements LeaderWork {
                 state.slot(recreate(c, info));
             }
         } catch (SQLException | CdcFailure e) {
-            log.warn("could not recreate the lost slot yet: {}", e.getMessage());
+            log.warn("[SlotRecreateFailed] could not recreate the lost slot yet: {}", e.getMessage());
         }
     }
 
@@ -285,7 +288,7 @@ public final class SlotPoller implements LeaderWork {
         metrics.slot(info.lagBytes(), info.redecodeBytes(), info.retainedBytes(), info.safeWalSize());
         if (info.redecodeBytes() > settings.redecodeWarnBytes()) {
             log.warn(
-                    "slot {}: restart_lsn is {} bytes behind confirmed_flush_lsn: a long-open transaction pins it and "
+                    "[RedecodeBacklog] slot {}: restart_lsn is {} bytes behind confirmed_flush_lsn: a long-open transaction pins it and "
                             + "every poll re-decodes that WAL. Find it in pg_stat_activity (xact_start) and end it.",
                     slots.slotName(),
                     info.redecodeBytes());
@@ -295,9 +298,9 @@ public final class SlotPoller implements LeaderWork {
     private void report(CdcReason reason, String detail, boolean retriable) {
         state.failed(reason, detail);
         if (retriable) {
-            log.warn("cdc not active: {}: {}", reason.code(), detail);
+            log.warn("[CdcNotActive] {}: {}", reason.code(), detail);
         } else {
-            log.error("cdc not active: {}: {} (retrying, but this needs an operator)", reason.code(), detail);
+            log.error("[CdcNotActive] {}: {} (retrying, but this needs an operator)", reason.code(), detail);
         }
     }
 

@@ -40,7 +40,7 @@ class DecodingIT {
     private void enableAndSubscribe(String table) throws Exception {
         fx.enable(table);
         fx.subscribe(table, "*", null);
-        Thread.sleep(700);
+        fx.awaitCaptured(table);
     }
 
     @Test
@@ -162,7 +162,7 @@ class DecodingIT {
                         .anyMatch(l -> l.contains(fx.schema + ".nopk")));
         fx.sql("INSERT INTO " + fx.table("nopk") + " VALUES ('a')", "UPDATE " + fx.table("nopk") + " SET v = 'b'");
         fx.await(r -> r.size() == 1, Duration.ofSeconds(10));
-        Thread.sleep(500);
+        fx.awaitSettled();
         assertThat(fx.received).extracting(e -> e.data().get("type").asText()).containsExactly("INSERT");
     }
 }

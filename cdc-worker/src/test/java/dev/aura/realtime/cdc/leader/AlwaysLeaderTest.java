@@ -3,7 +3,9 @@ package dev.aura.realtime.cdc.leader;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.aura.realtime.cdc.config.LeaderConfig;
 import dev.aura.realtime.common.config.Env;
+import dev.aura.realtime.common.config.InstanceId;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -81,6 +83,7 @@ class AlwaysLeaderTest {
     }
 
     private static LeaderConfig config(Map<String, String> vars) {
-        return LeaderConfig.fromEnv(new Env(vars), Path.of("/nonexistent"));
+        Env env = new Env(vars);
+        return LeaderConfig.fromEnv(env, InstanceId.fromEnv(env, "test"), Path.of("/nonexistent"));
     }
 }

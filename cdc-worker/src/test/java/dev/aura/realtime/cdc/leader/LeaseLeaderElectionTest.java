@@ -3,6 +3,8 @@ package dev.aura.realtime.cdc.leader;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.aura.realtime.cdc.config.ElectionMode;
+import dev.aura.realtime.cdc.config.LeaderConfig;
 import dev.aura.realtime.cdc.leader.PublishLog.Publish;
 import dev.aura.realtime.testkit.PartitionableProxy;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
@@ -48,13 +50,10 @@ class LeaseLeaderElectionTest {
         await().atMost(Duration.ofSeconds(5))
                 .until(() -> a.status().leader() || b.status().leader());
 
-        long until = System.nanoTime() + Duration.ofMillis(2500).toNanos(); // covers two renewals
-        while (System.nanoTime() < until) {
-            assertThat(a.status().leader() && b.status().leader())
-                    .as("both leading")
-                    .isFalse();
-            sleep(25);
-        }
+        await().during(Duration.ofMillis(2500)) // covers two renewals
+                .atMost(Duration.ofSeconds(4))
+                .pollInterval(Duration.ofMillis(25))
+                .until(() -> !(a.status().leader() && b.status().leader()));
         LeaseLeaderElection leader = a.status().leader() ? a : b;
         LeaseLeaderElection standby = leader == a ? b : a;
         String leaderId = leader == a ? "a" : "b";
@@ -172,7 +171,8 @@ class LeaseLeaderElectionTest {
         LeaderConfig timings = config("a", 3);
         a.start();
         await().atMost(Duration.ofSeconds(4)).until(() -> a.status().leader());
-        sleep(timings.retryPeriod().toMillis() + 100); // at least one renewal
+        KubernetesClient observer = server.client(timings);
+        await().atMost(Duration.ofSeconds(4)).until(() -> renewedOnce(observer)); // the fence has seen a renewal
 
         long cut = System.nanoTime();
         proxy.cut();
@@ -209,17 +209,19 @@ class LeaseLeaderElectionTest {
 
     @Test
     void autoInsidePod_apiServerNotAnswering_notLeadingWithReason() throws IOException {
-        LeaderConfig auto = LeaderConfig.fromEnv(new dev.aura.realtime.common.config.Env(java.util.Map.of(
-                "LEADER_ELECTION",
-                "auto",
-                "KUBERNETES_SERVICE_HOST",
-                "10.96.0.1",
-                "POD_NAME",
-                "a",
-                "LEASE_NAMESPACE",
-                MockApiServer.NAMESPACE,
-                "LEASE_DURATION_SECONDS",
-                "3")));
+        LeaderConfig auto = LeaderConfig.fromEnv(
+                new dev.aura.realtime.common.config.Env(java.util.Map.of(
+                        "LEADER_ELECTION",
+                        "auto",
+                        "KUBERNETES_SERVICE_HOST",
+                        "10.96.0.1",
+                        "POD_NAME",
+                        "a",
+                        "LEASE_NAMESPACE",
+                        MockApiServer.NAMESPACE,
+                        "LEASE_DURATION_SECONDS",
+                        "3")),
+                "a");
         assertThat(auto.usesKubernetes()).isTrue();
         try (java.net.ServerSocket silent =
                 new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
@@ -266,12 +268,13 @@ class LeaseLeaderElectionTest {
         return TimeUnit.NANOSECONDS.toMillis(toNanos - fromNanos);
     }
 
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
+    /** The Lease was renewed at least once after it was acquired. */
+    private static boolean renewedOnce(KubernetesClient client) {
+        Lease lease = client.leases()
+                .inNamespace(MockApiServer.NAMESPACE)
+                .withName(LEASE)
+                .get();
+        return lease != null
+                && lease.getSpec().getRenewTime().isAfter(lease.getSpec().getAcquireTime());
     }
 }

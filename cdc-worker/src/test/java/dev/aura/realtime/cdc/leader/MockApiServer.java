@@ -1,5 +1,6 @@
 package dev.aura.realtime.cdc.leader;
 
+import dev.aura.realtime.cdc.config.LeaderConfig;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;

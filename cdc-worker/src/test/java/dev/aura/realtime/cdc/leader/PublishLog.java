@@ -1,5 +1,6 @@
 package dev.aura.realtime.cdc.leader;
 
+import dev.aura.realtime.cdc.fence.LeaderWork;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;

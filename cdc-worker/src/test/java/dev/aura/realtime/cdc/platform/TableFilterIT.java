@@ -41,7 +41,7 @@ class TableFilterIT {
         for (String decoy : List.of("camelcase", "My", "x", "ab", "backslash", "str", "stXr")) {
             fx.sql("CREATE TABLE " + fx.table(decoy) + "(id int PRIMARY KEY)");
         }
-        Thread.sleep(700);
+        fx.awaitCaptured(NAMES.toArray(String[]::new));
         for (String name : List.of("camelcase", "My", "x", "ab", "backslash", "str", "stXr")) {
             fx.sql("INSERT INTO " + fx.table(name) + " VALUES (0)");
         }
@@ -49,16 +49,16 @@ class TableFilterIT {
             fx.sql("INSERT INTO " + fx.table(name) + " VALUES (1)");
         }
         fx.await(r -> r.size() >= NAMES.size(), Duration.ofSeconds(15));
-        Thread.sleep(300);
+        fx.awaitSettled();
         assertThat(fx.received).extracting(r -> r.data().get("table").asText()).containsExactlyElementsOf(NAMES);
 
         fx.disable("CamelCase");
-        Thread.sleep(300 + 150); // one refresh period plus a poll
+        fx.awaitNotCaptured("CamelCase");
         fx.sql(
                 "INSERT INTO " + fx.table("CamelCase") + " VALUES (2)",
                 "INSERT INTO " + fx.table("My Table") + " VALUES (2)");
         fx.await(r -> r.size() >= NAMES.size() + 1, Duration.ofSeconds(10));
-        Thread.sleep(300);
+        fx.awaitSettled();
         assertThat(fx.received.subList(NAMES.size(), fx.received.size()))
                 .extracting(r -> r.data().get("table").asText())
                 .containsExactly("My Table");

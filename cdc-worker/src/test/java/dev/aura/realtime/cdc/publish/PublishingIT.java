@@ -30,7 +30,7 @@ class PublishingIT {
         fx.sql("CREATE TABLE " + fx.table("m") + "(id int PRIMARY KEY)");
         fx.enable("m");
         fx.subscribe("m", "*", null);
-        Thread.sleep(700);
+        fx.awaitCaptured("m");
     }
 
     @AfterEach
@@ -55,7 +55,10 @@ class PublishingIT {
         fx.sql("INSERT INTO " + fx.table("m") + " SELECT generate_series(1, 100)");
         JsonNode health = fx.awaitReason("nats_unavailable", Duration.ofSeconds(20));
         assertThat(health.get("cdc_active").asBoolean()).isFalse();
-        Thread.sleep(1000);
+        double failures = fx.metric("aura_cdc_publish_failures_total");
+        Awaitility.await() // another batch tried and failed while NATS is down
+                .atMost(Duration.ofSeconds(15))
+                .until(() -> fx.metric("aura_cdc_publish_failures_total") > failures);
         assertThat(fx.slotColumn("confirmed_flush_lsn"))
                 .as("not advanced while NATS is down")
                 .isEqualTo(confirmedAtStop);
@@ -81,7 +84,10 @@ class PublishingIT {
     void healthAndMetricsExposeWhatOperatorsWatch() throws Exception {
         fx.sql("INSERT INTO " + fx.table("m") + " VALUES (1)");
         fx.await(r -> r.size() == 1, Duration.ofSeconds(10));
-        Thread.sleep(2500); // one slot inspection after the event
+        Awaitility.await() // slot inspections (every 2 s) and polls after the event
+                .atMost(Duration.ofSeconds(10))
+                .until(() -> fx.metric("aura_cdc_polls_total") > 5
+                        && fx.health().path("slot").path("confirmed_flush_lsn").isTextual());
 
         JsonNode h = fx.health();
         assertThat(h.get("cdc_active").asBoolean()).isTrue();

@@ -45,7 +45,7 @@ class PollLoopIT {
                 "CREATE TABLE " + fx.table("bulk") + "(id int PRIMARY KEY, v text)");
         fx.enable("watched");
         fx.subscribe("watched", "*", null);
-        Thread.sleep(700); // one table refresh
+        fx.awaitCaptured("watched");
     }
 
     private long retainedBytes() {
@@ -76,7 +76,9 @@ class PollLoopIT {
                     return retainedBytes() < 1024 * 1024;
                 });
         System.out.printf("50 MB unwatched: confirmed and released in %d ms%n", (System.nanoTime() - t0) / 1_000_000);
-        assertThat(fx.health().get("slot").get("lag_bytes").asLong()).isLessThan(1024 * 1024);
+        Awaitility.await() // /health shows the slot as of its last inspection (every 2 s)
+                .atMost(Duration.ofSeconds(10))
+                .until(() -> fx.health().get("slot").get("lag_bytes").asLong() < 1024 * 1024);
 
         fx.sql("INSERT INTO " + fx.table("watched") + " VALUES (1)");
         fx.await(r -> r.size() == 1, Duration.ofSeconds(10));
@@ -133,7 +135,7 @@ class PollLoopIT {
                     + "(id int PRIMARY KEY, f float8, ts timestamptz, t timestamp, d date)");
             fx.enable("pinned");
             fx.subscribe("pinned", "*", null);
-            Thread.sleep(700);
+            fx.awaitCaptured("pinned");
             fx.sql("INSERT INTO " + fx.table("pinned")
                     + " VALUES (1, 0.1::float8 + 0.2::float8, '2026-01-02 03:04:05.123456+00', "
                     + "'2026-01-02 03:04:05', '2026-01-02')");

@@ -58,8 +58,8 @@ class PrerequisitesIT {
         // Retried with backoff, never a crash: the same failure is logged again.
         Awaitility.await()
                 .atMost(Duration.ofSeconds(15))
-                .until(() -> logs.count(Level.WARN, "cdc not active: " + code) >= 2);
-        assertThat(logs.lines(Level.ERROR, "cdc not active: " + code))
+                .until(() -> logs.count(Level.WARN, "[CdcNotActive] " + code) >= 2);
+        assertThat(logs.lines(Level.ERROR, "[CdcNotActive] " + code))
                 .first()
                 .asString()
                 .contains(logText);
@@ -113,7 +113,7 @@ class PrerequisitesIT {
             Awaitility.await()
                     .atMost(Duration.ofSeconds(20))
                     .until(() -> fx.health().get("cdc_active").asBoolean());
-            assertThat(logs.count(Level.ERROR, "cdc not active: wal2json_not_allowed"))
+            assertThat(logs.count(Level.ERROR, "[CdcNotActive] wal2json_not_allowed"))
                     .isZero();
         }
     }
@@ -142,7 +142,7 @@ class PrerequisitesIT {
             assertThat(health.get("reason").asText()).contains("wal_level is 'replica'");
             Awaitility.await()
                     .atMost(Duration.ofSeconds(15))
-                    .until(() -> logs.count(Level.ERROR, "cdc not active: wal_level_not_logical") >= 2);
+                    .until(() -> logs.count(Level.ERROR, "[CdcNotActive] wal_level_not_logical") >= 2);
             assertThat(logs.count(Level.WARN, "max_slot_wal_keep_size = -1")).isPositive();
             assertThat(other.worker().state().snapshot().active()).isFalse();
         }

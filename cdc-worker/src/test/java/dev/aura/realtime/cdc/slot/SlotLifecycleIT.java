@@ -139,10 +139,10 @@ class SlotLifecycleIT {
             // Retried with exponential backoff (100 ms doubling to 5 s), not a tight loop.
             Awaitility.await()
                     .atMost(Duration.ofSeconds(15))
-                    .until(() -> logs.count(Level.WARN, "cdc not active: slot_active_elsewhere") >= 3);
-            long attempts = logs.count(Level.WARN, "cdc not active: slot_active_elsewhere");
+                    .until(() -> logs.count(Level.WARN, "[CdcNotActive] slot_active_elsewhere") >= 3);
+            long attempts = logs.count(Level.WARN, "[CdcNotActive] slot_active_elsewhere");
             Thread.sleep(3000);
-            assertThat(logs.count(Level.WARN, "cdc not active: slot_active_elsewhere") - attempts)
+            assertThat(logs.count(Level.WARN, "[CdcNotActive] slot_active_elsewhere") - attempts)
                     .isBetween(1L, 4L);
             assertThat(fx.worker().state().snapshot().leader()).isTrue();
             stream.close();
@@ -172,7 +172,7 @@ class SlotLifecycleIT {
         // The same worker captures the table as soon as it is enabled (it was idle, not broken).
         fx.subscribe("t", "*", null);
         fx.enable("t");
-        Thread.sleep(700);
+        fx.awaitCaptured("t");
         fx.sql("INSERT INTO " + fx.table("t") + " VALUES (101)");
         fx.await(r -> r.size() == 1, Duration.ofSeconds(10));
         assertThat(fx.received.get(0).data().get("record").get("id").asInt()).isEqualTo(101);

@@ -51,11 +51,6 @@ public final class EnvVars {
             "268435456",
             "bytes",
             "Warn when restart_lsn lags confirmed_flush_lsn by more (a long-open transaction)");
-    public static final EnvVar CDC_RLS_MODE = new EnvVar(
-            "CDC_RLS_MODE",
-            "batched",
-            "",
-            "batched (one query per distinct claims per table per batch) | naive (one per change and subscriber; benchmark baseline only)");
     public static final EnvVar LEADER_ELECTION =
             new EnvVar("LEADER_ELECTION", "auto", "", "auto | kubernetes | disabled");
     public static final EnvVar LEASE_NAME =
@@ -167,7 +162,6 @@ public final class EnvVars {
             CDC_NUM_SHARDS,
             CDC_MAX_RECORD_BYTES,
             CDC_REDECODE_WARN_BYTES,
-            CDC_RLS_MODE,
             LEADER_ELECTION,
             LEASE_NAME,
             LEASE_NAMESPACE,

@@ -1,10 +1,11 @@
-package dev.aura.realtime.cdc.slot;
+package dev.aura.realtime.cdc.health;
 
+import dev.aura.realtime.cdc.failure.CdcReason;
 import java.time.Clock;
 import java.time.Duration;
 
 /**
- * The CDC's health as {@code /health} and the CDC status messages report it (PRODUCT.md C11).
+ * The CDC's health as {@code /health} and the CDC status messages report it (docs/design.md C11).
  * Written by the poll loop, read by the HTTP server and the status publisher. Thread-safe.
  *
  * <p>{@code cdc_active} is true only while this process leads, the slot is healthy and a poll

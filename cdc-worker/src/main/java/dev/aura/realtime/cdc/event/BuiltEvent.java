@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.pipeline;
+package dev.aura.realtime.cdc.event;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;

@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.leader;
+package dev.aura.realtime.cdc.config;
 
 import java.util.Locale;
 

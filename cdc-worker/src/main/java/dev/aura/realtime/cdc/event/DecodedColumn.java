@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.decode;
+package dev.aura.realtime.cdc.event;
 
 import com.fasterxml.jackson.databind.JsonNode;
 

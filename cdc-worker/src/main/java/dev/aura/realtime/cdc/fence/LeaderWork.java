@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.leader;
+package dev.aura.realtime.cdc.fence;
 
 /**
  * The work run while leading (the CDC pipeline: poll the slot, publish, advance).

@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.leader;
+package dev.aura.realtime.cdc.fence;
 
 /**
  * Thrown by {@link LeaderGate#checkFence()} when this process may no longer act as leader: the

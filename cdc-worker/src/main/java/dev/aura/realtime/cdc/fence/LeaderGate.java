@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.leader;
+package dev.aura.realtime.cdc.fence;
 
 /**
  * The fence the CDC loop consults while it runs as leader.

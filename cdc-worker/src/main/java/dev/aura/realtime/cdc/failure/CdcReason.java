@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.slot;
+package dev.aura.realtime.cdc.failure;
 
 /**
  * Why the CDC is not active: the closed list of {@code reason} codes of {@code /health}, the

@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.rls;
+package dev.aura.realtime.cdc.platform;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -10,26 +10,25 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import javax.sql.DataSource;
 
 /**
- * Cached per-table security facts for RLS checks: whether row level security is on
+ * Cached per-table security facts for RLS checks, read from the catalog (platform SQL): whether row level security is on
  * ({@code pg_class.relrowsecurity}) and the primary key columns with their SQL types. Entries
  * expire after {@code ttl}, so {@code ALTER TABLE ... ENABLE ROW LEVEL SECURITY} takes effect
  * within that time. Thread-safe.
  */
 public final class TableSecurity {
     /** Facts about one table; {@code pkTypes} are {@code format_type} names, usable in casts. */
-    public record Facts(boolean rowSecurity, List<String> pkColumns, List<String> pkTypes, boolean exists) {}
+    public record Facts(boolean rowSecurity, List<String> pkColumns, List<String> pkTypes) {}
 
     private record Cached(Facts facts, long loadedAtMs) {}
 
-    private final DataSource db;
+    private final PlatformDb db;
     private final Clock clock;
     private final Duration ttl;
     private final Map<String, Cached> cache = new ConcurrentHashMap<>();
 
-    public TableSecurity(DataSource db, Clock clock, Duration ttl) {
+    public TableSecurity(PlatformDb db, Clock clock, Duration ttl) {
         this.db = db;
         this.clock = clock;
         this.ttl = ttl;
@@ -57,24 +56,22 @@ public final class TableSecurity {
                   LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
                  WHERE c.oid = to_regclass(format('%I.%I', ?::text, ?::text))
                  ORDER BY k.ord""";
-        try (Connection c = db.getConnection();
+        try (Connection c = db.connection();
                 PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setString(1, schema);
             ps.setString(2, table);
             try (ResultSet rs = ps.executeQuery()) {
-                boolean exists = false;
                 boolean rls = false;
                 List<String> cols = new ArrayList<>();
                 List<String> types = new ArrayList<>();
                 while (rs.next()) {
-                    exists = true;
                     rls = rs.getBoolean(1);
                     if (rs.getString(2) != null) {
                         cols.add(rs.getString(2));
                         types.add(rs.getString(3));
                     }
                 }
-                return new Facts(rls, List.copyOf(cols), List.copyOf(types), exists);
+                return new Facts(rls, List.copyOf(cols), List.copyOf(types));
             }
         }
     }

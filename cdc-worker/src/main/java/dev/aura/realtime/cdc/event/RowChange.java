@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.decode;
+package dev.aura.realtime.cdc.event;
 
 import dev.aura.realtime.common.lsn.Lsn;
 import java.util.List;

@@ -1,10 +1,9 @@
-package dev.aura.realtime.cdc.leader;
+package dev.aura.realtime.cdc.config;
 
 import dev.aura.realtime.common.config.ConfigException;
 import dev.aura.realtime.common.config.Env;
 import dev.aura.realtime.common.config.EnvVars;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,7 +36,7 @@ import java.util.stream.Collectors;
  * @param leaseName {@code LEASE_NAME}
  * @param leaseNamespace {@code LEASE_NAMESPACE}, else {@code POD_NAMESPACE}, else the service
  *     account's namespace file, else {@code default}
- * @param identity lease holder identity: {@code POD_NAME}, else {@code INSTANCE_ID}, else host name
+ * @param identity lease holder identity: the worker's instance id ({@link CdcConfig#instanceId()})
  * @param insidePod whether {@code KUBERNETES_SERVICE_HOST} is set
  * @param leaseDuration {@code D}
  * @param renewDeadline {@code 4D/5}
@@ -76,16 +75,21 @@ public record LeaderConfig(
         }
     }
 
-    /** Reads the process environment's values; see the record doc for defaults. */
-    public static LeaderConfig fromEnv(Env env) {
-        return fromEnv(env, SERVICE_ACCOUNT_NAMESPACE_FILE);
+    /**
+     * Reads the process environment's values; see the record doc for defaults.
+     *
+     * @param identity the worker's instance id, which holds the Lease while this process leads
+     */
+    public static LeaderConfig fromEnv(Env env, String identity) {
+        return fromEnv(env, identity, SERVICE_ACCOUNT_NAMESPACE_FILE);
     }
 
     /**
+     * @param identity the worker's instance id, which holds the Lease while this process leads
      * @param namespaceFile the service account namespace file (a parameter so tests can point elsewhere)
      * @throws ConfigException naming the variable that is malformed
      */
-    public static LeaderConfig fromEnv(Env env, Path namespaceFile) {
+    public static LeaderConfig fromEnv(Env env, String identity, Path namespaceFile) {
         Set<String> modes = Arrays.stream(ElectionMode.values())
                 .map(ElectionMode::configValue)
                 .collect(Collectors.toUnmodifiableSet());
@@ -100,7 +104,7 @@ public record LeaderConfig(
                 mode,
                 env.string(EnvVars.LEASE_NAME.name(), EnvVars.LEASE_NAME.defaultValue()),
                 namespace(env, namespaceFile),
-                identity(env),
+                identity,
                 env.optional(KUBERNETES_SERVICE_HOST).isPresent(),
                 lease);
     }
@@ -147,21 +151,6 @@ public record LeaderConfig(
             return value.isEmpty() ? Optional.empty() : Optional.of(value);
         } catch (IOException e) {
             return Optional.empty(); // not in a pod, or no service account mounted
-        }
-    }
-
-    private static String identity(Env env) {
-        return env.optional(EnvVars.POD_NAME.name())
-                .or(() -> env.optional(EnvVars.INSTANCE_ID.name()))
-                .orElseGet(LeaderConfig::hostName);
-    }
-
-    private static String hostName() {
-        try {
-            return InetAddress.getLocalHost().getHostName();
-        } catch (IOException e) {
-            throw new ConfigException("cannot determine the host name for the lease identity; set "
-                    + EnvVars.POD_NAME.name() + " or " + EnvVars.INSTANCE_ID.name());
         }
     }
 }

@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.slot;
+package dev.aura.realtime.cdc.failure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.slot;
+package dev.aura.realtime.cdc.health;
 
 import dev.aura.realtime.common.lsn.Lsn;
 

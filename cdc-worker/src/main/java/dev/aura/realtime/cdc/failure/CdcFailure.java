@@ -1,10 +1,16 @@
-package dev.aura.realtime.cdc.slot;
+package dev.aura.realtime.cdc.failure;
 
 import java.sql.SQLException;
 
 /**
- * A classified failure of the CDC loop: a {@link CdcReason}, a detail for humans, and whether
- * retrying can help (permanent failures are retried too, but slowly, and logged at ERROR).
+ * The cdc-worker's one failure type: a {@link CdcReason} (the closed list of {@code /health}
+ * reason codes), a detail for humans, and whether retrying can help (permanent failures are
+ * retried too, but slowly, and logged at ERROR).
+ *
+ * <p>Thrown wherever the CDC loop must stop a batch without advancing the slot: prerequisites
+ * and slot lifecycle ({@code slot}), a publish NATS did not take or confirm ({@code publish}),
+ * an RLS check that could not reach Postgres ({@code rls}), a registry still re-synchronising, a
+ * fenced term or a shard bug ({@code pipeline}). The poll loop reports it and re-reads the batch.
  */
 public final class CdcFailure extends Exception {
     private final CdcReason reason;
@@ -14,6 +20,11 @@ public final class CdcFailure extends Exception {
         super(detail, cause);
         this.reason = reason;
         this.retriable = retriable;
+    }
+
+    /** A failure that retrying (re-reading the batch) can cure. */
+    public static CdcFailure retriable(CdcReason reason, String detail, Throwable cause) {
+        return new CdcFailure(reason, detail, true, cause);
     }
 
     public CdcReason reason() {
@@ -58,9 +69,18 @@ public final class CdcFailure extends Exception {
         if (state.startsWith("28")) {
             return new CdcFailure(CdcReason.POSTGRES_AUTH, msg, false, e);
         }
-        if (state.startsWith("08") || state.startsWith("57P") || state.equals("53300")) {
+        if (isConnectionFailure(e)) {
             return new CdcFailure(CdcReason.POSTGRES_UNAVAILABLE, msg, true, e);
         }
         return new CdcFailure(CdcReason.ERROR, msg, true, e);
+    }
+
+    /**
+     * Postgres itself was unreachable or the session broke (SQLState class 08, 57P, or too many
+     * connections): unlike an error of one statement, this says nothing about the statement.
+     */
+    public static boolean isConnectionFailure(SQLException e) {
+        String state = e.getSQLState() == null ? "" : e.getSQLState();
+        return state.startsWith("08") || state.startsWith("57P") || state.equals("53300");
     }
 }

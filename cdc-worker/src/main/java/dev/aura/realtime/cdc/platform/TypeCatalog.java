@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.decode;
+package dev.aura.realtime.cdc.platform;
 
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -6,7 +6,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,19 +17,20 @@ import org.slf4j.LoggerFactory;
  * start). Thread-safe. We ask for {@code include-type-oids} rather than wal2json's own type
  * names because {@code include-types} prints invalid JSON for some quoted type names.
  */
-public final class TypeCatalog {
+public final class TypeCatalog implements TypeNames {
     private static final Logger log = LoggerFactory.getLogger(TypeCatalog.class);
-    private final DataSource dataSource;
+    private final PlatformDb db;
     private final Map<Long, String> names = new ConcurrentHashMap<>();
 
-    public TypeCatalog(DataSource dataSource) {
-        this.dataSource = dataSource;
+    public TypeCatalog(PlatformDb db) {
+        this.db = db;
     }
 
     /**
      * @return the typname, or {@code "unknown"} when the OID is not in {@code pg_type} even after a reload
      * @throws SQLException when the reload query fails
      */
+    @Override
     public String typname(long oid) throws SQLException {
         String name = names.get(oid);
         if (name != null) {
@@ -39,7 +39,7 @@ public final class TypeCatalog {
         reload();
         name = names.get(oid);
         if (name == null) {
-            log.warn("type oid {} not found in pg_type; reporting it as 'unknown'", oid);
+            log.warn("[TypeOidUnknown] type oid {} not found in pg_type; reporting it as 'unknown'", oid);
             names.put(oid, "unknown");
             return "unknown";
         }
@@ -47,8 +47,8 @@ public final class TypeCatalog {
     }
 
     /** Re-reads {@code pg_type}. */
-    public synchronized void reload() throws SQLException {
-        try (Connection c = dataSource.getConnection();
+    private synchronized void reload() throws SQLException {
+        try (Connection c = db.connection();
                 Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT oid::int8, typname FROM pg_catalog.pg_type")) {
             while (rs.next()) {

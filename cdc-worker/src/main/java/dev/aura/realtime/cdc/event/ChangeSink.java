@@ -1,6 +1,6 @@
-package dev.aura.realtime.cdc.pipeline;
+package dev.aura.realtime.cdc.event;
 
-import dev.aura.realtime.cdc.decode.RowChange;
+import dev.aura.realtime.cdc.failure.CdcFailure;
 
 /**
  * Where the poll loop hands decoded changes. {@link #accept} may block (bounded queues keep the
@@ -10,8 +10,11 @@ import dev.aura.realtime.cdc.decode.RowChange;
  */
 public interface ChangeSink {
     /** @param projectId the project owning {@code change.schema()} */
-    void accept(RowChange change, String projectId) throws InterruptedException, PipelineException;
+    void accept(RowChange change, String projectId) throws InterruptedException;
 
-    /** @throws PipelineException when anything accepted since the last flush was not published */
-    void flush() throws InterruptedException, PipelineException;
+    /**
+     * @throws CdcFailure when anything accepted since the last flush was not published; the slot
+     *     must not be advanced past those changes
+     */
+    void flush() throws InterruptedException, CdcFailure;
 }

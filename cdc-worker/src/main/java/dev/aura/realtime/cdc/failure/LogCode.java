@@ -1,0 +1,112 @@
+package dev.aura.realtime.cdc.failure;
+
+/**
+ * The closed list of codes that start every WARN and ERROR line of the cdc-worker, as
+ * {@code [UpperCamelCode] detail} (for example {@code [RlsCheckFailed] ...}); {@link #toString()}
+ * is the code. A test checks that every WARN/ERROR call in the sources starts with one of these
+ * and that each is used. The snake_case {@link CdcReason} codes of {@code /health} are an API
+ * apart; they appear in lines such as {@code [CdcNotActive] wal2json_not_allowed: ...}.
+ */
+public enum LogCode {
+    // start-up and shutdown
+    /** A configuration variable is missing or malformed; the process exits with code 2. */
+    CONFIG_INVALID,
+    /** The platform schema could not be created yet (Postgres unreachable or privileges); retried. */
+    PLATFORM_BOOTSTRAP_FAILED,
+    /** The role of {@code POSTGRES_URL} could not be made a member of the RLS roles. */
+    ROLE_GRANT_FAILED,
+    /** Start-up failed after Postgres and NATS were reachable (a bug or a refused resource). */
+    STARTUP_FAILED,
+    /** A component raised while being closed. */
+    STOP_FAILED,
+
+    // the CDC loop
+    /** The CDC is not active; the line names the {@link CdcReason} code. */
+    CDC_NOT_ACTIVE,
+    /** An unexpected exception in the poll loop; retried with backoff. */
+    POLL_LOOP_FAILED,
+    /** {@code max_slot_wal_keep_size = -1}: a stalled slot can fill the Postgres disk. */
+    WAL_KEEP_UNLIMITED,
+    /** A lost slot was dropped and recreated; the changes of the logged LSN range are lost. */
+    SLOT_RECREATED,
+    /** A lost slot could not be recreated yet; retried. */
+    SLOT_RECREATE_FAILED,
+    /** A long-open transaction pins {@code restart_lsn}; every poll re-decodes its WAL. */
+    REDECODE_BACKLOG,
+    /** The enabled-table list could not be re-read; the previous one is kept. */
+    ENABLED_TABLES_REFRESH_FAILED,
+    /** An enabled table has no replica identity: wal2json drops its UPDATE and DELETE. */
+    TABLE_WITHOUT_REPLICA_IDENTITY,
+    /** A column type OID is not in {@code pg_type}; reported as {@code unknown}. */
+    TYPE_OID_UNKNOWN,
+    /** An RLS shard failed on a batch for an unexpected reason; the batch is re-read. */
+    SHARD_BATCH_FAILED,
+
+    // RLS denials (fail closed), one line per denial
+    /** The table's RLS state could not be read; its matched subscribers were denied. */
+    RLS_STATE_UNAVAILABLE,
+    /** RLS is on but the table has no primary key to check rows by; denied. */
+    RLS_NO_PRIMARY_KEY,
+    /** A binding's role is not anon, authenticated or service_role; denied. */
+    RLS_UNKNOWN_ROLE,
+    /** One claim set's RLS check raised (e.g. a policy casting a claim); those subscribers were denied. */
+    RLS_CHECK_FAILED,
+
+    // NATS and the subscription registry
+    /** NATS reported connected but returned no flush marker twice; a reconnect was forced. */
+    NATS_CONNECTION_DEAF,
+    /** The forced NATS reconnect failed. */
+    NATS_RECONNECT_FAILED,
+    /** The CDC status could not be published. */
+    STATUS_PUBLISH_FAILED,
+    /** The registry watch could not be (re)started; retried. */
+    REGISTRY_WATCH_FAILED,
+    /** The registry's first load did not finish within its timeout; start-up continued. */
+    REGISTRY_LOAD_TIMEOUT,
+    /** After a NATS reconnect, some replicas did not re-put their bindings in time; matching resumed without them. */
+    REGISTRY_RESYNC_TIMEOUT,
+    /** A registry entry is not a valid subscription entry; ignored. */
+    REGISTRY_ENTRY_INVALID,
+
+    // control API and join-time checks
+    /** A control API request failed on the database (answered 503). */
+    CONTROL_API_DB_FAILED,
+    /** A control API request failed unexpectedly (answered 500). */
+    CONTROL_API_FAILED,
+    /** A join-time subscription check failed on the database (answered "try again"). */
+    SUBSCRIPTION_CHECK_DB_FAILED,
+
+    // leader election
+    /** Leading without a Lease ({@code LEADER_ELECTION=disabled}, or auto outside Kubernetes). */
+    LEADER_ELECTION_DISABLED,
+    /** The fabric8 leader elector could not be started; retried. */
+    ELECTOR_START_FAILED,
+    /** The fabric8 leader elector ended with an error; campaigning again. */
+    ELECTOR_FAILED,
+    /** The elector thread did not stop within the retry period at shutdown. */
+    ELECTOR_STOP_TIMEOUT,
+    /** Leadership ended (lease lost or fenced); the leader work is stopped. */
+    LEADERSHIP_LOST,
+    /** The leader work could not be started or stopped at a term change. */
+    LEADER_WORK_TERM_FAILED,
+    /** The leader work returned, failed or was fenced while still leading; restarted after a backoff. */
+    LEADER_WORK_RESTARTED,
+    /** The leader work thread did not stop after being interrupted; its fence is revoked. */
+    LEADER_WORK_STUCK;
+
+    private final String code;
+
+    LogCode() {
+        StringBuilder camel = new StringBuilder();
+        for (String word : name().split("_")) {
+            camel.append(word.charAt(0)).append(word.substring(1).toLowerCase(java.util.Locale.ROOT));
+        }
+        this.code = camel.toString();
+    }
+
+    /** The code as logged, e.g. {@code RlsCheckFailed}. */
+    @Override
+    public String toString() {
+        return code;
+    }
+}

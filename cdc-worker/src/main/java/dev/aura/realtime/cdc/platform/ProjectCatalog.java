@@ -1,0 +1,179 @@
+package dev.aura.realtime.cdc.platform;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The projects and their realtime tables in {@code aura_platform}, and the catalog facts the
+ * control API and the join-time subscription check need about a project's tables. Platform SQL
+ * only: every statement runs on the privileged {@link PlatformDb}. Thread-safe (stateless).
+ */
+public final class ProjectCatalog {
+    private final PlatformDb db;
+
+    public ProjectCatalog(PlatformDb db) {
+        this.db = db;
+    }
+
+    /** Outcome of {@link #setRealtime}. */
+    public enum SetOutcome {
+        DONE,
+        UNKNOWN_PROJECT,
+        NO_SUCH_TABLE,
+        NO_PRIMARY_KEY
+    }
+
+    /** One enabled table as the control API lists it. */
+    public record RealtimeTable(String table, Instant updatedAt) {}
+
+    /**
+     * A column's type: {@code typname} (what realtime-js converts by) and {@code format_type}
+     * (usable in a cast).
+     */
+    public record ColumnType(String typname, String formatted) {}
+
+    /** The schema of a registered project. */
+    public Optional<String> schemaOf(UUID project) throws SQLException {
+        try (Connection c = db.connection()) {
+            return Optional.ofNullable(schemaOf(c, project));
+        }
+    }
+
+    /** Whether {@code aura_platform.realtime_tables} has the table enabled. */
+    public boolean enabled(UUID project, String table) throws SQLException {
+        try (Connection c = db.connection();
+                PreparedStatement ps = c.prepareStatement(
+                        "SELECT enabled FROM aura_platform.realtime_tables WHERE project_id = ? AND table_name = ?")) {
+            ps.setObject(1, project);
+            ps.setString(2, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        }
+    }
+
+    /** The type of a live column of {@code schema.table}; empty when there is no such column. */
+    public Optional<ColumnType> columnType(String schema, String table, String column) throws SQLException {
+        String sql = """
+                SELECT t.typname, format_type(a.atttypid, NULL)
+                  FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+                 WHERE a.attrelid = to_regclass(format('%I.%I', ?::text, ?::text))
+                   AND a.attname = ? AND a.attnum > 0 AND NOT a.attisdropped""";
+        try (Connection c = db.connection();
+                PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, schema);
+            ps.setString(2, table);
+            ps.setString(3, column);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Optional.of(new ColumnType(rs.getString(1), rs.getString(2))) : Optional.empty();
+            }
+        }
+    }
+
+    /**
+     * Enables or disables realtime for a table, in one transaction. Enabling also sets
+     * {@code REPLICA IDENTITY FULL} (wal2json needs it for complete UPDATE/DELETE rows) and
+     * requires the table to exist with a primary key (wal2json drops UPDATE/DELETE of a table
+     * without one, and RLS checks need a key). Idempotent.
+     */
+    public SetOutcome setRealtime(UUID project, String table, boolean enabled) throws SQLException {
+        try (Connection c = db.connection()) {
+            c.setAutoCommit(false);
+            try {
+                SetOutcome outcome = setRealtime(c, project, table, enabled);
+                if (outcome == SetOutcome.DONE) {
+                    c.commit();
+                } else {
+                    c.rollback();
+                }
+                return outcome;
+            } catch (SQLException e) {
+                c.rollback();
+                throw e;
+            }
+        }
+    }
+
+    private static SetOutcome setRealtime(Connection c, UUID project, String table, boolean enabled)
+            throws SQLException {
+        String schema = schemaOf(c, project);
+        if (schema == null) {
+            return SetOutcome.UNKNOWN_PROJECT;
+        }
+        if (enabled) {
+            Boolean hasPk = primaryKeyOf(c, schema, table);
+            if (hasPk == null) {
+                return SetOutcome.NO_SUCH_TABLE;
+            }
+            if (!hasPk) {
+                return SetOutcome.NO_PRIMARY_KEY;
+            }
+            try (Statement s = c.createStatement()) {
+                s.execute("ALTER TABLE " + ident(schema) + "." + ident(table) + " REPLICA IDENTITY FULL");
+            }
+        }
+        try (PreparedStatement ps = c.prepareStatement("""
+                INSERT INTO aura_platform.realtime_tables(project_id, table_name, enabled, updated_at)
+                VALUES (?, ?, ?, now())
+                ON CONFLICT (project_id, table_name) DO UPDATE SET enabled = excluded.enabled, updated_at = now()""")) {
+            ps.setObject(1, project);
+            ps.setString(2, table);
+            ps.setBoolean(3, enabled);
+            ps.executeUpdate();
+        }
+        return SetOutcome.DONE;
+    }
+
+    /** The project's enabled tables, by name. */
+    public List<RealtimeTable> enabledTables(UUID project) throws SQLException {
+        List<RealtimeTable> out = new ArrayList<>();
+        try (Connection c = db.connection();
+                PreparedStatement ps = c.prepareStatement("""
+                        SELECT table_name, updated_at FROM aura_platform.realtime_tables
+                         WHERE project_id = ? AND enabled ORDER BY table_name""")) {
+            ps.setObject(1, project);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(new RealtimeTable(
+                            rs.getString(1), rs.getTimestamp(2).toInstant()));
+                }
+            }
+        }
+        return out;
+    }
+
+    private static String schemaOf(Connection c, UUID project) throws SQLException {
+        try (PreparedStatement ps =
+                c.prepareStatement("SELECT schema_name FROM aura_platform.projects WHERE project_id = ?")) {
+            ps.setObject(1, project);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        }
+    }
+
+    /** @return null when the table does not exist, else whether it has a primary key */
+    private static Boolean primaryKeyOf(Connection c, String schema, String table) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("""
+                SELECT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = r.oid AND i.indisprimary)
+                  FROM (SELECT to_regclass(format('%I.%I', ?::text, ?::text)) AS oid) r WHERE r.oid IS NOT NULL""")) {
+            ps.setString(1, schema);
+            ps.setString(2, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getBoolean(1) : null;
+            }
+        }
+    }
+
+    private static String ident(String name) {
+        return "\"" + name.replace("\"", "\"\"") + "\"";
+    }
+}

@@ -1,0 +1,354 @@
+package dev.aura.realtime.cdc.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import dev.aura.realtime.cdc.event.DecodedColumn;
+import dev.aura.realtime.cdc.event.RowChange;
+import dev.aura.realtime.cdc.failure.CdcFailure;
+import dev.aura.realtime.cdc.failure.CdcReason;
+import dev.aura.realtime.cdc.fence.FencedException;
+import dev.aura.realtime.cdc.fence.LeaderGate;
+import dev.aura.realtime.cdc.metrics.CdcMetrics;
+import dev.aura.realtime.cdc.publish.ChangePublisher;
+import dev.aura.realtime.cdc.registry.SubscriptionRegistry;
+import dev.aura.realtime.cdc.rls.AccessPolicy;
+import dev.aura.realtime.common.lsn.Lsn;
+import dev.aura.realtime.common.wire.SubscriptionEntry;
+import dev.aura.realtime.common.wire.WireJson;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The RLS shards in memory: hand-written registry, policy and publisher, no Postgres or NATS. */
+class ShardedPipelineTest {
+    private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
+    private static final long INT4 = 23;
+
+    private final FakeRegistry registry = new FakeRegistry();
+    private final FakePublisher publisher = new FakePublisher();
+    private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    private final CdcMetrics metrics = new CdcMetrics(meters);
+    private AccessPolicy policy = ShardedPipelineTest::allowEveryMatch;
+    private ShardedPipeline pipeline;
+
+    @AfterEach
+    void tearDown() {
+        if (pipeline != null) {
+            pipeline.close();
+        }
+    }
+
+    @Test
+    void everyAcceptedChangeIsPublishedBeforeFlushReturns_eachProjectInCommitOrder() throws Exception {
+        List<String> projects = List.of("p1", "p2", "p3", "p4", "p5");
+        projects.forEach(p -> registry.bind(p, "t", "sub-" + p));
+        start(4, 8);
+        for (int i = 0; i < 200; i++) {
+            String project = projects.get(i % projects.size());
+            pipeline.accept(change(project, i), project);
+        }
+        pipeline.flush();
+
+        assertThat(publisher.events).hasSize(200);
+        assertThat(publisher.flushedAfter)
+                .as("the NATS flush comes after every publish")
+                .isEqualTo(200);
+        for (String project : projects) {
+            List<Integer> ids = publisher.events.stream()
+                    .filter(e -> e.subject().contains("." + project + "."))
+                    .map(e -> e.body().path("data").path("record").path("id").asInt())
+                    .toList();
+            assertThat(ids).hasSize(40).isSorted();
+        }
+        assertThat(publisher.events)
+                .filteredOn(e -> e.subject().contains(".p1."))
+                .allSatisfy(e ->
+                        assertThat(e.body().path("allowed_sub_ids").toString()).isEqualTo("[\"sub-p1\"]"));
+        assertThat(counter("aura.cdc.events.published")).isEqualTo(200);
+    }
+
+    @Test
+    void aChangeNobodyMaySeeIsCountedAndNotPublished() throws Exception {
+        registry.bind("p1", "other_table", "sub-1");
+        start(2, 8);
+        pipeline.accept(change("p1", 1), "p1");
+        pipeline.flush();
+
+        assertThat(publisher.events).isEmpty();
+        assertThat(counter("aura.cdc.events.unmatched")).isEqualTo(1);
+    }
+
+    @Test
+    void onlyTheSubscribersThePolicyAllowsAreListed() throws Exception {
+        registry.bind("p1", "t", "allowed");
+        registry.bind("p1", "*", "denied");
+        policy = batch -> batch.stream()
+                .map(c -> c.matched().stream()
+                        .map(SubscriptionEntry::subId)
+                        .filter("allowed"::equals)
+                        .toList())
+                .toList();
+        start(1, 8);
+        pipeline.accept(change("p1", 1), "p1");
+        pipeline.flush();
+
+        assertThat(publisher.events)
+                .singleElement()
+                .satisfies(e ->
+                        assertThat(e.body().path("allowed_sub_ids").toString()).isEqualTo("[\"allowed\"]"));
+    }
+
+    @Test
+    void aPublishNatsRefusedFailsTheNextFlush_andTheFlushAfterThatStartsClean() throws Exception {
+        registry.bind("p1", "t", "sub-1");
+        publisher.failPublishAt = 2;
+        start(1, 8);
+        for (int i = 1; i <= 5; i++) {
+            pipeline.accept(change("p1", i), "p1");
+        }
+        assertThatThrownBy(pipeline::flush)
+                .isInstanceOfSatisfying(
+                        CdcFailure.class, f -> assertThat(f.reason()).isEqualTo(CdcReason.NATS_UNAVAILABLE));
+        assertThat(publisher.events)
+                .as("the rest of the batch is skipped: it is re-read")
+                .hasSize(1);
+        assertThat(counter("aura.cdc.publish.failures")).isEqualTo(1);
+
+        publisher.failPublishAt = 0;
+        pipeline.accept(change("p1", 1), "p1");
+        pipeline.flush();
+        assertThat(publisher.events).hasSize(2);
+    }
+
+    @Test
+    void aFlushNatsDidNotConfirmFailsTheBatch() throws Exception {
+        registry.bind("p1", "t", "sub-1");
+        publisher.failFlush = true;
+        start(2, 8);
+        pipeline.accept(change("p1", 1), "p1");
+
+        assertThatThrownBy(pipeline::flush)
+                .isInstanceOfSatisfying(
+                        CdcFailure.class, f -> assertThat(f.reason()).isEqualTo(CdcReason.NATS_UNAVAILABLE));
+        assertThat(counter("aura.cdc.publish.failures")).isEqualTo(1);
+    }
+
+    @Test
+    void whileTheRegistryReSynchronisesTheBatchFailsAndNothingIsPublished() throws Exception {
+        registry.bind("p1", "t", "sub-1");
+        registry.awaited = Set.of("front-2");
+        start(1, 8);
+        pipeline.accept(change("p1", 1), "p1");
+
+        assertThatThrownBy(pipeline::flush).isInstanceOfSatisfying(CdcFailure.class, f -> {
+            assertThat(f.reason()).isEqualTo(CdcReason.NATS_UNAVAILABLE);
+            assertThat(f.getMessage()).contains("front-2");
+        });
+        assertThat(publisher.events).isEmpty();
+    }
+
+    @Test
+    void anRlsCheckWithoutPostgresFailsTheBatchInsteadOfDroppingIt() throws Exception {
+        registry.bind("p1", "t", "sub-1");
+        policy = batch -> {
+            throw CdcFailure.retriable(CdcReason.POSTGRES_UNAVAILABLE, "connection refused", null);
+        };
+        start(1, 8);
+        pipeline.accept(change("p1", 1), "p1");
+
+        assertThatThrownBy(pipeline::flush)
+                .isInstanceOfSatisfying(
+                        CdcFailure.class, f -> assertThat(f.reason()).isEqualTo(CdcReason.POSTGRES_UNAVAILABLE));
+        assertThat(publisher.events).isEmpty();
+    }
+
+    @Test
+    void aBugInAShardFailsTheBatchAsError() throws Exception {
+        registry.bind("p1", "t", "sub-1");
+        policy = batch -> {
+            throw new IllegalStateException("a bug");
+        };
+        start(1, 8);
+        pipeline.accept(change("p1", 1), "p1");
+
+        assertThatThrownBy(pipeline::flush)
+                .isInstanceOfSatisfying(
+                        CdcFailure.class, f -> assertThat(f.reason()).isEqualTo(CdcReason.ERROR));
+    }
+
+    @Test
+    void eachEventCarriesTheTermsLeaseEpoch_andAFencedTermPublishesNothing() throws Exception {
+        registry.bind("p1", "t", "sub-1");
+        start(1, 8);
+        pipeline.useGate(gate(7, null));
+        pipeline.accept(change("p1", 1), "p1");
+        pipeline.flush();
+        assertThat(publisher.events)
+                .singleElement()
+                .satisfies(e -> assertThat(e.leaseEpoch()).isEqualTo(7));
+
+        pipeline.useGate(gate(7, "lease lost"));
+        pipeline.accept(change("p1", 2), "p1");
+        assertThatThrownBy(pipeline::flush)
+                .isInstanceOfSatisfying(
+                        CdcFailure.class, f -> assertThat(f.reason()).isEqualTo(CdcReason.NOT_LEADER));
+        assertThat(publisher.events).hasSize(1);
+    }
+
+    @Test
+    void acceptBlocksWhileTheShardsQueueIsFull() throws Exception {
+        registry.bind("p1", "t", "sub-1");
+        publisher.hold = new CountDownLatch(1);
+        start(1, 2);
+        Thread poller = Thread.ofPlatform().start(() -> {
+            try {
+                for (int i = 0; i < 10; i++) {
+                    pipeline.accept(change("p1", i), "p1");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        await().atMost(Duration.ofSeconds(5)).until(() -> poller.getState() == Thread.State.WAITING);
+        assertThat(poller.isAlive()).isTrue();
+
+        publisher.hold.countDown();
+        poller.join(5000);
+        assertThat(poller.isAlive()).isFalse();
+        pipeline.flush();
+        assertThat(publisher.events).hasSize(10);
+    }
+
+    private void start(int shards, int queueCapacity) {
+        pipeline = new ShardedPipeline(
+                new ShardedPipeline.Settings(shards, queueCapacity, Duration.ofSeconds(5)),
+                new EventBuilder(oid -> "int4", 1024),
+                registry,
+                policy,
+                publisher,
+                metrics);
+        pipeline.start();
+    }
+
+    private double counter(String name) {
+        return meters.get(name).counter().count();
+    }
+
+    private static List<List<String>> allowEveryMatch(List<AccessPolicy.Candidates> batch) {
+        return batch.stream()
+                .map(c -> c.matched().stream().map(SubscriptionEntry::subId).toList())
+                .toList();
+    }
+
+    private static RowChange change(String project, int id) {
+        return new RowChange(
+                'I',
+                "project_" + project,
+                "t",
+                List.of(new DecodedColumn("id", INT4, JSON.numberNode(id))),
+                List.of(),
+                List.of("id"),
+                Lsn.parse("0/" + Integer.toHexString(0x1000 + id).toUpperCase()),
+                0,
+                "2026-01-02T03:04:05Z");
+    }
+
+    private static LeaderGate gate(long epoch, String fencedBecause) {
+        return new LeaderGate() {
+            @Override
+            public void checkFence() throws FencedException {
+                if (fencedBecause != null) {
+                    throw new FencedException(fencedBecause);
+                }
+            }
+
+            @Override
+            public long leaseEpoch() {
+                return epoch;
+            }
+        };
+    }
+
+    /** A registry with fixed bindings; {@link #awaited} non-empty means re-synchronising. */
+    private static final class FakeRegistry implements SubscriptionRegistry {
+        final List<SubscriptionEntry> entries = new CopyOnWriteArrayList<>();
+        volatile Set<String> awaited = Set.of();
+
+        void bind(String project, String table, String subId) {
+            entries.add(new SubscriptionEntry(
+                    subId, project, table, "*", null, "service_role", null, Long.MAX_VALUE, "front-1"));
+        }
+
+        @Override
+        public List<SubscriptionEntry> candidates(String projectId, String table) {
+            return entries.stream()
+                    .filter(e -> e.projectId().equals(projectId)
+                            && (e.table().equals(table) || e.table().equals("*")))
+                    .collect(Collectors.toList());
+        }
+
+        @Override
+        public boolean synchronised() {
+            return awaited.isEmpty();
+        }
+
+        @Override
+        public Set<String> awaitedReplicas() {
+            return awaited;
+        }
+    }
+
+    record Published(String subject, String eventId, long leaseEpoch, JsonNode body) {}
+
+    /** Records publishes; can refuse the n-th publish, every flush, or hold publishes until released. */
+    private static final class FakePublisher implements ChangePublisher {
+        final List<Published> events = Collections.synchronizedList(new ArrayList<>());
+        volatile int failPublishAt;
+        volatile boolean failFlush;
+        volatile CountDownLatch hold;
+        volatile int flushedAfter = -1;
+        private int attempts;
+
+        @Override
+        public synchronized void publish(String subject, String eventId, long leaseEpoch, byte[] body)
+                throws CdcFailure {
+            CountDownLatch h = hold;
+            if (h != null) {
+                try {
+                    h.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            if (++attempts == failPublishAt) {
+                throw CdcFailure.retriable(CdcReason.NATS_UNAVAILABLE, "NATS connection closed", null);
+            }
+            try {
+                events.add(new Published(
+                        subject, eventId, leaseEpoch, WireJson.mapper().readTree(body)));
+            } catch (java.io.IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        @Override
+        public synchronized void flush(Duration timeout) throws CdcFailure {
+            if (failFlush) {
+                throw CdcFailure.retriable(CdcReason.NATS_UNAVAILABLE, "NATS did not confirm the batch", null);
+            }
+            flushedAfter = events.size();
+        }
+    }
+}
