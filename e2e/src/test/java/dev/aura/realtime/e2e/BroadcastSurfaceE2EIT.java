@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Broadcast across two ws-front jars with the real realtime-js: history and
  * {@code broadcast.replay}, channel names through the NATS subject encoding, SSE with
- * {@code Last-Event-ID}, and a reader that stops reading (PRODUCT.md D4, D7, D8).
+ * {@code Last-Event-ID}, and a reader that stops reading (docs/design.md D4, D7, D8).
  */
 class BroadcastSurfaceE2EIT {
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 
 /**
  * Tokens, heartbeats, limits, CDC status and shutdown with the real realtime-js against the
- * jars (PRODUCT.md D2, D6, D8). Replicas 0 and 1 are default apart from a short CDC silence
+ * jars (docs/design.md D2, D6, D8). Replicas 0 and 1 are default apart from a short CDC silence
  * timeout; replica 2 has tight limits, a 1 s idle timeout and a 2 s shutdown grace. The two
  * destructive tests run last.
  */

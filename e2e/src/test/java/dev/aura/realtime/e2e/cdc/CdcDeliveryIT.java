@@ -16,7 +16,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** C4 with the real jar: at-least-once across kill -9, and a million-row transaction in a 256 MB heap. */
+/** docs/design.md C4 with the real jar: at-least-once across kill -9, and a million-row transaction in a 256 MB heap. */
 class CdcDeliveryIT {
     private CdcJar cdc;
 

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  * Issue 9, "worker killed": the cdc-worker jar is killed with SIGKILL five times at random points
  * while rows are committed at a steady 500 rows/s (one transaction each). After the last restart
  * every committed row reached the NATS subscriber, and a row that arrived twice carried the same
- * event id both times (at-least-once with stable ids, C4).
+ * event id both times (at-least-once with stable ids, docs/design.md C4).
  */
 class WorkerCrashIT {
     private CdcJar cdc;

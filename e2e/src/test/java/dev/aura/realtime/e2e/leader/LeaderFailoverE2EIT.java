@@ -42,7 +42,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Leader election with the real pipeline (PRODUCT.md C1): two cdc-worker jars on one slot and one
+ * Leader election with the real pipeline (docs/design.md C1): two cdc-worker jars on one slot and one
  * Lease served by fabric8's KubernetesMockServer in CRUD mode (resourceVersion enforced, so the
  * campaigns really race), a steady insert load, and a NATS subscriber that records which worker
  * published each change.
