@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
@@ -180,16 +181,17 @@ final class CdcThroughputBench {
         }
     }
 
-    /**
-     * The worker's polling SQL without the worker: peek with upto_nchanges = CDC_BATCH_SIZE (1000), then
-     * advance the raw slot to the last commit row, until a peek returns fewer rows. Isolates what the
-     * batch-and-advance design costs inside Postgres. Consumes the raw slot.
-     * @return {rows, polls}
-     */
     private static double rawRateOf(int n, double seconds) {
         return n / seconds;
     }
 
+    /**
+     * The worker's polling SQL without the worker: peek with upto_nchanges = CDC_BATCH_SIZE (1000), then
+     * advance the raw slot to the last commit row, until a peek returns fewer rows. Isolates what the
+     * batch-and-advance design costs inside Postgres. Consumes the raw slot.
+     *
+     * @return {rows, polls, inserts, first poll ms, last poll ms}
+     */
     private long[] rawBatchedPolls(int maxSeconds) throws Exception {
         long deadline = System.nanoTime() + maxSeconds * 1_000_000_000L;
         long inserts = 0;
@@ -199,48 +201,23 @@ final class CdcThroughputBench {
         long rows = 0;
         long polls = 0;
         try (Connection c = s.pg.connect()) {
-            String upto;
-            try (Statement st = c.createStatement();
-                    ResultSet rs = st.executeQuery("SELECT pg_current_wal_flush_lsn()::text")) {
-                rs.next();
-                upto = rs.getString(1);
-            }
+            String upto = flushLsn(c);
             while (System.nanoTime() < deadline) {
                 long p0 = System.nanoTime();
-                long got = 0;
-                String lastCommit = null;
-                c.setAutoCommit(false);
-                try (PreparedStatement ps = c.prepareStatement(peek)) {
-                    ps.setFetchSize(500);
-                    ps.setString(1, RAW_SLOT);
-                    ps.setString(2, upto);
-                    ps.setString(3, s.schema + "." + TABLE);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        while (rs.next()) {
-                            got++;
-                            String data = rs.getString(2);
-                            if (data.startsWith("{\"action\":\"C\"")) {
-                                lastCommit = rs.getString(1);
-                            } else if (data.startsWith("{\"action\":\"I\"")) {
-                                inserts++;
-                            }
-                        }
-                    }
-                }
-                c.commit();
-                c.setAutoCommit(true);
+                Peek got = peekRaw(c, peek, upto);
                 polls++;
-                rows += got;
+                rows += got.rows();
+                inserts += got.inserts();
                 lastPollMs = (System.nanoTime() - p0) / 1_000_000;
                 if (firstPollMs < 0) {
                     firstPollMs = lastPollMs;
                 }
-                if (got < 1000 || lastCommit == null) {
+                if (got.rows() < 1000 || got.lastCommit() == null) {
                     break;
                 }
                 try (PreparedStatement adv = c.prepareStatement("SELECT pg_replication_slot_advance(?, ?::pg_lsn)")) {
                     adv.setString(1, RAW_SLOT);
-                    adv.setString(2, lastCommit);
+                    adv.setString(2, got.lastCommit());
                     adv.execute();
                 }
             }
@@ -251,32 +228,54 @@ final class CdcThroughputBench {
     /** @return {all rows, insert rows} of one streamed peek of the raw slot up to the flush LSN */
     private long[] rawPeek() throws Exception {
         try (Connection c = s.pg.connect()) {
-            String upto;
-            try (Statement st = c.createStatement();
-                    ResultSet rs = st.executeQuery("SELECT pg_current_wal_flush_lsn()::text")) {
-                rs.next();
-                upto = rs.getString(1);
-            }
-            c.setAutoCommit(false);
-            long rows = 0;
-            long inserts = 0;
-            try (PreparedStatement ps = c.prepareStatement(PEEK)) {
-                ps.setFetchSize(500);
-                ps.setString(1, RAW_SLOT);
-                ps.setString(2, upto);
-                ps.setString(3, s.schema + "." + TABLE);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        rows++;
-                        String data = rs.getString(2);
-                        if (data.contains("\"action\":\"I\"")) {
-                            inserts++;
-                        }
-                    }
+            Peek all = peekRaw(c, PEEK, flushLsn(c));
+            return new long[] {all.rows(), all.inserts()};
+        }
+    }
+
+    /** What one peek of the raw slot saw: rows (B/C included), inserts, and the last commit row's LSN. */
+    private record Peek(long rows, long inserts, String lastCommit) {}
+
+    /** One peek of the raw slot up to {@code upto}, streamed in a read transaction (a peek consumes nothing). */
+    private Peek peekRaw(Connection c, String sql, String upto) throws SQLException {
+        long rows = 0;
+        long inserts = 0;
+        String lastCommit = null;
+        c.setAutoCommit(false);
+        try (PreparedStatement ps = rawPeekStatement(c, sql, upto);
+                ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                rows++;
+                String data = rs.getString(2);
+                if (data.startsWith("{\"action\":\"C\"")) {
+                    lastCommit = rs.getString(1);
+                } else if (data.startsWith("{\"action\":\"I\"")) {
+                    inserts++;
                 }
             }
+        } finally {
             c.rollback();
-            return new long[] {rows, inserts};
+            c.setAutoCommit(true);
         }
+        return new Peek(rows, inserts, lastCommit);
+    }
+
+    /** {@code pg_current_wal_flush_lsn()}, read before a peek as the worker does (docs/design.md C4). */
+    private static String flushLsn(Connection c) throws SQLException {
+        try (Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT pg_current_wal_flush_lsn()::text")) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    /** A peek of the raw slot up to {@code upto}, limited to the benchmark table, streamed 500 rows at a time. */
+    private PreparedStatement rawPeekStatement(Connection c, String sql, String upto) throws SQLException {
+        PreparedStatement ps = c.prepareStatement(sql);
+        ps.setFetchSize(500);
+        ps.setString(1, RAW_SLOT);
+        ps.setString(2, upto);
+        ps.setString(3, s.schema + "." + TABLE);
+        return ps;
     }
 }

@@ -4,6 +4,7 @@ import dev.aura.realtime.common.wire.Subjects;
 import io.nats.client.Connection;
 import io.nats.client.Dispatcher;
 import io.nats.client.Message;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
@@ -25,7 +26,7 @@ final class ChangeCounter implements AutoCloseable {
         dispatcher.setPendingLimits(-1, -1);
         dispatcher.subscribe(Subjects.CHANGES + "." + Subjects.encodeToken(projectId) + ".>");
         try {
-            nats.flush(java.time.Duration.ofSeconds(5));
+            nats.flush(Duration.ofSeconds(5));
         } catch (Exception e) {
             throw new IllegalStateException("NATS flush after subscribe failed", e);
         }
@@ -67,24 +68,7 @@ final class ChangeCounter implements AutoCloseable {
      * {@code maxMs} passed. @return true when all arrived
      */
     boolean await(long n, long stallMs, long maxMs) {
-        long start = System.nanoTime();
-        long seen = -1;
-        long progressAt = System.nanoTime();
-        while (count.get() < n) {
-            long c = count.get();
-            long now = System.nanoTime();
-            if (c != seen) {
-                seen = c;
-                progressAt = now;
-            } else if ((now - progressAt) / 1_000_000 > stallMs) {
-                return false;
-            }
-            if ((now - start) / 1_000_000 > maxMs) {
-                return false;
-            }
-            Procs.sleep(2);
-        }
-        return true;
+        return Progress.await(count::get, n, Duration.ofMillis(stallMs), Duration.ofMillis(maxMs));
     }
 
     @Override

@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
@@ -79,15 +80,7 @@ final class FanoutBench {
             send.accept(System.nanoTime());
         }
         long expected = total * subscribers;
-        long seen = -1;
-        long progressAt = System.nanoTime();
-        while (delivered.get() < expected && System.nanoTime() - progressAt < 5_000_000_000L) {
-            if (delivered.get() != seen) {
-                seen = delivered.get();
-                progressAt = System.nanoTime();
-            }
-            Procs.sleep(5);
-        }
+        Progress.await(delivered::get, expected, Duration.ofSeconds(5), Duration.ofMinutes(10));
         double secs = (lastReceipt - start) / 1e9;
         return new Run(delivered.get() / secs, delivered.get(), expected, latency);
     }
@@ -116,7 +109,7 @@ final class FanoutBench {
                     "{\"topic\":\"realtime:fan\",\"event\":\"broadcast\",\"payload\":{\"type\":\"broadcast\","
                             + "\"event\":\"e\",\"payload\":" + payload(t) + "},\"ref\":\"" + ref.incrementAndGet()
                             + "\",\"join_ref\":\"1\"}");
-            Procs.sleep(1000);
+            Procs.sleep(1000); // let the server settle after 5,000 joins before measuring
             measure(subscribers, 5, 1, send); // warm-up
             wsBurst = measure(subscribers, burstRate, burstSeconds, send);
             wsLight = measure(subscribers, lightRate, lightSeconds, send);
@@ -128,7 +121,7 @@ final class FanoutBench {
         try (RawNatsClients subs = new RawNatsClients(1)) {
             subs.subscribeMany(s.nats.port(), "bench.fan", subscribers, 200, this::onMessage);
             LongConsumer send = t -> s.client.publish("bench.fan", payload(t).getBytes(StandardCharsets.UTF_8));
-            Procs.sleep(1000);
+            Procs.sleep(1000); // the same settling time as for the WebSocket run
             measure(subscribers, 5, 1, send);
             natsBurst = measure(subscribers, burstRate, burstSeconds, send);
             natsLight = measure(subscribers, lightRate, lightSeconds, send);

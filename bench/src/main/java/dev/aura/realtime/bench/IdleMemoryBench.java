@@ -15,7 +15,7 @@ final class IdleMemoryBench {
         try (WsClients clients = new WsClients(1)) {
             List<WsClients.Conn> conns = clients.connectMany(s.wsUri("1.0.0"), n, 200, (c, t) -> {});
             clients.joinAll(conns, "realtime:idle", WsClients.broadcastConfig(), 200);
-            Procs.sleep(2000);
+            Procs.sleep(2000); // let the server settle after the joins before the GC
             long after = Procs.heapUsedAfterGc(frontPid);
             double perConn = (after - before) / (double) n;
             report.row(

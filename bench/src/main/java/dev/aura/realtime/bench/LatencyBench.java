@@ -1,10 +1,12 @@
 package dev.aura.realtime.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.aura.realtime.testkit.Waits;
 import io.netty.buffer.ByteBuf;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.Executors;
@@ -79,7 +81,11 @@ final class LatencyBench {
                             "latency @ %d rows/s: %.0f polls, mean poll %.1f ms (peek+publish+flush+advance), max "
                                     + "WAL re-decoded per poll (confirmed_flush − restart_lsn) %,d KB",
                             rate, polls, pollMs, maxRedecode.get() / 1024));
-                    Procs.sleep(1500);
+                    // the tail of the run: wait for the rows still in flight (a stall of 1.5 s means lost)
+                    Progress.await(received::get, sent, Duration.ofMillis(1500), Duration.ofSeconds(30));
+                    if (js != null && rate == rates[0]) {
+                        Progress.await(() -> js.stats().count(), sent, Duration.ofMillis(1500), Duration.ofSeconds(30));
+                    }
                     current = new Stats();
                     boolean met = rate != 1000 || (stats.percentileMs(50) <= 60 && stats.percentileMs(99) <= 150);
                     report.row(
@@ -131,15 +137,20 @@ final class LatencyBench {
         return i.getEpochSecond() * 1_000_000 + i.getNano() / 1000;
     }
 
-    private void awaitFirstEvent() throws Exception {
-        long deadline = System.nanoTime() + 30_000_000_000L;
-        while (received.get() == 0) {
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("no postgres_changes event reached the WebSocket client within 30 s");
-            }
-            s.pg.execute("INSERT INTO " + s.table(TABLE) + "(v, note) VALUES (0, 'probe')");
-            Procs.sleep(300);
-        }
+    /** Inserts probe rows until one reaches the WebSocket client (the worker watches the table). */
+    private void awaitFirstEvent() {
+        Waits.until(
+                "a postgres_changes event at the WebSocket client",
+                Duration.ofSeconds(30),
+                Duration.ofMillis(300),
+                () -> {
+                    if (received.get() > 0) {
+                        return true;
+                    }
+                    s.pg.execute("INSERT INTO " + s.table(TABLE) + "(v, note) VALUES (0, 'probe')");
+                    return false;
+                },
+                () -> s.worker().logTail(20));
     }
 
     /** Commits rate/100 rows every 10 ms for {@code seconds}; returns the rows written. */

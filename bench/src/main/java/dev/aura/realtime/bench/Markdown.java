@@ -20,7 +20,7 @@ final class Markdown {
                 .append(". Do not edit by hand: the analysis section comes from `bench/ANALYSIS.md`.\n\n");
         sb.append(
                 "Every figure is compared with a baseline measured in the same run on the same machine, because the machine "
-                        + "is shared and absolute numbers are noise (PRODUCT.md F, issue 8).\n\n");
+                        + "is shared and absolute numbers are noise (docs/design.md F, issue 8).\n\n");
         sb.append("## Machine\n\n").append(machine).append("\n\n");
         sb.append(
                 "CPU split: CDC throughput, latency and RLS run everything unpinned (Postgres decoding, the worker and the "

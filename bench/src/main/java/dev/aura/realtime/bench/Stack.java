@@ -3,26 +3,24 @@ package dev.aura.realtime.bench;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
+import dev.aura.realtime.testkit.ControlApiClient;
 import dev.aura.realtime.testkit.Jars;
 import dev.aura.realtime.testkit.NatsServer;
 import dev.aura.realtime.testkit.Ports;
 import dev.aura.realtime.testkit.PostgresServer;
+import dev.aura.realtime.testkit.RegistryEntries;
+import dev.aura.realtime.testkit.ServiceEnv;
+import dev.aura.realtime.testkit.ServiceHttp;
 import dev.aura.realtime.testkit.ServiceProcess;
 import dev.aura.realtime.testkit.TestTokens;
 import io.nats.client.Connection;
 import io.nats.client.KeyValue;
 import io.nats.client.Nats;
 import java.net.URI;
-import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -44,10 +42,9 @@ final class Stack implements AutoCloseable {
     final String schema = "project_" + projectId.replace('-', '_');
     final String slot = "aura_bench";
     final Path runDir;
-    private final HttpClient http = HttpClient.newHttpClient();
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
     private ServiceProcess cdc;
-    private int cdcPort;
+    private ServiceHttp cdcHttp;
     private ServiceProcess front;
     private int wsPort;
     /** Registry entries we put, re-put like ws-front does: the bucket's max age (120 s) deletes them otherwise. */
@@ -90,23 +87,16 @@ final class Stack implements AutoCloseable {
         if (cdc != null) {
             throw new IllegalStateException("cdc-worker already running");
         }
-        cdcPort = Ports.free();
-        Map<String, String> env = new HashMap<>();
-        env.put("POSTGRES_REPLICATION_URL", pg.jdbcUrl());
-        env.put("NATS_URL", nats.url());
-        env.put("AURA_JWT_SECRET", SECRET);
-        env.put("CDC_HTTP_PORT", Integer.toString(cdcPort));
-        env.put("CDC_SLOT_NAME", slot);
+        cdcHttp = new ServiceHttp(Ports.free());
+        Map<String, String> env = ServiceEnv.cdcWorker(pg, nats, SECRET, slot, cdcHttp.port());
         env.put("CDC_TABLE_REFRESH_MS", "500");
-        env.put("CDC_IDLE_BACKOFF_MS", "20");
-        env.put("LEADER_ELECTION", "disabled");
         env.putAll(overrides);
         cdc = ServiceProcess.startJar("cdc-worker", Jars.cdcWorker(), env, jvmArgs);
         return cdc;
     }
 
     void awaitWorkerActive() {
-        awaitHealth(cdcPort, "\"cdc_active\":true", Duration.ofSeconds(90), cdc);
+        cdcHttp.awaitHealth("\"cdc_active\":true", Duration.ofSeconds(90), cdc);
     }
 
     void stopWorker() {
@@ -122,14 +112,7 @@ final class Stack implements AutoCloseable {
 
     /** Scrapes one counter of the worker's /metrics (sum over tags), 0 when absent. */
     double workerMetric(String name) {
-        String text = get("http://127.0.0.1:" + cdcPort + "/metrics");
-        double sum = 0;
-        for (String line : text.split("\n")) {
-            if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
-                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-            }
-        }
-        return sum;
+        return cdcHttp.metric(name);
     }
 
     // ---- ws-front -----------------------------------------------------------------------------
@@ -139,13 +122,10 @@ final class Stack implements AutoCloseable {
             throw new IllegalStateException("ws-front already running");
         }
         wsPort = Ports.free();
-        Map<String, String> env = new HashMap<>();
-        env.put("NATS_URL", nats.url());
-        env.put("AURA_JWT_SECRET", SECRET);
-        env.put("WS_PORT", Integer.toString(wsPort));
+        Map<String, String> env = ServiceEnv.wsFront(nats, SECRET, wsPort);
         env.putAll(overrides);
         front = ServiceProcess.startJar("ws-front", Jars.wsFront(), env, jvmArgs);
-        awaitHealth(wsPort, "\"status\":\"ok\"", Duration.ofSeconds(60), front);
+        new ServiceHttp(wsPort).awaitHealth("\"status\":\"ok\"", Duration.ofSeconds(60), front);
         return front;
     }
 
@@ -182,24 +162,7 @@ final class Stack implements AutoCloseable {
 
     /** Enables realtime on a table through the control API, as a project admin would. */
     void enable(String table) {
-        try {
-            HttpResponse<String> r = http.send(
-                    HttpRequest.newBuilder(
-                                    URI.create("http://127.0.0.1:" + cdcPort + "/v1/db/" + projectId + "/schema/tables/"
-                                            + URLEncoder.encode(table, StandardCharsets.UTF_8) + "/realtime"))
-                            .header("apikey", tokens.serviceRole(projectId))
-                            .PUT(HttpRequest.BodyPublishers.ofString("{\"enabled\":true}"))
-                            .build(),
-                    HttpResponse.BodyHandlers.ofString());
-            if (r.statusCode() != 200) {
-                throw new IllegalStateException("enable " + table + ": " + r.statusCode() + " " + r.body());
-            }
-        } catch (java.io.IOException e) {
-            throw new IllegalStateException("control API unreachable", e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
+        new ControlApiClient(cdcHttp.port()).enable(projectId, table, tokens.serviceRole(projectId));
     }
 
     /**
@@ -207,48 +170,16 @@ final class Stack implements AutoCloseable {
      * {@code sub} becomes the {@code sub} claim when not null. Returns the sub id.
      */
     String subscribe(String table, String role, String sub) throws Exception {
-        String subId = UUID.randomUUID().toString();
-        ObjectNode claims = JSON.createObjectNode().put("role", role).put("ref", projectId);
+        ObjectNode claims = RegistryEntries.claims(role, projectId);
         if (sub != null) {
             claims.put("sub", sub).put("aud", "authenticated");
         }
-        SubscriptionEntry entry = new SubscriptionEntry(
-                subId, projectId, table, "*", null, role, claims, System.currentTimeMillis() + 3 * 3_600_000L, "bench");
-        KeyValue kv = client.keyValue(SubscriptionEntry.BUCKET);
-        byte[] json = JSON.writeValueAsBytes(entry);
-        kv.put(entry.key(), json);
-        entries.put(entry.key(), json);
-        return subId;
+        SubscriptionEntry entry = RegistryEntries.binding(projectId, table, claims, "bench");
+        entries.put(entry.key(), RegistryEntries.put(client, entry));
+        return entry.subId();
     }
 
     // ---- plumbing -----------------------------------------------------------------------------
-
-    String get(String url) {
-        try {
-            return http.send(
-                            HttpRequest.newBuilder(URI.create(url))
-                                    .timeout(Duration.ofSeconds(5))
-                                    .build(),
-                            HttpResponse.BodyHandlers.ofString())
-                    .body();
-        } catch (Exception e) {
-            return "unreachable: " + e;
-        }
-    }
-
-    private void awaitHealth(int port, String contains, Duration timeout, ServiceProcess p) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        String last = "";
-        while (System.nanoTime() < deadline) {
-            last = get("http://127.0.0.1:" + port + "/health");
-            if (last.replace(" ", "").contains(contains)) {
-                return;
-            }
-            Procs.sleep(50);
-        }
-        throw new IllegalStateException(
-                "port " + port + " /health never contained " + contains + "; last: " + last + "\n" + p.logTail(40));
-    }
 
     static List<String> jfr(Path file) {
         List<String> args = new ArrayList<>();

@@ -6,7 +6,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.testkit.NatsServer;
 import dev.aura.realtime.testkit.PostgresServer;
+import dev.aura.realtime.testkit.RawWebSocket;
 import dev.aura.realtime.testkit.RealtimeJsClient;
+import dev.aura.realtime.testkit.Waits;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -14,7 +16,6 @@ import java.net.Socket;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -24,7 +25,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Broadcast across two ws-front jars with the real realtime-js: history and
  * {@code broadcast.replay}, channel names through the NATS subject encoding, SSE with
- * {@code Last-Event-ID}, and a reader that stops reading (PRODUCT.md D4, D7, D8).
+ * {@code Last-Event-ID}, and a reader that stops reading (docs/design.md D4, D7, D8).
  */
 class BroadcastSurfaceE2EIT {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -47,10 +48,7 @@ class BroadcastSurfaceE2EIT {
                 "WS_SLOW_CLIENT_TIMEOUT_MS",
                 "1000"));
         stack.createProject();
-        stack.sql(
-                "CREATE TABLE " + stack.table("messages") + "(id bigserial PRIMARY KEY, body text)",
-                "GRANT SELECT ON " + stack.table("messages") + " TO aura_anon, aura_authenticated");
-        stack.enable("messages");
+        stack.createEnabledTable("messages", "(id bigserial PRIMARY KEY, body text)");
     }
 
     @AfterAll
@@ -64,17 +62,18 @@ class BroadcastSurfaceE2EIT {
     }
 
     /** Waits until {@code count} broadcasts arrived on {@code channel}; returns them in order. */
-    static List<JsonNode> awaitBroadcasts(RealtimeJsClient js, String channel, int count) throws InterruptedException {
-        long deadline = System.nanoTime() + T.toNanos();
-        while (true) {
-            List<JsonNode> got =
-                    js.events().stream().filter(e -> broadcast(e, channel)).toList();
-            if (got.size() >= count || System.nanoTime() > deadline) {
-                assertThat(got).hasSizeGreaterThanOrEqualTo(count);
-                return got;
-            }
-            Thread.sleep(20);
-        }
+    static List<JsonNode> awaitBroadcasts(RealtimeJsClient js, String channel, int count) {
+        Waits.until(
+                count + " broadcasts on " + channel,
+                T,
+                Duration.ofMillis(20),
+                () -> broadcasts(js, channel).size() >= count,
+                () -> "got " + broadcasts(js, channel));
+        return broadcasts(js, channel);
+    }
+
+    private static List<JsonNode> broadcasts(RealtimeJsClient js, String channel) {
+        return js.events().stream().filter(e -> broadcast(e, channel)).toList();
     }
 
     private RealtimeJsClient client(int replica, String vsn) {
@@ -86,15 +85,20 @@ class BroadcastSurfaceE2EIT {
     @Test
     void replayAtJoinServesHistoryOfAnotherReplicaAfterItsLastMemberLeft() throws Exception {
         try (RealtimeJsClient sender = client(0, "2.0.0");
+                RealtimeJsClient witness = client(1, "2.0.0");
                 RealtimeJsClient late = client(1, "2.0.0")) {
             sender.channel("hist", Map.of("broadcast", Map.of("ack", true)));
             sender.subscribeAndAwait("hist", T);
+            witness.channel("hist");
+            witness.onBroadcast("hist", "*");
+            witness.subscribeAndAwait("hist", T);
             long t0 = System.currentTimeMillis() - 1;
             for (int i = 1; i <= 3; i++) {
                 assertThat(sender.sendBroadcast("hist", "note", Map.of("n", i))).isEqualTo("ok");
             }
-            sender.unsubscribe("hist"); // no local member anywhere now: history must survive on both replicas
-            Thread.sleep(300);
+            awaitBroadcasts(witness, "hist", 3); // replica 1 has relayed all three, so it keeps them
+            sender.unsubscribe("hist");
+            witness.unsubscribe("hist"); // no local member anywhere now: history must survive on both replicas
 
             late.channel(
                     "hist", Map.of("private", true, "broadcast", Map.of("replay", Map.of("since", t0, "limit", 2))));
@@ -178,9 +182,13 @@ class BroadcastSurfaceE2EIT {
                                 .asText())
                         .isEqualTo("via sse");
             }
-            sender.sendBroadcast("sse room", "missed", Map.of("n", 2));
-            sender.sendBroadcast("sse room", "missed", Map.of("n", 3));
-            Thread.sleep(300);
+            // a second reader on replica 1 proves it has relayed both before the resume reads its history
+            try (SseStream witness = SseStream.open(sseUrl(1, "sse room", ""), Map.of())) {
+                witness.await(e -> e.event().equals("phx_reply"), T);
+                sender.sendBroadcast("sse room", "missed", Map.of("n", 2));
+                sender.sendBroadcast("sse room", "missed", Map.of("n", 3));
+                witness.await(e -> e.event().equals("broadcast") && e.data().contains("\"n\":3"), T);
+            }
             try (SseStream sse = SseStream.open(sseUrl(1, "sse room", ""), Map.of("Last-Event-ID", lastId))) {
                 SseStream.Event r2 = sse.await(e -> e.event().equals("broadcast"), T);
                 SseStream.Event r3 = sse.await(e -> e.event().equals("broadcast"), T);
@@ -214,18 +222,15 @@ class BroadcastSurfaceE2EIT {
             slow.setReceiveBufferSize(4096);
             slow.connect(new InetSocketAddress("127.0.0.1", stack.wsPort(1)));
             OutputStream out = slow.getOutputStream();
-            out.write(("GET /realtime/v1/websocket?vsn=1.0.0&apikey=" + stack.tokens.anon(stack.projectId)
-                            + " HTTP/1.1\r\n"
-                            + "Host: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
-                    .getBytes(StandardCharsets.US_ASCII));
+            out.write(RawWebSocket.upgradeRequest(
+                    "/realtime/v1/websocket?vsn=1.0.0&apikey=" + stack.tokens.anon(stack.projectId)));
+            slow.setSoTimeout((int) T.toMillis());
             InputStream in = slow.getInputStream();
-            readUntilBlankLine(in);
-            writeMaskedText(
-                    out,
-                    "{\"topic\":\"" + topic
-                            + "\",\"event\":\"phx_join\",\"payload\":{},\"ref\":\"1\",\"join_ref\":\"1\"}");
-            Thread.sleep(300); // joined; from now on the socket is never read
+            RawWebSocket.readUntil(in, "\r\n\r\n"); // the handshake response
+            out.write(RawWebSocket.maskedText("{\"topic\":\"" + topic
+                    + "\",\"event\":\"phx_join\",\"payload\":{},\"ref\":\"1\",\"join_ref\":\"1\"}"));
+            out.flush();
+            RawWebSocket.readUntil(in, "phx_reply"); // joined; from now on the socket is never read
 
             reader.channel("firehose");
             reader.onBroadcast("firehose", "*");
@@ -257,52 +262,7 @@ class BroadcastSurfaceE2EIT {
         }
     }
 
-    private static String metrics(int replica) throws Exception {
-        var http = java.net.http.HttpClient.newHttpClient();
-        return http.send(
-                        java.net.http.HttpRequest.newBuilder(
-                                        java.net.URI.create("http://127.0.0.1:" + stack.wsPort(replica) + "/metrics"))
-                                .build(),
-                        java.net.http.HttpResponse.BodyHandlers.ofString())
-                .body();
-    }
-
-    private static void readUntilBlankLine(InputStream in) throws Exception {
-        List<Integer> tail = new ArrayList<>();
-        while (true) {
-            int b = in.read();
-            if (b < 0) {
-                throw new AssertionError("handshake failed");
-            }
-            tail.add(b);
-            int s = tail.size();
-            if (s >= 4
-                    && tail.get(s - 4) == '\r'
-                    && tail.get(s - 3) == '\n'
-                    && tail.get(s - 2) == '\r'
-                    && tail.get(s - 1) == '\n') {
-                return;
-            }
-        }
-    }
-
-    private static void writeMaskedText(OutputStream out, String text) throws Exception {
-        byte[] p = text.getBytes(StandardCharsets.UTF_8);
-        byte[] mask = {1, 2, 3, 4};
-        java.io.ByteArrayOutputStream f = new java.io.ByteArrayOutputStream();
-        f.write(0x81);
-        if (p.length < 126) {
-            f.write(0x80 | p.length);
-        } else {
-            f.write(0x80 | 126);
-            f.write(p.length >>> 8);
-            f.write(p.length & 0xFF);
-        }
-        f.write(mask);
-        for (int i = 0; i < p.length; i++) {
-            f.write(p[i] ^ mask[i % 4]);
-        }
-        out.write(f.toByteArray());
-        out.flush();
+    private static String metrics(int replica) {
+        return stack.http(stack.wsPort(replica)).metrics();
     }
 }

@@ -2,6 +2,7 @@ package dev.aura.realtime.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.aura.realtime.testkit.Jars;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.URI;
@@ -35,11 +36,9 @@ class DemoPageE2EIT {
                 .as("Debian chromium is installed (scripts/stack.sh install)")
                 .isTrue();
         stack = E2eStack.startDefault(1);
-        stack.sql(
-                "CREATE TABLE " + stack.table("messages")
-                        + "(id bigserial PRIMARY KEY, body text NOT NULL, author text, created_at timestamptz NOT NULL DEFAULT now())",
-                "GRANT SELECT ON " + stack.table("messages") + " TO aura_anon, aura_authenticated");
-        stack.enable("messages");
+        stack.createEnabledTable(
+                "messages",
+                "(id bigserial PRIMARY KEY, body text NOT NULL, author text, created_at timestamptz NOT NULL DEFAULT now())");
     }
 
     @AfterAll
@@ -47,15 +46,6 @@ class DemoPageE2EIT {
         if (stack != null) {
             stack.close();
         }
-    }
-
-    private static Path repoRoot() {
-        Path p = Path.of("").toAbsolutePath();
-        while (p != null && !Files.exists(p.resolve("e2e/js/demo-page.mjs"))) {
-            p = p.getParent();
-        }
-        assertThat(p).as("repository root with e2e/js/demo-page.mjs").isNotNull();
-        return p;
     }
 
     private HttpResponse<byte[]> get(String path) throws Exception {
@@ -73,7 +63,7 @@ class DemoPageE2EIT {
         assertThat(new String(page.body(), StandardCharsets.UTF_8))
                 .contains("/demo/supabase.js")
                 .contains("/demo/demo.js");
-        Path npm = repoRoot().resolve("e2e/js/node_modules/@supabase/supabase-js/dist/umd/supabase.js");
+        Path npm = Jars.repoRoot().resolve("e2e/js/node_modules/@supabase/supabase-js/dist/umd/supabase.js");
         assertThat(get("/demo/supabase.js").body())
                 .as("vendored copy equals " + npm)
                 .isEqualTo(Files.readAllBytes(npm));
@@ -82,7 +72,7 @@ class DemoPageE2EIT {
 
     @Test
     void twoBrowserPagesSeeARowInsertedWithSqlEachOthersPresenceAndABroadcast() throws Exception {
-        Path root = repoRoot();
+        Path root = Jars.repoRoot();
         String body = "demo row " + UUID.randomUUID();
         ProcessBuilder pb = new ProcessBuilder(System.getenv().getOrDefault("NODE_BIN", "node"), "e2e/js/demo-page.mjs")
                 .directory(root.toFile())

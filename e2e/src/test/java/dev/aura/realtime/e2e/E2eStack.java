@@ -1,49 +1,51 @@
 package dev.aura.realtime.e2e;
 
+import dev.aura.realtime.testkit.ControlApiClient;
 import dev.aura.realtime.testkit.Jars;
 import dev.aura.realtime.testkit.NatsServer;
 import dev.aura.realtime.testkit.Ports;
 import dev.aura.realtime.testkit.PostgresServer;
+import dev.aura.realtime.testkit.ServiceEnv;
+import dev.aura.realtime.testkit.ServiceHttp;
 import dev.aura.realtime.testkit.ServiceProcess;
 import dev.aura.realtime.testkit.TestTokens;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The product as users run it: the cdc-worker and ws-front jars as separate processes on the
- * shared test Postgres and nats-server, plus one project with its own schema.
+ * The product as users run it: the cdc-worker and ws-front jars as separate processes on a test
+ * Postgres and nats-server, plus one project with its own schema.
  */
 public final class E2eStack implements AutoCloseable {
     public static final String SECRET = "e2e-secret-e2e-secret-e2e-secret-0042";
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+
     public final PostgresServer pg;
     public final NatsServer nats;
     public final TestTokens tokens = TestTokens.of(SECRET);
     public final String projectId = UUID.randomUUID().toString();
-    public final String schema = "project_" + projectId.replace('-', '_');
+    public final String schema = schemaOf(projectId);
     public final String slot =
             "aura_e2e_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
     public final int cdcPort = Ports.free();
     private final List<ServiceProcess> fronts = new ArrayList<>();
     private final List<Integer> frontPorts = new ArrayList<>();
+    private final Map<Integer, ServiceHttp> http = new ConcurrentHashMap<>();
+    private final ControlApiClient control = new ControlApiClient(cdcPort);
     private ServiceProcess cdc;
-    private final HttpClient http = HttpClient.newHttpClient();
 
     public E2eStack(PostgresServer pg, NatsServer nats) {
         this.pg = pg;
         this.nats = nats;
     }
 
-    public static E2eStack startDefault(int wsFronts) {
-        E2eStack s = new E2eStack(PostgresServer.shared(), NatsServer.shared());
+    /** A cdc-worker, {@code wsFronts} ws-front replicas (default settings) and the project, on {@code pg} and {@code nats}. */
+    public static E2eStack start(PostgresServer pg, NatsServer nats, int wsFronts) {
+        E2eStack s = new E2eStack(pg, nats);
         s.startCdcWorker(Map.of(), List.of());
         for (int i = 0; i < wsFronts; i++) {
             s.startWsFront(Map.of());
@@ -52,24 +54,22 @@ public final class E2eStack implements AutoCloseable {
         return s;
     }
 
-    public Map<String, String> cdcEnv() {
-        Map<String, String> env = new HashMap<>();
-        env.put("POSTGRES_REPLICATION_URL", pg.jdbcUrl());
-        env.put("NATS_URL", nats.url());
-        env.put("AURA_JWT_SECRET", SECRET);
-        env.put("CDC_HTTP_PORT", Integer.toString(cdcPort));
-        env.put("CDC_SLOT_NAME", slot);
-        env.put("CDC_TABLE_REFRESH_MS", "300");
-        env.put("CDC_IDLE_BACKOFF_MS", "20");
-        env.put("LEADER_ELECTION", "disabled");
-        return env;
+    /** {@link #start} on the JVM-wide Postgres and nats-server. */
+    public static E2eStack startDefault(int wsFronts) {
+        return start(PostgresServer.shared(), NatsServer.shared(), wsFronts);
     }
 
+    /** The environment of this stack's cdc-worker (a new mutable map, see {@link ServiceEnv#cdcWorker}). */
+    public Map<String, String> cdcEnv() {
+        return ServiceEnv.cdcWorker(pg, nats, SECRET, slot, cdcPort);
+    }
+
+    /** Starts the cdc-worker jar with {@link #cdcEnv()} plus {@code overrides} and waits until it is active. */
     public ServiceProcess startCdcWorker(Map<String, String> overrides, List<String> jvmArgs) {
         Map<String, String> env = cdcEnv();
         env.putAll(overrides);
         cdc = ServiceProcess.startJar("cdc-worker", Jars.cdcWorker(), env, jvmArgs);
-        awaitHealth(cdcPort, "\"cdc_active\":true", Duration.ofSeconds(60));
+        http(cdcPort).awaitHealth("\"cdc_active\":true", START_TIMEOUT, cdc);
         return cdc;
     }
 
@@ -77,17 +77,15 @@ public final class E2eStack implements AutoCloseable {
         return cdc;
     }
 
-    /** Starts a ws-front replica on a free port; returns its index. */
+    /** Starts a ws-front replica on a free port and waits for its {@code /health}; returns its index. */
     public int startWsFront(Map<String, String> overrides) {
         int port = Ports.free();
-        Map<String, String> env = new HashMap<>();
-        env.put("NATS_URL", nats.url());
-        env.put("AURA_JWT_SECRET", SECRET);
-        env.put("WS_PORT", Integer.toString(port));
+        Map<String, String> env = ServiceEnv.wsFront(nats, SECRET, port);
         env.putAll(overrides);
-        fronts.add(ServiceProcess.startJar("ws-front-" + fronts.size(), Jars.wsFront(), env, List.of()));
+        ServiceProcess front = ServiceProcess.startJar("ws-front-" + fronts.size(), Jars.wsFront(), env, List.of());
+        fronts.add(front);
         frontPorts.add(port);
-        awaitHealth(port, "\"status\":\"ok\"", Duration.ofSeconds(60));
+        http(port).awaitHealth("\"status\":\"ok\"", START_TIMEOUT, front);
         return fronts.size() - 1;
     }
 
@@ -102,6 +100,21 @@ public final class E2eStack implements AutoCloseable {
 
     public int wsPort(int i) {
         return frontPorts.get(i);
+    }
+
+    /** {@code /health} and {@code /metrics} of the service listening on {@code port}. */
+    public ServiceHttp http(int port) {
+        return http.computeIfAbsent(port, ServiceHttp::new);
+    }
+
+    /** {@code /health} and {@code /metrics} of this stack's cdc-worker. */
+    public ServiceHttp cdcHttp() {
+        return http(cdcPort);
+    }
+
+    /** The {@code /health} body of the service on {@code port}, or {@code unreachable: ...}. */
+    public String health(int port) {
+        return http(port).health();
     }
 
     public void createProject() {
@@ -129,66 +142,36 @@ public final class E2eStack implements AutoCloseable {
 
     /** Enables realtime on a table of another project registered with {@link #createProject(String)}. */
     public void enable(String projectId, String table) {
-        try {
-            HttpResponse<String> r = http.send(
-                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + cdcPort + "/v1/db/" + projectId
-                                    + "/schema/tables/"
-                                    + java.net.URLEncoder.encode(table, java.nio.charset.StandardCharsets.UTF_8)
-                                            .replace("+", "%20")
-                                    + "/realtime"))
-                            .header("apikey", tokens.serviceRole(projectId))
-                            .PUT(HttpRequest.BodyPublishers.ofString("{\"enabled\":true}"))
-                            .build(),
-                    HttpResponse.BodyHandlers.ofString());
-            if (r.statusCode() != 200) {
-                throw new AssertionError("enable " + table + ": " + r.statusCode() + " " + r.body());
-            }
-        } catch (java.io.IOException e) {
-            throw new AssertionError("control API unreachable", e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
+        control.enable(projectId, table, tokens.serviceRole(projectId));
     }
 
+    /**
+     * Creates {@code name} in the project's schema with {@code columns} (e.g.
+     * {@code "(id int PRIMARY KEY)"}), lets the client roles select from it, and enables realtime
+     * on it.
+     */
+    public void createEnabledTable(String name, String columns) {
+        createEnabledTable(projectId, name, columns);
+    }
+
+    /** {@link #createEnabledTable(String, String)} in another project's schema. */
+    public void createEnabledTable(String projectId, String name, String columns) {
+        String table = qualified(schemaOf(projectId), name);
+        pg.execute("CREATE TABLE " + table + columns, "GRANT SELECT ON " + table + " TO aura_anon, aura_authenticated");
+        enable(projectId, name);
+    }
+
+    /** The quoted name of {@code name} in this project's schema. */
     public String table(String name) {
-        return "\"" + schema + "\".\"" + name.replace("\"", "\"\"") + "\"";
+        return qualified(schema, name);
+    }
+
+    private static String qualified(String schemaName, String name) {
+        return "\"" + schemaName + "\".\"" + name.replace("\"", "\"\"") + "\"";
     }
 
     public void sql(String... statements) {
         pg.execute(statements);
-    }
-
-    public String health(int port) {
-        try {
-            return http.send(
-                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health"))
-                                    .timeout(Duration.ofSeconds(2))
-                                    .build(),
-                            HttpResponse.BodyHandlers.ofString())
-                    .body();
-        } catch (Exception e) {
-            return "unreachable: " + e;
-        }
-    }
-
-    public void awaitHealth(int port, String contains, Duration timeout) {
-        Instant deadline = Instant.now().plus(timeout);
-        String last = "";
-        while (Instant.now().isBefore(deadline)) {
-            last = health(port);
-            if (last.replace(" ", "").contains(contains)) {
-                return;
-            }
-            try {
-                Thread.sleep(100);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-        }
-        throw new AssertionError("port " + port + " /health never contained " + contains + "; last: " + last
-                + (cdc != null ? "\ncdc-worker log:\n" + cdc.logTail(40) : ""));
     }
 
     @Override

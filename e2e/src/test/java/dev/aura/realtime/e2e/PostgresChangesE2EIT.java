@@ -21,12 +21,8 @@ class PostgresChangesE2EIT {
     @BeforeAll
     static void start() {
         stack = E2eStack.startDefault(1);
-        stack.sql(
-                "CREATE TABLE " + stack.table("messages")
-                        + "(id bigserial PRIMARY KEY, body text NOT NULL, tags text[], meta jsonb)",
-                "GRANT SELECT ON " + stack.table("messages") + " TO aura_anon, aura_authenticated",
-                "CREATE TABLE " + stack.table("unwatched") + "(id int PRIMARY KEY, v text)");
-        stack.enable("messages");
+        stack.createEnabledTable("messages", "(id bigserial PRIMARY KEY, body text NOT NULL, tags text[], meta jsonb)");
+        stack.sql("CREATE TABLE " + stack.table("unwatched") + "(id int PRIMARY KEY, v text)");
     }
 
     @AfterAll

@@ -1,25 +1,11 @@
 package dev.aura.realtime.testkit;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.nio.file.attribute.UserPrincipalLookupService;
 import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.SQLException;
-import java.sql.Statement;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.stream.Stream;
 
 /**
  * A throw-away PostgreSQL cluster configured for logical decoding with wal2json.
@@ -32,8 +18,11 @@ import java.util.stream.Stream;
  * Settings given to the {@link Builder} are appended after those, so they win.
  *
  * <p>Lifecycle: {@link #stop()} and {@link #kill()} leave the data directory in place and
- * {@link #start()} starts the same cluster again on the same port; {@link #close()} stops it and
+ * {@link #restart()} starts the same cluster again on the same port; {@link #close()} stops it and
  * deletes the directory. Instances are safe to use from one test thread at a time.
+ *
+ * <p>The server process is {@link PostgresProcess}, the cluster's files {@link PostgresInit}, the
+ * SQL conveniences {@link PostgresSql}.
  *
  * <pre>{@code
  * try (PostgresServer pg = PostgresServer.builder().setting("max_slot_wal_keep_size", "1MB").start()) {
@@ -42,24 +31,21 @@ import java.util.stream.Stream;
  * }</pre>
  */
 public final class PostgresServer implements AutoCloseable {
-    private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
-
     private static PostgresServer shared;
 
-    private final Path binDir;
     private final Path baseDir;
     private final Path dataDir;
     private final Path logFile;
-    private int port;
-    private boolean running;
+    private final int port;
+    private final PostgresProcess process;
     private boolean closed;
 
     private PostgresServer(Path binDir, Path baseDir, int port) {
-        this.binDir = binDir;
         this.baseDir = baseDir;
         this.dataDir = baseDir.resolve("data");
         this.logFile = baseDir.resolve("server.log");
         this.port = port;
+        this.process = new PostgresProcess(binDir, dataDir, logFile, port);
     }
 
     /** Returns a builder for a new cluster; nothing is started until {@link Builder#start()}. */
@@ -92,7 +78,7 @@ public final class PostgresServer implements AutoCloseable {
         return shared;
     }
 
-    /** Returns the TCP port on 127.0.0.1; stable across {@link #stop()}/{@link #start()}. */
+    /** Returns the TCP port on 127.0.0.1; stable across {@link #stop()}/{@link #restart()}. */
     public int port() {
         return port;
     }
@@ -127,11 +113,7 @@ public final class PostgresServer implements AutoCloseable {
      * @throws UncheckedSqlException if the connection fails
      */
     public Connection connect() {
-        try {
-            return DriverManager.getConnection(jdbcUrl());
-        } catch (SQLException e) {
-            throw new UncheckedSqlException("cannot connect to " + jdbcUrl(), e);
-        }
+        return PostgresSql.connect(jdbcUrl());
     }
 
     /**
@@ -140,18 +122,7 @@ public final class PostgresServer implements AutoCloseable {
      * @throws UncheckedSqlException naming the failing statement
      */
     public void execute(String... sql) {
-        try (Connection connection = connect();
-                Statement statement = connection.createStatement()) {
-            for (String each : sql) {
-                try {
-                    statement.execute(each);
-                } catch (SQLException e) {
-                    throw new UncheckedSqlException("failed: " + each, e);
-                }
-            }
-        } catch (SQLException e) {
-            throw new UncheckedSqlException("cannot close connection to " + jdbcUrl(), e);
-        }
+        PostgresSql.execute(jdbcUrl(), sql);
     }
 
     /**
@@ -163,29 +134,12 @@ public final class PostgresServer implements AutoCloseable {
      * @throws UncheckedSqlException if the server cannot be queried
      */
     public boolean knowsSetting(String name) {
-        try (Connection connection = connect();
-                java.sql.PreparedStatement statement =
-                        connection.prepareStatement("select count(*) from pg_settings where name = ?")) {
-            statement.setString(1, name);
-            try (java.sql.ResultSet rs = statement.executeQuery()) {
-                rs.next();
-                return rs.getInt(1) > 0;
-            }
-        } catch (SQLException e) {
-            throw new UncheckedSqlException("cannot read pg_settings on " + jdbcUrl(), e);
-        }
+        return PostgresSql.knowsSetting(jdbcUrl(), name);
     }
 
     /** Returns {@code server_version} as the server reports it, e.g. {@code 15.18 (Debian 15.18-0+deb12u1)}. */
     public String serverVersion() {
-        try (Connection connection = connect();
-                Statement statement = connection.createStatement();
-                java.sql.ResultSet rs = statement.executeQuery("show server_version")) {
-            rs.next();
-            return rs.getString(1);
-        } catch (SQLException e) {
-            throw new UncheckedSqlException("cannot read server_version on " + jdbcUrl(), e);
-        }
+        return PostgresSql.queryOne(jdbcUrl(), "show server_version");
     }
 
     /**
@@ -198,10 +152,9 @@ public final class PostgresServer implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("PostgresServer on port " + port + " is closed");
         }
-        if (running) {
-            return;
+        if (!process.running()) {
+            process.start();
         }
-        startServer();
     }
 
     /**
@@ -209,15 +162,7 @@ public final class PostgresServer implements AutoCloseable {
      * data is kept. No-op when already stopped.
      */
     public synchronized void stop() {
-        if (!running) {
-            return;
-        }
-        Commands.runOrFail(
-                Commands.asPostgresUser(List.of(
-                        bin("pg_ctl").toString(), "-D", dataDir.toString(), "-m", "fast", "-w", "-t", "60", "stop")),
-                Duration.ofSeconds(90),
-                "pg_ctl stop");
-        running = false;
+        process.stop();
     }
 
     /**
@@ -225,17 +170,7 @@ public final class PostgresServer implements AutoCloseable {
      * {@link #restart()} runs crash recovery.
      */
     public synchronized void kill() {
-        if (!running) {
-            return;
-        }
-        postmasterPid().flatMap(ProcessHandle::of).ifPresent(postmaster -> {
-            List<ProcessHandle> backends = postmaster.descendants().toList();
-            postmaster.destroyForcibly();
-            backends.forEach(ProcessHandle::destroyForcibly);
-            waitForExit(postmaster);
-            backends.forEach(PostgresServer::waitForExit);
-        });
-        running = false;
+        process.kill();
     }
 
     /** Stops the server (fast) and deletes its directory. Idempotent. */
@@ -257,63 +192,6 @@ public final class PostgresServer implements AutoCloseable {
     @Override
     public String toString() {
         return "PostgresServer[127.0.0.1:" + port + ", " + dataDir + "]";
-    }
-
-    // ---- internals ---------------------------------------------------------------------------
-
-    private void startServer() {
-        // A killed postmaster can leave its pid file and shared memory behind for a moment; retry.
-        IllegalStateException last = null;
-        for (int attempt = 0; attempt < 3; attempt++) {
-            Commands.Result result = Commands.run(
-                    Commands.asPostgresUser(List.of(
-                            bin("pg_ctl").toString(),
-                            "-D",
-                            dataDir.toString(),
-                            "-l",
-                            logFile.toString(),
-                            "-w",
-                            "-t",
-                            String.valueOf(START_TIMEOUT.toSeconds()),
-                            "start")),
-                    START_TIMEOUT.plusSeconds(30));
-            if (result.exitCode() == 0) {
-                running = true;
-                return;
-            }
-            last = new IllegalStateException("Postgres did not start on port " + port + " (" + dataDir + "): "
-                    + result.output().strip() + "\n--- tail of " + logFile + " ---\n" + Commands.tail(logFile, 30));
-            Commands.sleep(Duration.ofMillis(500));
-        }
-        throw last;
-    }
-
-    private Optional<Long> postmasterPid() {
-        Path pidFile = dataDir.resolve("postmaster.pid");
-        try {
-            if (!Files.exists(pidFile)) {
-                return Optional.empty();
-            }
-            try (Stream<String> lines = Files.lines(pidFile)) {
-                return lines.findFirst().map(String::strip).map(Long::parseLong);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + pidFile, e);
-        }
-    }
-
-    private static void waitForExit(ProcessHandle handle) {
-        try {
-            handle.onExit().get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (java.util.concurrent.ExecutionException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private Path bin(String name) {
-        return binDir.resolve(name);
     }
 
     private static String encode(String value) {
@@ -347,16 +225,16 @@ public final class PostgresServer implements AutoCloseable {
          */
         public PostgresServer start() {
             Path binDir = PostgresInstallation.binDir();
-            Path baseDir = createBaseDir();
+            Path baseDir = PostgresInit.createBaseDir();
             IllegalStateException lastFailure = null;
             try {
-                initdb(binDir, baseDir);
+                PostgresInit.initdb(binDir, baseDir.resolve("data"));
                 // Another process may take the probed port before Postgres binds it: retry with a new one.
                 for (int attempt = 0; attempt < 3; attempt++) {
                     PostgresServer server = new PostgresServer(binDir, baseDir, Ports.free());
-                    writeConfig(server);
+                    PostgresInit.writeConfig(binDir, server.dataDir, baseDir, server.port, settings);
                     try {
-                        server.startServer();
+                        server.process.start();
                         return server;
                     } catch (IllegalStateException e) {
                         lastFailure = e;
@@ -371,77 +249,6 @@ public final class PostgresServer implements AutoCloseable {
             }
             Commands.deleteRecursively(baseDir);
             throw lastFailure;
-        }
-
-        private static Path createBaseDir() {
-            try {
-                Path dir = Files.createTempDirectory("aura-pg-");
-                Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
-                if (Commands.isRoot()) {
-                    UserPrincipalLookupService users = dir.getFileSystem().getUserPrincipalLookupService();
-                    Files.setOwner(dir, users.lookupPrincipalByName("postgres"));
-                }
-                return dir;
-            } catch (IOException e) {
-                throw new UncheckedIOException(
-                        "cannot create a Postgres directory under " + System.getProperty("java.io.tmpdir")
-                                + " owned by OS user postgres",
-                        e);
-            }
-        }
-
-        private static void initdb(Path binDir, Path baseDir) {
-            Commands.runOrFail(
-                    Commands.asPostgresUser(List.of(
-                            binDir.resolve("initdb").toString(),
-                            "-D",
-                            baseDir.resolve("data").toString(),
-                            "-U",
-                            "postgres",
-                            "-A",
-                            "trust",
-                            "-E",
-                            "UTF8",
-                            "--locale=C",
-                            "--no-sync")),
-                    Duration.ofMinutes(2),
-                    "initdb");
-        }
-
-        private void writeConfig(PostgresServer server) {
-            Path conf = server.dataDir.resolve("postgresql.conf");
-            List<String> lines = new ArrayList<>();
-            lines.add("");
-            lines.add("# aura-realtime testkit");
-            lines.add("listen_addresses = '127.0.0.1'");
-            lines.add("port = " + server.port);
-            lines.add("unix_socket_directories = '" + server.baseDir + "'");
-            lines.add("fsync = off");
-            lines.add("full_page_writes = off");
-            lines.add("max_connections = 200");
-            lines.add("logging_collector = off");
-            try {
-                Files.write(conf, lines, StandardOpenOption.APPEND);
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot write " + conf, e);
-            }
-            Commands.runOrFail(
-                    List.of(
-                            "bash",
-                            PostgresInstallation.configureScript().toString(),
-                            "configure",
-                            conf.toString(),
-                            server.bin("postgres").toString()),
-                    Duration.ofSeconds(60),
-                    "install-wal2json.sh configure");
-            List<String> overrides = new ArrayList<>();
-            overrides.add("# testkit overrides");
-            settings.forEach((name, value) -> overrides.add(name + " = '" + value.replace("'", "''") + "'"));
-            try {
-                Files.write(conf, overrides, StandardOpenOption.APPEND);
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot write " + conf, e);
-            }
         }
     }
 }

@@ -1,41 +1,24 @@
 package dev.aura.realtime.testkit;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 
 /**
  * The real {@code @supabase/realtime-js} client, driven through {@code e2e/js/driver.mjs} in a
- * Node child process.
+ * Node child process: typed commands ({@link #connect}, {@link #channel}, {@link #subscribe},
+ * {@link #sendBroadcast}, {@link #track}, ...) and waiting for what the client reports.
  *
- * <p>Commands are JSON objects written to the driver's stdin, one per line; every command gets an
- * {@code id} and is answered by {@code {"type":"ack","id":..,"result":..}} or
- * {@code {"type":"error","id":..,"message":..}}. Everything else the driver prints is an event
- * (postgres_changes, broadcast, presence, system, status, socket, ...) recorded in order in
- * {@link #events()}; acks and errors are recorded too. The protocol is documented at the top of
- * driver.mjs.
+ * <p>Every line the driver prints is an event (postgres_changes, broadcast, presence, system,
+ * status, socket, ..., and the acks and errors answering commands), recorded in order in
+ * {@link #events()}. The line protocol and the process live in {@link RealtimeJsDriver}, the
+ * event log and its waits in {@link RealtimeJsEvents}.
  *
  * <p>Threads: one daemon thread reads the driver's stdout; the driver's stderr (realtime-js logs)
  * goes to {@link #logFile()} under {@code target/realtime-js/}. Methods may be called from any
@@ -46,23 +29,13 @@ public final class RealtimeJsClient implements AutoCloseable {
     public static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(20);
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final AtomicInteger SEQUENCE = new AtomicInteger();
 
-    private final Process process;
-    private final OutputStream stdin;
-    private final Path logFile;
-    private final List<JsonNode> events = new ArrayList<>();
-    private final Map<String, CompletableFuture<JsonNode>> pending = new ConcurrentHashMap<>();
-    private final AtomicInteger nextId = new AtomicInteger();
-    private final Thread reader;
+    private final RealtimeJsDriver driver;
+    private final RealtimeJsEvents events;
 
-    private RealtimeJsClient(Process process, Path logFile) {
-        this.process = process;
-        this.stdin = process.getOutputStream();
-        this.logFile = logFile;
-        this.reader = new Thread(this::readEvents, "realtime-js-reader-" + process.pid());
-        this.reader.setDaemon(true);
-        this.reader.start();
+    private RealtimeJsClient(RealtimeJsDriver driver) {
+        this.driver = driver;
+        this.events = driver.events();
     }
 
     /**
@@ -73,36 +46,14 @@ public final class RealtimeJsClient implements AutoCloseable {
      *     does not answer within 20 s
      */
     public static RealtimeJsClient start() {
-        Path jsDir = RepoRoot.find().resolve("e2e/js");
-        if (!Files.isDirectory(jsDir.resolve("node_modules/@supabase/realtime-js"))) {
-            throw new IllegalStateException(jsDir.resolve("node_modules") + " lacks @supabase/realtime-js:"
-                    + " run npm ci --prefix e2e/js (or scripts/stack.sh install)");
-        }
-        String node = System.getenv().getOrDefault("NODE_BIN", "node");
-        Path logDir = Path.of("target", "realtime-js").toAbsolutePath();
-        Path logFile =
-                logDir.resolve("driver-" + ProcessHandle.current().pid() + "-" + SEQUENCE.incrementAndGet() + ".log");
-        Process process;
-        try {
-            Files.createDirectories(logDir);
-            process = new ProcessBuilder(node, "driver.mjs")
-                    .directory(jsDir.toFile())
-                    .redirectError(ProcessBuilder.Redirect.appendTo(logFile.toFile()))
-                    .start();
-        } catch (IOException e) {
-            throw new IllegalStateException(
-                    "cannot start '" + node + " driver.mjs' in " + jsDir
-                            + ": is Node.js >= 20 installed? (scripts/stack.sh install)",
-                    e);
-        }
-        RealtimeJsClient client = new RealtimeJsClient(process, logFile);
+        RealtimeJsClient client = new RealtimeJsClient(RealtimeJsDriver.start());
         try {
             client.call("ping", Map.of());
         } catch (RuntimeException | AssertionError e) {
             client.close();
             throw new IllegalStateException(
-                    "realtime-js driver did not start: " + e.getMessage() + "\n--- tail of " + logFile + " ---\n"
-                            + Commands.tail(logFile, 30),
+                    "realtime-js driver did not start: " + e.getMessage() + "\n--- tail of " + client.logFile()
+                            + " ---\n" + Commands.tail(client.logFile(), 30),
                     e);
         }
         return client;
@@ -133,37 +84,7 @@ public final class RealtimeJsClient implements AutoCloseable {
      * @throws AssertionError if no answer arrives within {@link #COMMAND_TIMEOUT}
      */
     public JsonNode call(ObjectNode command) {
-        String id = String.valueOf(nextId.incrementAndGet());
-        command.put("id", id);
-        CompletableFuture<JsonNode> answer = new CompletableFuture<>();
-        pending.put(id, answer);
-        try {
-            synchronized (stdin) {
-                stdin.write((JSON.writeValueAsString(command) + "\n").getBytes(StandardCharsets.UTF_8));
-                stdin.flush();
-            }
-            JsonNode reply = answer.get(COMMAND_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-            if ("error".equals(reply.path("type").asText())) {
-                throw new DriverException(
-                        command.path("type").asText(), reply.path("message").asText());
-            }
-            return reply.path("result");
-        } catch (IOException e) {
-            throw new UncheckedIOException(
-                    "cannot write to the realtime-js driver (alive: " + process.isAlive() + ")\n"
-                            + Commands.tail(logFile, 20),
-                    e);
-        } catch (TimeoutException e) {
-            throw new AssertionError("realtime-js driver did not answer " + command + " within " + COMMAND_TIMEOUT
-                    + "\n--- driver log ---\n" + Commands.tail(logFile, 20));
-        } catch (ExecutionException e) {
-            throw new IllegalStateException(e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted waiting for the driver", e);
-        } finally {
-            pending.remove(id);
-        }
+        return driver.call(command, COMMAND_TIMEOUT);
     }
 
     /** Same as {@link #call(ObjectNode)}: sends a raw command object and returns the ack's result. */
@@ -312,16 +233,12 @@ public final class RealtimeJsClient implements AutoCloseable {
 
     /** Returns a snapshot of every event received so far, in order (acks and errors included). */
     public List<JsonNode> events() {
-        synchronized (events) {
-            return List.copyOf(events);
-        }
+        return events.snapshot();
     }
 
     /** Returns how many events were received so far; pass it to {@link #awaitEvent(int, Predicate, Duration)}. */
     public int eventCount() {
-        synchronized (events) {
-            return events.size();
-        }
+        return events.count();
     }
 
     /**
@@ -341,29 +258,7 @@ public final class RealtimeJsClient implements AutoCloseable {
      * @throws AssertionError after {@code timeout}, listing the events seen
      */
     public JsonNode awaitEvent(int fromIndex, Predicate<JsonNode> predicate, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        synchronized (events) {
-            int checked = fromIndex;
-            while (true) {
-                for (; checked < events.size(); checked++) {
-                    if (predicate.test(events.get(checked))) {
-                        return events.get(checked);
-                    }
-                }
-                long remainingMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-                if (remainingMs <= 0) {
-                    throw new AssertionError("no matching realtime-js event within " + timeout + " (from index "
-                            + fromIndex + "); events seen:\n" + describe(events) + "\n--- driver log ---\n"
-                            + Commands.tail(logFile, 20));
-                }
-                try {
-                    events.wait(Math.min(remainingMs, 200));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IllegalStateException("interrupted", e);
-                }
-            }
-        }
+        return events.await(fromIndex, predicate, timeout);
     }
 
     /** Waits for a {@code status} event of {@code channel} with {@code status} (e.g. {@code SUBSCRIBED}). */
@@ -381,79 +276,18 @@ public final class RealtimeJsClient implements AutoCloseable {
      * @throws AssertionError naming the unexpected event
      */
     public void assertNoEvent(int fromIndex, Predicate<JsonNode> predicate, Duration window) {
-        Instant end = Instant.now().plus(window);
-        while (Instant.now().isBefore(end)) {
-            List<JsonNode> snapshot = events();
-            for (int i = fromIndex; i < snapshot.size(); i++) {
-                if (predicate.test(snapshot.get(i))) {
-                    throw new AssertionError("unexpected realtime-js event: " + snapshot.get(i));
-                }
-            }
-            Commands.sleep(Duration.ofMillis(50));
-        }
+        events.assertNone(fromIndex, predicate, window);
     }
 
     /** Returns the driver's stderr log (realtime-js logger output and driver diagnostics). */
     public Path logFile() {
-        return logFile;
+        return driver.logFile();
     }
 
     /** Kills the Node process. Idempotent. */
     @Override
     public void close() {
-        process.destroyForcibly();
-        try {
-            process.waitFor(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    // ---- internals ---------------------------------------------------------------------------
-
-    private void readEvents() {
-        try (BufferedReader lines =
-                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-            String line;
-            while ((line = lines.readLine()) != null) {
-                JsonNode event;
-                try {
-                    event = JSON.readTree(line);
-                } catch (JsonProcessingException e) {
-                    event = JSON.createObjectNode()
-                            .put("type", "invalid_output")
-                            .put("line", line);
-                }
-                record(event);
-            }
-        } catch (IOException e) {
-            // The process ended; fall through to report it.
-        }
-        String reason = "realtime-js driver exited" + (process.isAlive() ? "" : " with " + process.exitValue());
-        record(JSON.createObjectNode().put("type", "driver_exit"));
-        pending.values().forEach(f -> f.completeExceptionally(new IllegalStateException(reason)));
-    }
-
-    private void record(JsonNode event) {
-        synchronized (events) {
-            events.add(event);
-            events.notifyAll();
-        }
-        String type = event.path("type").asText();
-        if ("ack".equals(type) || "error".equals(type)) {
-            CompletableFuture<JsonNode> answer = pending.get(event.path("id").asText());
-            if (answer != null) {
-                answer.complete(event);
-            }
-        }
-    }
-
-    private static String describe(List<JsonNode> events) {
-        StringBuilder text = new StringBuilder();
-        for (int i = 0; i < events.size(); i++) {
-            text.append("  [").append(i).append("] ").append(events.get(i)).append('\n');
-        }
-        return text.isEmpty() ? "  (none)" : text.toString();
+        driver.close();
     }
 
     private static Map<String, Object> map(Object... keysAndValues) {

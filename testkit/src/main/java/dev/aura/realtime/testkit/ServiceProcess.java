@@ -6,16 +6,18 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * One of our binaries ({@code cdc-worker}, {@code ws-front}) running as a child process.
@@ -110,29 +112,26 @@ public final class ServiceProcess implements AutoCloseable {
      *     log tail
      */
     public String waitForLog(Pattern pattern, Duration timeout) {
-        Instant deadline = Instant.now().plus(timeout);
-        while (true) {
-            for (String line : readLog()) {
-                if (pattern.matcher(line).find()) {
-                    return line;
-                }
-            }
-            if (!process.isAlive()) {
-                // Re-read once: the line may have been written just before exiting.
-                for (String line : readLog()) {
-                    if (pattern.matcher(line).find()) {
-                        return line;
-                    }
-                }
-                throw new AssertionError(name + " exited with " + process.exitValue() + " before logging /" + pattern
-                        + "/\n--- tail of " + logFile + " ---\n" + logTail(40));
-            }
-            if (Instant.now().isAfter(deadline)) {
-                throw new AssertionError(name + " did not log /" + pattern + "/ within " + timeout + "\n--- tail of "
-                        + logFile + " ---\n" + logTail(40));
-            }
-            Commands.sleep(Duration.ofMillis(50));
+        try {
+            return Awaitility.await()
+                    .atMost(timeout)
+                    .pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(50))
+                    .until(() -> matchingLine(pattern), line -> line.isPresent() || !process.isAlive())
+                    // Read once more after an exit: the line may have been written just before it.
+                    .or(() -> matchingLine(pattern))
+                    .orElseThrow(() -> new AssertionError(name + " exited with " + process.exitValue()
+                            + " before logging /" + pattern + "/\n--- tail of " + logFile + " ---\n" + logTail(40)));
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError(
+                    name + " did not log /" + pattern + "/ within " + timeout + "\n--- tail of " + logFile + " ---\n"
+                            + logTail(40),
+                    e);
         }
+    }
+
+    private Optional<String> matchingLine(Pattern pattern) {
+        return readLog().stream().filter(line -> pattern.matcher(line).find()).findFirst();
     }
 
     /** Returns the last {@code lines} lines of the log. */

@@ -2,44 +2,23 @@ package dev.aura.realtime.e2e.cdc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.aura.realtime.testkit.NatsServer;
-import dev.aura.realtime.testkit.PostgresServer;
+import dev.aura.realtime.testkit.Waits;
 import java.nio.file.Files;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import java.util.concurrent.atomic.AtomicLong;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** C4 with the real jar: at-least-once across kill -9, and a million-row transaction in a 256 MB heap. */
+/** docs/design.md C4 with the real jar: at-least-once across kill -9, and a million-row transaction in a 256 MB heap. */
 class CdcDeliveryIT {
-    private CdcJar cdc;
-
-    @BeforeEach
-    void setUp() throws Exception {
-        cdc = new CdcJar(PostgresServer.shared(), NatsServer.shared());
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        cdc.close();
-    }
-
-    private void awaitReceived(int count, Duration timeout) {
-        Instant deadline = Instant.now().plus(timeout);
-        while (cdc.received() < count) {
-            if (Instant.now().isAfter(deadline)) {
-                throw new AssertionError(
-                        "received " + cdc.received() + " of " + count + "\n" + cdc.process.logTail(40));
-            }
-            CdcJar.sleep(20);
-        }
-    }
+    @RegisterExtension
+    final CdcJar cdc = CdcJar.onSharedServers();
 
     @Test
     void killNineInTheMiddleOfABatchLosesNothingAndDuplicatesKeepTheirEventId() throws Exception {
@@ -47,29 +26,31 @@ class CdcDeliveryIT {
         cdc.start(List.of());
         cdc.enableTable("t", "(id int PRIMARY KEY)");
         cdc.pg.execute("INSERT INTO " + cdc.table("t") + " SELECT generate_series(1, " + rows + ")");
-        awaitReceived(2_000, Duration.ofSeconds(60));
+        cdc.awaitReceived(2_000, Duration.ofSeconds(60));
         cdc.process.kill9();
         int beforeKill = cdc.received();
         assertThat(beforeKill).as("killed in the middle of the batch").isLessThan(rows);
 
         cdc.start(List.of());
-        Instant deadline = Instant.now().plusSeconds(120);
         Map<String, Integer> recordByEventId = new HashMap<>();
-        while (true) {
-            synchronized (cdc) {
-                for (int i = 0; i < cdc.eventIds.size(); i++) {
-                    Integer previous = recordByEventId.putIfAbsent(cdc.eventIds.get(i), cdc.recordIds.get(i));
-                    assertThat(previous == null || previous.equals(cdc.recordIds.get(i)))
-                            .as("a duplicate carries the same event id for the same row")
-                            .isTrue();
-                }
-            }
-            if (recordByEventId.size() >= rows || Instant.now().isAfter(deadline)) {
-                break;
-            }
-            recordByEventId.clear();
-            CdcJar.sleep(200);
-        }
+        Waits.until(
+                rows + " distinct events",
+                Duration.ofSeconds(120),
+                Duration.ofMillis(200),
+                () -> {
+                    recordByEventId.clear();
+                    synchronized (cdc) {
+                        for (int i = 0; i < cdc.eventIds.size(); i++) {
+                            Integer previous = recordByEventId.putIfAbsent(cdc.eventIds.get(i), cdc.recordIds.get(i));
+                            assertThat(previous == null || previous.equals(cdc.recordIds.get(i)))
+                                    .as("a duplicate carries the same event id for the same row")
+                                    .isTrue();
+                        }
+                    }
+                    return recordByEventId.size() >= rows;
+                },
+                () -> recordByEventId.size() + " distinct of " + cdc.received() + " received\n"
+                        + cdc.process.logTail(40));
         Set<Integer> distinctRows = new HashSet<>(recordByEventId.values());
         assertThat(recordByEventId).hasSize(rows);
         assertThat(distinctRows).hasSize(rows);
@@ -87,17 +68,25 @@ class CdcDeliveryIT {
         long t0 = System.nanoTime();
         cdc.pg.execute("INSERT INTO " + cdc.table("big") + " SELECT generate_series(1, " + rows + ")");
         long committed = System.nanoTime();
-        long peakRss = 0;
-        Instant deadline = Instant.now().plusSeconds(600);
-        while (cdc.received() < rows) {
-            assertThat(cdc.process.isAlive()).as("worker alive (no OOM)").isTrue();
-            assertThat(Instant.now()).as("received " + cdc.received()).isBefore(deadline);
-            peakRss = Math.max(peakRss, rssKb(cdc.process.pid()));
-            CdcJar.sleep(200);
-        }
+        AtomicLong peakRss = new AtomicLong();
+        Waits.until(
+                rows + " events",
+                Duration.ofSeconds(600),
+                Duration.ofMillis(200),
+                () -> {
+                    assertThat(cdc.process.isAlive())
+                            .as("worker alive (no OOM)")
+                            .isTrue();
+                    peakRss.accumulateAndGet(rssKb(cdc.process.pid()), Math::max);
+                    return cdc.received() >= rows;
+                },
+                () -> "received " + cdc.received() + "\n" + cdc.process.logTail(40));
         long done = System.nanoTime();
-        CdcJar.sleep(500);
-        assertThat(cdc.process.isAlive()).isTrue();
+        // a worker that ran out of memory would exit after its last publish: it must stay up a while
+        Awaitility.await("the worker alive 500 ms after the last event")
+                .during(Duration.ofMillis(500))
+                .atMost(Duration.ofSeconds(1))
+                .until(cdc.process::isAlive);
         assertThat(Files.readString(cdc.process.logFile())).doesNotContain("java.lang.OutOfMemoryError");
         synchronized (cdc) {
             assertThat(cdc.received()).isEqualTo(rows);
@@ -112,7 +101,7 @@ class CdcDeliveryIT {
         }
         System.out.printf(
                 "1,000,000-row transaction: insert %d ms, delivered %d ms after commit, worker peak RSS %d MB%n",
-                (committed - t0) / 1_000_000, (done - committed) / 1_000_000, peakRss / 1024);
+                (committed - t0) / 1_000_000, (done - committed) / 1_000_000, peakRss.get() / 1024);
     }
 
     private static long rssKb(long pid) {

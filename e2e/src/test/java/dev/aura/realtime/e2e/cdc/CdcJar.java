@@ -4,36 +4,38 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.wire.AuraHeaders;
 import dev.aura.realtime.common.wire.Subjects;
-import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.testkit.Jars;
 import dev.aura.realtime.testkit.NatsServer;
 import dev.aura.realtime.testkit.Ports;
 import dev.aura.realtime.testkit.PostgresServer;
+import dev.aura.realtime.testkit.RegistryEntries;
+import dev.aura.realtime.testkit.ServiceEnv;
+import dev.aura.realtime.testkit.ServiceHttp;
 import dev.aura.realtime.testkit.ServiceProcess;
+import dev.aura.realtime.testkit.Waits;
 import io.nats.client.Connection;
 import io.nats.client.Dispatcher;
 import io.nats.client.Nats;
-import io.nats.client.api.KeyValueConfiguration;
-import io.nats.client.api.StorageType;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * The cdc-worker jar on its own slot against a project schema, and a NATS subscriber that keeps
  * only what delivery tests need of each event (event id and the record's {@code id}), so a
  * million events fit in the test JVM.
+ *
+ * <p>As a JUnit extension ({@code @RegisterExtension final CdcJar cdc = CdcJar.onSharedServers()})
+ * it is closed after each test.
  */
-final class CdcJar implements AutoCloseable {
+final class CdcJar implements AutoCloseable, AfterEachCallback {
     static final String SECRET = "test-secret-test-secret-test-secret-42";
     final PostgresServer pg;
     final NatsServer natsServer;
@@ -49,7 +51,7 @@ final class CdcJar implements AutoCloseable {
     private final Connection nats;
     private final Dispatcher dispatcher;
     private final ObjectMapper mapper = WireJson.mapper();
-    private final HttpClient http = HttpClient.newHttpClient();
+    private final ServiceHttp http = new ServiceHttp(httpPort);
     ServiceProcess process;
 
     CdcJar(PostgresServer pg, NatsServer natsServer) throws Exception {
@@ -75,45 +77,42 @@ final class CdcJar implements AutoCloseable {
         nats.flush(Duration.ofSeconds(5));
     }
 
+    /** On the JVM-wide Postgres and nats-server. */
+    static CdcJar onSharedServers() {
+        try {
+            return new CdcJar(PostgresServer.shared(), NatsServer.shared());
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot subscribe to NATS for the cdc-worker's events", e);
+        }
+    }
+
     void start(List<String> jvmArgs) {
-        Map<String, String> env = new HashMap<>();
-        env.put("POSTGRES_REPLICATION_URL", pg.jdbcUrl());
-        env.put("NATS_URL", natsServer.url());
-        env.put("AURA_JWT_SECRET", SECRET);
-        env.put("CDC_HTTP_PORT", Integer.toString(httpPort));
-        env.put("CDC_SLOT_NAME", slot);
-        env.put("CDC_TABLE_REFRESH_MS", "300");
-        env.put("CDC_IDLE_BACKOFF_MS", "20");
-        env.put("LEADER_ELECTION", "disabled");
-        process = ServiceProcess.startJar("cdc-worker", Jars.cdcWorker(), env, jvmArgs);
+        process = ServiceProcess.startJar(
+                "cdc-worker", Jars.cdcWorker(), ServiceEnv.cdcWorker(pg, natsServer, SECRET, slot, httpPort), jvmArgs);
         awaitActive(Duration.ofSeconds(60));
     }
 
     void awaitActive(Duration timeout) {
-        Instant deadline = Instant.now().plus(timeout);
-        while (Instant.now().isBefore(deadline)) {
-            try {
-                if (health().path("cdc_active").asBoolean()) {
-                    return;
-                }
-            } catch (Exception notYet) {
-                // the HTTP port opens a moment after the JVM starts
-            }
-            sleep(100);
-        }
-        throw new AssertionError("cdc-worker not active within " + timeout + "\n" + process.logTail(40));
+        http.awaitHealth(h -> h.path("cdc_active").asBoolean(), timeout, process);
     }
 
-    JsonNode health() throws Exception {
-        return mapper.readTree(http.send(
-                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/health"))
-                                .build(),
-                        HttpResponse.BodyHandlers.ofString())
-                .body());
+    /** Waits until {@code cdc_active} is {@code active}; returns that health document. */
+    JsonNode awaitHealth(boolean active, Duration timeout) {
+        return http.awaitHealth(
+                h -> !h.isMissingNode() && h.path("cdc_active").asBoolean() == active, timeout, process);
     }
 
-    /** Creates the project schema and {@code table}, enables it, registers a subscriber, and proves the path with a probe row. */
-    void enableTable(String table, String columns) throws Exception {
+    /** The worker's {@code /health}; a missing node while it does not answer. */
+    JsonNode health() {
+        return http.healthJson();
+    }
+
+    /**
+     * Creates the project schema and {@code table}, enables it, registers a subscriber, and proves
+     * the path: probe rows (negative ids) are inserted until one arrives (the worker refreshes its
+     * table list every 300 ms), then the received lists are cleared.
+     */
+    void enableTable(String table, String columns) {
         pg.execute(
                 "CREATE SCHEMA \"" + schema + "\"",
                 "INSERT INTO aura_platform.projects(project_id, schema_name) VALUES ('" + projectId + "', '" + schema
@@ -121,36 +120,35 @@ final class CdcJar implements AutoCloseable {
                 "CREATE TABLE " + table(table) + columns,
                 "INSERT INTO aura_platform.realtime_tables(project_id, table_name) VALUES ('" + projectId + "', '"
                         + table + "')");
-        try {
-            nats.keyValueManagement().getStatus(SubscriptionEntry.BUCKET);
-        } catch (Exception absent) {
-            nats.keyValueManagement()
-                    .create(KeyValueConfiguration.builder()
-                            .name(SubscriptionEntry.BUCKET)
-                            .storageType(StorageType.Memory)
-                            .build());
-        }
-        SubscriptionEntry entry = new SubscriptionEntry(
-                UUID.randomUUID().toString(),
-                projectId,
-                table,
-                "*",
-                null,
-                "service_role",
-                mapper.createObjectNode().put("role", "service_role").put("ref", projectId),
-                System.currentTimeMillis() + 3_600_000,
-                "e2e");
-        nats.keyValue(SubscriptionEntry.BUCKET).put(entry.key(), mapper.writeValueAsBytes(entry));
-        Instant deadline = Instant.now().plusSeconds(30);
-        int probe = -1;
-        while (received() == 0) {
-            if (Instant.now().isAfter(deadline)) {
-                throw new AssertionError("probe row never arrived\n" + process.logTail(40));
-            }
-            pg.execute("INSERT INTO " + table(table) + " VALUES (" + probe-- + ")");
-            sleep(500);
-        }
-        sleep(300);
+        RegistryEntries.put(
+                nats,
+                RegistryEntries.binding(projectId, table, RegistryEntries.claims("service_role", projectId), "e2e"));
+        AtomicInteger probes = new AtomicInteger();
+        Waits.until(
+                "a probe row at NATS",
+                Duration.ofSeconds(30),
+                Duration.ofMillis(500),
+                () -> {
+                    if (received() > 0) {
+                        return true;
+                    }
+                    pg.execute("INSERT INTO " + table(table) + " VALUES (" + -probes.incrementAndGet() + ")");
+                    return false;
+                },
+                () -> process.logTail(40));
+        // Probes committed before the worker watched the table are skipped for good; the last one
+        // is decoded after a delivered one, so it arrives, and after it (commit order) nothing else.
+        int lastProbe = -probes.get();
+        Waits.until(
+                "probe row " + lastProbe + " at NATS",
+                Duration.ofSeconds(30),
+                Duration.ofMillis(20),
+                () -> {
+                    synchronized (this) {
+                        return recordIds.contains(lastProbe);
+                    }
+                },
+                () -> process.logTail(40));
         clear();
     }
 
@@ -167,13 +165,36 @@ final class CdcJar implements AutoCloseable {
         recordIds.clear();
     }
 
-    static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
+    /** Waits until at least {@code count} events arrived (duplicates count). */
+    void awaitReceived(int count, Duration timeout) {
+        Waits.until(
+                count + " events",
+                timeout,
+                Duration.ofMillis(20),
+                () -> received() >= count,
+                () -> "received " + received() + "\n" + process.logTail(40));
+    }
+
+    /** Waits until every id of {@code committed} arrived as a record id; fails naming the missing ones. */
+    void awaitDelivered(Set<Integer> committed, Duration timeout, String context) {
+        Set<Integer> missing = new TreeSet<>(committed);
+        Waits.until(
+                "every committed row delivered",
+                timeout,
+                Duration.ofMillis(100),
+                () -> {
+                    synchronized (this) {
+                        missing.removeAll(recordIds);
+                    }
+                    return missing.isEmpty();
+                },
+                () -> missing.size() + " of " + committed.size() + " never delivered, e.g. "
+                        + missing.stream().limit(20).toList() + " (" + context + ")\n" + process.logTail(30));
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) throws Exception {
+        close();
     }
 
     @Override

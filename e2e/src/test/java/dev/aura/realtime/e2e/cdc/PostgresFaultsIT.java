@@ -9,8 +9,11 @@ import dev.aura.realtime.testkit.PostgresServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
-import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,18 +31,18 @@ class PostgresFaultsIT {
             cdc.start(List.of());
             cdc.enableTable("t", "(id int PRIMARY KEY)");
             SteadyWriter writer = new SteadyWriter(cdc.pg, cdc.table("t"), 200);
-            awaitReceived(cdc, 200);
+            cdc.awaitReceived(200, Duration.ofSeconds(30));
             for (int round = 0; round < 3; round++) {
                 cdc.pg.execute(
                         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                                 + " WHERE application_name IN ('aura-cdc-worker', 'aura-cdc-worker-pool') AND pid <> pg_backend_pid()");
-                CdcJar.sleep(200);
+                Thread.sleep(200); // three separate rounds
             }
             String inactive = cdc.process.waitForLog(
                     Pattern.compile("cdc not active: postgres_unavailable: "), Duration.ofSeconds(10));
-            awaitHealth(cdc, true, Duration.ofSeconds(30));
-            awaitReceived(cdc, cdc.received() + 200);
-            assertAllDelivered(cdc, writer.stop());
+            cdc.awaitHealth(true, Duration.ofSeconds(30));
+            cdc.awaitReceived(cdc.received() + 200, Duration.ofSeconds(30));
+            cdc.awaitDelivered(writer.stop(), Duration.ofSeconds(60), "after pg_terminate_backend");
             System.out.println("after pg_terminate_backend: " + inactive.substring(inactive.indexOf("cdc not active")));
         }
     }
@@ -51,91 +54,38 @@ class PostgresFaultsIT {
             cdc.start(List.of());
             cdc.enableTable("t", "(id int PRIMARY KEY)");
             SteadyWriter writer = new SteadyWriter(pg, cdc.table("t"), 200);
-            awaitReceived(cdc, 200);
+            cdc.awaitReceived(200, Duration.ofSeconds(30));
             long t0 = System.nanoTime();
             // /health is sampled on another thread while Postgres restarts: the inactive spell can be
             // shorter than the restart call itself
-            java.util.concurrent.atomic.AtomicReference<JsonNode> down =
-                    new java.util.concurrent.atomic.AtomicReference<>();
-            Thread sampler = Thread.ofPlatform().daemon().start(() -> {
-                while (down.get() == null && !Thread.currentThread().isInterrupted()) {
-                    try {
-                        JsonNode h = cdc.health();
-                        if (!h.path("cdc_active").asBoolean()) {
-                            down.set(h);
-                        }
-                    } catch (Exception unreachable) {
-                        // keep sampling
-                    }
-                    CdcJar.sleep(20);
-                }
-            });
+            CompletableFuture<JsonNode> inactive = CompletableFuture.supplyAsync(() -> Awaitility.await()
+                    .atMost(Duration.ofSeconds(30))
+                    .pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(
+                            cdc::health,
+                            h -> !h.isMissingNode() && !h.path("cdc_active").asBoolean()));
             pg.stop(); // fast shutdown: sessions are terminated
-            CdcJar.sleep(1_000);
+            Thread.sleep(1_000); // Postgres stays down for a second
             pg.restart();
-            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-            while (down.get() == null && System.nanoTime() < deadline) {
-                CdcJar.sleep(20);
+            JsonNode down;
+            try {
+                down = inactive.get(30, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                throw new AssertionError("cdc_active never false during the restart\n" + cdc.process.logTail(20), e);
             }
-            sampler.interrupt();
-            assertThat(down.get())
-                    .as("cdc_active false during the restart\n" + cdc.process.logTail(20))
-                    .isNotNull();
-            assertThat(down.get().path("reason").asText())
+            assertThat(down.path("reason").asText())
                     .as("a reason while inactive")
                     .isNotBlank();
-            awaitHealth(cdc, true, Duration.ofSeconds(60));
+            cdc.awaitHealth(true, Duration.ofSeconds(60));
             long recoveredMs = (System.nanoTime() - t0) / 1_000_000;
-            awaitReceived(cdc, cdc.received() + 200);
+            cdc.awaitReceived(cdc.received() + 200, Duration.ofSeconds(30));
             Set<Integer> committed = writer.stop();
-            assertAllDelivered(cdc, committed);
+            cdc.awaitDelivered(committed, Duration.ofSeconds(60), "after a Postgres restart");
             System.out.printf(
                     "Postgres restart: inactive with reason '%s', active again %d ms after the restart began; "
                             + "%d rows, writer retries %d%n",
-                    down.get().path("reason").asText(), recoveredMs, committed.size(), writer.failures());
+                    down.path("reason").asText(), recoveredMs, committed.size(), writer.failures());
         }
-    }
-
-    private static JsonNode awaitHealth(CdcJar cdc, boolean active, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        JsonNode last = null;
-        while (System.nanoTime() < deadline) {
-            try {
-                last = cdc.health();
-                if (last.path("cdc_active").asBoolean() == active) {
-                    return last;
-                }
-            } catch (Exception unreachable) {
-                // keep polling
-            }
-            CdcJar.sleep(25);
-        }
-        throw new AssertionError(
-                "cdc_active never became " + active + "; last /health " + last + "\n" + cdc.process.logTail(30));
-    }
-
-    private static void awaitReceived(CdcJar cdc, int count) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (cdc.received() < count) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(
-                        "received " + cdc.received() + " of " + count + "\n" + cdc.process.logTail(40));
-            }
-            CdcJar.sleep(20);
-        }
-    }
-
-    private static void assertAllDelivered(CdcJar cdc, Set<Integer> committed) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        Set<Integer> missing = new TreeSet<>(committed);
-        while (!missing.isEmpty() && System.nanoTime() < deadline) {
-            synchronized (cdc) {
-                missing.removeAll(cdc.recordIds);
-            }
-            CdcJar.sleep(100);
-        }
-        assertThat(missing)
-                .as("committed rows never delivered\n" + cdc.process.logTail(30))
-                .isEmpty();
     }
 }

@@ -3,8 +3,6 @@ package dev.aura.realtime.e2e.cdc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.aura.realtime.e2e.faults.SteadyWriter;
-import dev.aura.realtime.testkit.NatsServer;
-import dev.aura.realtime.testkit.PostgresServer;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -12,29 +10,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
-import java.util.TreeSet;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Issue 9, "worker killed": the cdc-worker jar is killed with SIGKILL five times at random points
  * while rows are committed at a steady 500 rows/s (one transaction each). After the last restart
  * every committed row reached the NATS subscriber, and a row that arrived twice carried the same
- * event id both times (at-least-once with stable ids, C4).
+ * event id both times (at-least-once with stable ids, docs/design.md C4).
  */
 class WorkerCrashIT {
-    private CdcJar cdc;
-
-    @BeforeEach
-    void setUp() throws Exception {
-        cdc = new CdcJar(PostgresServer.shared(), NatsServer.shared());
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        cdc.close();
-    }
+    @RegisterExtension
+    final CdcJar cdc = CdcJar.onSharedServers();
 
     @Test
     void fiveKillNinesDuringSteadyLoadLoseNoCommittedRow() throws Exception {
@@ -45,25 +32,15 @@ class WorkerCrashIT {
         SteadyWriter writer = new SteadyWriter(cdc.pg, cdc.table("load"), 500);
         for (int kill = 1; kill <= 5; kill++) {
             int target = cdc.received() + 100 + random.nextInt(900); // kill after 0.2 to 2 s of deliveries
-            awaitReceived(target, Duration.ofSeconds(30));
+            cdc.awaitReceived(target, Duration.ofSeconds(30));
             cdc.process.kill9();
-            CdcJar.sleep(random.nextInt(300));
+            Thread.sleep(random.nextInt(300)); // the restart comes at a random moment, too
             cdc.start(List.of());
         }
-        awaitReceived(cdc.received() + 200, Duration.ofSeconds(30));
+        cdc.awaitReceived(cdc.received() + 200, Duration.ofSeconds(30));
         Set<Integer> committed = writer.stop();
 
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        Set<Integer> missing = new TreeSet<>(committed);
-        while (!missing.isEmpty() && System.nanoTime() < deadline) {
-            synchronized (cdc) {
-                missing.removeAll(cdc.recordIds);
-            }
-            CdcJar.sleep(100);
-        }
-        assertThat(missing)
-                .as("committed rows never delivered (seed " + seed + ")\n" + cdc.process.logTail(30))
-                .isEmpty();
+        cdc.awaitDelivered(committed, Duration.ofSeconds(60), "seed " + seed);
 
         Map<Integer, Set<String>> eventIdsByRow = new HashMap<>();
         Map<String, Integer> rowByEventId = new HashMap<>();
@@ -87,16 +64,5 @@ class WorkerCrashIT {
                 "5 x kill -9 at 500 rows/s (seed %d): %d rows committed, %d events received (%d duplicates), "
                         + "%d writer retries%n",
                 seed, committed.size(), total, total - eventIdsByRow.size(), writer.failures());
-    }
-
-    private void awaitReceived(int count, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (cdc.received() < count) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(
-                        "received " + cdc.received() + " of " + count + "\n" + cdc.process.logTail(40));
-            }
-            CdcJar.sleep(20);
-        }
     }
 }

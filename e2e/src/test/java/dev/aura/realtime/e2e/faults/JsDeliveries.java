@@ -2,8 +2,8 @@ package dev.aura.realtime.e2e.faults;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.aura.realtime.testkit.RealtimeJsClient;
+import dev.aura.realtime.testkit.Waits;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.TreeSet;
@@ -26,26 +26,16 @@ final class JsDeliveries {
 
     /** Waits until {@code channel} received every id of {@code expected}; fails naming the missing ones. */
     static void awaitAll(RealtimeJsClient js, String channel, Set<Integer> expected, Duration timeout, String context) {
-        Instant deadline = Instant.now().plus(timeout);
         Set<Integer> missing = new TreeSet<>(expected);
-        while (Instant.now().isBefore(deadline)) {
-            missing.removeAll(insertedIds(js, channel));
-            if (missing.isEmpty()) {
-                return;
-            }
-            sleep(100);
-        }
-        throw new AssertionError(
-                missing.size() + " of " + expected.size() + " committed rows never reached the client, e.g. "
+        Waits.until(
+                "every committed row at the client",
+                timeout,
+                Duration.ofMillis(100),
+                () -> {
+                    missing.removeAll(insertedIds(js, channel));
+                    return missing.isEmpty();
+                },
+                () -> missing.size() + " of " + expected.size() + " committed rows never reached the client, e.g. "
                         + missing.stream().limit(20).toList() + "\n" + context);
-    }
-
-    static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
     }
 }

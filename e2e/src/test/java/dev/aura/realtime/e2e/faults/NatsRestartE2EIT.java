@@ -7,6 +7,7 @@ import dev.aura.realtime.e2e.E2eStack;
 import dev.aura.realtime.testkit.NatsServer;
 import dev.aura.realtime.testkit.PostgresServer;
 import dev.aura.realtime.testkit.RealtimeJsClient;
+import dev.aura.realtime.testkit.Waits;
 import io.nats.client.Nats;
 import java.time.Duration;
 import java.util.Map;
@@ -27,15 +28,9 @@ class NatsRestartE2EIT {
     @Test
     void changesCommittedWhileNatsWasDownAreDeliveredAfterItReturns() throws Exception {
         try (NatsServer nats = NatsServer.start();
-                E2eStack stack = new E2eStack(PostgresServer.shared(), nats);
+                E2eStack stack = E2eStack.start(PostgresServer.shared(), nats, 1);
                 RealtimeJsClient js = RealtimeJsClient.start()) {
-            stack.startCdcWorker(Map.of(), java.util.List.of());
-            stack.startWsFront(Map.of());
-            stack.createProject();
-            stack.sql(
-                    "CREATE TABLE " + stack.table("t") + "(id int PRIMARY KEY)",
-                    "GRANT SELECT ON " + stack.table("t") + " TO aura_anon, aura_authenticated");
-            stack.enable("t");
+            stack.createEnabledTable("t", "(id int PRIMARY KEY)");
 
             js.connect(stack.wsUrl(0), stack.tokens.anon(stack.projectId), "2.0.0", Map.of());
             js.channel("before");
@@ -103,23 +98,25 @@ class NatsRestartE2EIT {
             js.onPostgresChanges("after", Map.of("event", "INSERT", "schema", "public", "table", "t"));
             js.subscribeAndAwait("after", Duration.ofSeconds(20));
             int probeId = 1_000_000;
-            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-            while (!JsDeliveries.insertedIds(js, "after").contains(probeId)) {
-                assertThat(System.nanoTime())
-                        .as("a binding made after the restart receives changes\n"
-                                + stack.cdcWorker().logTail(30))
-                        .isLessThan(deadline);
-                stack.sql("INSERT INTO " + stack.table("t") + " VALUES (" + probeId + ") ON CONFLICT DO NOTHING");
-                JsDeliveries.sleep(300);
-            }
+            Waits.until(
+                    "a change reaching a binding made after the restart",
+                    Duration.ofSeconds(20),
+                    Duration.ofMillis(300),
+                    () -> {
+                        stack.sql(
+                                "INSERT INTO " + stack.table("t") + " VALUES (" + probeId + ") ON CONFLICT DO NOTHING");
+                        return JsDeliveries.insertedIds(js, "after").contains(probeId);
+                    },
+                    () -> stack.cdcWorker().logTail(30));
         }
     }
 
     private static void awaitCommitted(SteadyWriter writer, int count) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (writer.committed().size() < count) {
-            assertThat(System.nanoTime()).as("writer reached " + count).isLessThan(deadline);
-            JsDeliveries.sleep(20);
-        }
+        Waits.until(
+                count + " rows committed",
+                Duration.ofSeconds(30),
+                Duration.ofMillis(20),
+                () -> writer.committed().size() >= count,
+                () -> writer.committed().size() + " committed, " + writer.failures() + " writer retries");
     }
 }

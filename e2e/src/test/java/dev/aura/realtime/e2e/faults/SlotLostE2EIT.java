@@ -29,16 +29,10 @@ class SlotLostE2EIT {
                         .setting("max_slot_wal_keep_size", "1MB")
                         .setting("wal_keep_size", "0")
                         .start();
-                E2eStack stack = new E2eStack(pg, NatsServer.shared());
+                E2eStack stack = E2eStack.start(pg, NatsServer.shared(), 1);
                 RealtimeJsClient js = RealtimeJsClient.start()) {
-            stack.startCdcWorker(Map.of(), List.of());
-            stack.startWsFront(Map.of());
-            stack.createProject();
-            stack.sql(
-                    "CREATE TABLE " + stack.table("t") + "(id int PRIMARY KEY)",
-                    "GRANT SELECT ON " + stack.table("t") + " TO aura_anon, aura_authenticated",
-                    "CREATE TABLE burst(id int, v text)");
-            stack.enable("t");
+            stack.createEnabledTable("t", "(id int PRIMARY KEY)");
+            stack.sql("CREATE TABLE burst(id int, v text)");
             js.connect(stack.wsUrl(0), stack.tokens.anon(stack.projectId), "1.0.0", Map.of());
             js.channel("db");
             js.onPostgresChanges("db", Map.of("event", "INSERT", "schema", "public", "table", "t"));
@@ -72,8 +66,8 @@ class SlotLostE2EIT {
                     .waitForLog(
                             Pattern.compile("was lost .*Changes between \\S+ and \\S+ .*are lost for good"),
                             Duration.ofSeconds(5));
-            assertThat(stack.health(stack.cdcPort)).contains("\"cdc_active\":true");
-            String metrics = metrics(stack);
+            assertThat(stack.cdcHttp().health()).contains("\"cdc_active\":true");
+            String metrics = stack.cdcHttp().metrics();
             assertThat(metrics).containsPattern("aura_cdc_slot_recreations_total(\\{[^}]*})? 1\\.0");
 
             stack.sql("INSERT INTO " + stack.table("t") + " VALUES (1)");
@@ -101,15 +95,5 @@ class SlotLostE2EIT {
                         "SELECT wal_status FROM pg_replication_slots WHERE slot_name = '" + slot + "'")) {
             return rs.next() ? rs.getString(1) : null;
         }
-    }
-
-    private static String metrics(E2eStack stack) throws Exception {
-        var http = java.net.http.HttpClient.newHttpClient();
-        return http.send(
-                        java.net.http.HttpRequest.newBuilder(
-                                        java.net.URI.create("http://127.0.0.1:" + stack.cdcPort + "/metrics"))
-                                .build(),
-                        java.net.http.HttpResponse.BodyHandlers.ofString())
-                .body();
     }
 }

@@ -15,6 +15,7 @@ import com.nimbusds.jose.jwk.gen.RSAKeyGenerator;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 import dev.aura.realtime.e2e.E2eStack;
+import dev.aura.realtime.testkit.Waits;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -36,6 +37,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -57,11 +59,7 @@ class TokensE2EIT {
         stack = E2eStack.startDefault(1);
         stack.createProject(projectB);
         for (String p : List.of(stack.projectId, projectB)) {
-            String t = "\"" + E2eStack.schemaOf(p) + "\".\"t\"";
-            stack.sql(
-                    "CREATE TABLE " + t + "(id int PRIMARY KEY, body text)",
-                    "GRANT SELECT ON " + t + " TO aura_anon, aura_authenticated");
-            stack.enable(p, "t");
+            stack.createEnabledTable(p, "t", "(id int PRIMARY KEY, body text)");
         }
     }
 
@@ -137,13 +135,7 @@ class TokensE2EIT {
             int i = 0;
             for (Map.Entry<String, String[]> e : cases.entrySet()) {
                 String ref = "r" + i++;
-                ObjectNode config = JSON.createObjectNode();
-                config.putArray("postgres_changes")
-                        .addObject()
-                        .put("event", "*")
-                        .put("schema", "public")
-                        .put("table", "t");
-                ws.join("realtime:tok-" + i, ref, config, e.getValue()[0]);
+                ws.join("realtime:tok-" + i, ref, changesConfig("public", "t", null), e.getValue()[0]);
                 JsonNode reply = ws.await(f -> ref.equals(f.path("ref").asText())
                         && "phx_reply".equals(f.path("event").asText()));
                 assertThat(reply.at("/payload/status").asText())
@@ -163,12 +155,7 @@ class TokensE2EIT {
         String secret = "secret-of-A-" + UUID.randomUUID();
         try (Ws victim = Ws.open(stack.tokens.anon(a));
                 Ws intruder = Ws.open(stack.tokens.anon(projectB))) {
-            ObjectNode all = JSON.createObjectNode();
-            all.putArray("postgres_changes")
-                    .addObject()
-                    .put("event", "*")
-                    .put("schema", "public")
-                    .put("table", "t");
+            ObjectNode all = changesConfig("public", "t", null);
             all.putObject("broadcast").put("self", true);
             victim.join("realtime:room", "v1", all, null);
             assertThat(victim.await(f -> "v1".equals(f.path("ref").asText()))
@@ -192,15 +179,7 @@ class TokensE2EIT {
             int ok = 0;
             for (int i = 0; i < attempts.size(); i++) {
                 String[] at = attempts.get(i);
-                ObjectNode config = JSON.createObjectNode();
-                ObjectNode binding = config.putArray("postgres_changes")
-                        .addObject()
-                        .put("event", "*")
-                        .put("schema", at[1])
-                        .put("table", at[2]);
-                if (at[3] != null) {
-                    binding.put("filter", at[3]);
-                }
+                ObjectNode config = changesConfig(at[1], at[2], at[3]);
                 config.putObject("broadcast").put("self", true);
                 String ref = "i" + i;
                 intruder.join(at[0], ref, config, null);
@@ -214,7 +193,7 @@ class TokensE2EIT {
                         at[3],
                         reply.at("/payload/status").asText(),
                         reply.at("/payload/response/reason").asText(""));
-                Thread.sleep(15);
+                Thread.sleep(15); // stay under the joins-per-second limit
             }
             String ref = "tokA";
             intruder.join("realtime:room2", ref, JSON.createObjectNode(), stack.tokens.serviceRole(a));
@@ -231,26 +210,41 @@ class TokensE2EIT {
             victim.send(
                     "realtime:room",
                     "{\"type\":\"broadcast\",\"event\":\"msg\",\"payload\":{\"body\":\"" + secret + "\"}}");
-            victim.await(f -> f.toString().contains(secret)
-                    && "postgres_changes".equals(f.path("event").asText()));
-            victim.await(f -> f.toString().contains(secret)
-                    && "broadcast".equals(f.path("event").asText()));
+            victim.awaitCarrying(secret, "postgres_changes");
+            victim.awaitCarrying(secret, "broadcast");
             String control = "B-own-" + UUID.randomUUID();
             stack.sql("INSERT INTO \"" + E2eStack.schemaOf(projectB) + "\".\"t\" VALUES (1, '" + control + "')");
             intruder.send(
                     "realtime:room",
                     "{\"type\":\"broadcast\",\"event\":\"msg\",\"payload\":{\"body\":\"" + control + "\"}}");
             // B's subscribers work: its own change and broadcast arrive (after A's were published)
-            intruder.await(f -> f.toString().contains(control)
-                    && "postgres_changes".equals(f.path("event").asText()));
-            intruder.await(f -> f.toString().contains(control)
-                    && "broadcast".equals(f.path("event").asText()));
-            Thread.sleep(500);
-            assertThat(intruder.frames)
-                    .as("project B never sees project A's data")
-                    .noneMatch(f -> f.contains(secret));
-            assertThat(victim.frames).as("nor A project B's").noneMatch(f -> f.contains(control));
+            intruder.awaitCarrying(control, "postgres_changes");
+            intruder.awaitCarrying(control, "broadcast");
+            // and for half a second more, nothing of the other project turns up on either side
+            Awaitility.await("no frame crosses projects")
+                    .during(Duration.ofMillis(500))
+                    .atMost(Duration.ofSeconds(1))
+                    .untilAsserted(() -> {
+                        assertThat(intruder.frames)
+                                .as("project B never sees project A's data")
+                                .noneMatch(f -> f.contains(secret));
+                        assertThat(victim.frames).as("nor A project B's").noneMatch(f -> f.contains(control));
+                    });
         }
+    }
+
+    /** A join config with one postgres_changes binding to every event of {@code schema.table}. */
+    private static ObjectNode changesConfig(String schema, String table, String filter) {
+        ObjectNode config = JSON.createObjectNode();
+        ObjectNode binding = config.putArray("postgres_changes")
+                .addObject()
+                .put("event", "*")
+                .put("schema", schema)
+                .put("table", table);
+        if (filter != null) {
+            binding.put("filter", filter);
+        }
+        return config;
     }
 
     // ---- tokens ----
@@ -372,19 +366,36 @@ class TokensE2EIT {
                     .get(10, TimeUnit.SECONDS);
         }
 
-        JsonNode await(java.util.function.Predicate<JsonNode> p) throws Exception {
-            long deadline = System.nanoTime() + WAIT.toNanos();
-            int i = 0;
-            while (System.nanoTime() < deadline) {
-                for (; i < frames.size(); i++) {
-                    JsonNode f = JSON.readTree(frames.get(i));
-                    if (p.test(f)) {
-                        return f;
-                    }
+        /** Waits for a frame matching {@code p} (frames received so far included). */
+        JsonNode await(java.util.function.Predicate<JsonNode> p) {
+            java.util.concurrent.atomic.AtomicReference<JsonNode> found =
+                    new java.util.concurrent.atomic.AtomicReference<>();
+            Waits.until(
+                    "a matching frame",
+                    WAIT,
+                    Duration.ofMillis(20),
+                    () -> {
+                        first(p).ifPresent(found::set);
+                        return found.get() != null;
+                    },
+                    () -> "frames: " + frames);
+            return found.get();
+        }
+
+        /** Waits for a {@code event} frame whose text contains {@code marker}. */
+        JsonNode awaitCarrying(String marker, String event) {
+            return await(f -> f.toString().contains(marker)
+                    && event.equals(f.path("event").asText()));
+        }
+
+        private java.util.Optional<JsonNode> first(java.util.function.Predicate<JsonNode> p) throws Exception {
+            for (String frame : frames) {
+                JsonNode f = JSON.readTree(frame);
+                if (p.test(f)) {
+                    return java.util.Optional.of(f);
                 }
-                Thread.sleep(20);
             }
-            throw new AssertionError("no matching frame within " + WAIT + "; frames: " + frames);
+            return java.util.Optional.empty();
         }
 
         @Override

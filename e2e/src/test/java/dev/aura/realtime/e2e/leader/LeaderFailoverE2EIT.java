@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.wire.AuraHeaders;
 import dev.aura.realtime.common.wire.Subjects;
-import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.e2e.E2eStack;
 import dev.aura.realtime.testkit.Jars;
@@ -14,7 +13,9 @@ import dev.aura.realtime.testkit.NatsServer;
 import dev.aura.realtime.testkit.PartitionableProxy;
 import dev.aura.realtime.testkit.Ports;
 import dev.aura.realtime.testkit.PostgresServer;
+import dev.aura.realtime.testkit.RegistryEntries;
 import dev.aura.realtime.testkit.ServiceProcess;
+import dev.aura.realtime.testkit.Waits;
 import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
@@ -22,8 +23,6 @@ import io.fabric8.mockwebserver.MockWebServer;
 import io.nats.client.Connection;
 import io.nats.client.Dispatcher;
 import io.nats.client.Nats;
-import io.nats.client.api.KeyValueConfiguration;
-import io.nats.client.api.StorageType;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -42,7 +41,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Leader election with the real pipeline (PRODUCT.md C1): two cdc-worker jars on one slot and one
+ * Leader election with the real pipeline (docs/design.md C1): two cdc-worker jars on one slot and one
  * Lease served by fabric8's KubernetesMockServer in CRUD mode (resourceVersion enforced, so the
  * campaigns really race), a steady insert load, and a NATS subscriber that records which worker
  * published each change.
@@ -96,8 +95,10 @@ class LeaderFailoverE2EIT {
                 "CREATE TABLE " + stack.table("ticks") + "(id int PRIMARY KEY)",
                 "INSERT INTO aura_platform.realtime_tables(project_id, table_name) VALUES ('" + stack.projectId
                         + "', 'ticks')");
-        register();
-        Thread.sleep(1000); // one table refresh
+        RegistryEntries.put(
+                nats,
+                RegistryEntries.binding(
+                        stack.projectId, "ticks", RegistryEntries.claims("service_role", stack.projectId), "test"));
     }
 
     /** Starts worker {@code name}; it reaches the API server through its own proxy, which the test can cut. */
@@ -117,33 +118,61 @@ class LeaderFailoverE2EIT {
         env.put("KUBERNETES_HTTP2_DISABLE", "true");
         workers.put(name, ServiceProcess.startJar("cdc-" + name, Jars.cdcWorker(), env, List.of("-Xmx256m")));
         ports.put(name, port);
-        stack.awaitHealth(port, "\"status\":\"ok\"", Duration.ofSeconds(60));
+        awaitHealth(name, "\"status\":\"ok\"", Duration.ofSeconds(60));
     }
 
-    private void register() throws Exception {
-        try {
-            nats.keyValueManagement().getStatus(SubscriptionEntry.BUCKET);
-        } catch (Exception missing) {
-            nats.keyValueManagement()
-                    .create(KeyValueConfiguration.builder()
-                            .name(SubscriptionEntry.BUCKET)
-                            .storageType(StorageType.Memory)
-                            .ttl(SubscriptionEntry.MAX_AGE)
-                            .maxHistoryPerKey(1)
-                            .build());
-        }
-        String sub = UUID.randomUUID().toString();
-        SubscriptionEntry e = new SubscriptionEntry(
-                sub,
-                stack.projectId,
-                "ticks",
-                "*",
-                null,
-                "service_role",
-                json.createObjectNode().put("role", "service_role"),
-                System.currentTimeMillis() + 3_600_000,
-                "test");
-        nats.keyValue(SubscriptionEntry.BUCKET).put(e.key(), json.writeValueAsBytes(e));
+    /** {@code /health} of worker {@code name}, spaces removed. */
+    private String health(String name) {
+        return stack.health(ports.get(name)).replace(" ", "");
+    }
+
+    private void awaitHealth(String name, String fragment, Duration timeout) {
+        stack.http(ports.get(name)).awaitHealth(fragment, timeout, workers.get(name));
+    }
+
+    /**
+     * Inserts probe rows (negative ids, outside the load's range) until one is published: the
+     * leader then watches the table (it refreshes its table list every 300 ms; rows committed
+     * before are skipped by design).
+     */
+    private void awaitTableWatched() {
+        AtomicInteger probe = new AtomicInteger();
+        Waits.until(
+                "a probe row published",
+                Duration.ofSeconds(20),
+                Duration.ofMillis(300),
+                () -> {
+                    if (events.stream().anyMatch(e -> e.id() < 0)) {
+                        return true;
+                    }
+                    stack.sql("INSERT INTO " + stack.table("ticks") + " VALUES (" + -probe.incrementAndGet() + ")");
+                    return false;
+                },
+                () -> "events " + events.size());
+    }
+
+    /** When {@code origin} first published at index {@code mark} or later ({@link System#nanoTime()}). */
+    private long firstPublishBy(String origin, int mark) {
+        return events.stream() // a snapshot: the list grows while we read
+                .skip(mark)
+                .filter(e -> e.origin().equals(origin))
+                .mapToLong(Event::atNanos)
+                .min()
+                .orElseThrow();
+    }
+
+    /** Waits until {@code origin} published {@code count} events at index {@code mark} or later. */
+    private void awaitPublishing(String origin, int mark, int count) {
+        Waits.until(
+                count + " events by " + origin,
+                Duration.ofSeconds(20),
+                Duration.ofMillis(20),
+                () -> events.stream()
+                                .skip(mark)
+                                .filter(e -> e.origin().equals(origin))
+                                .count()
+                        >= count,
+                () -> "events " + events.size());
     }
 
     private void startLoad() {
@@ -171,8 +200,7 @@ class LeaderFailoverE2EIT {
     private String leader() {
         List<String> leaders = new ArrayList<>();
         for (var e : ports.entrySet()) {
-            if (workers.get(e.getKey()).isAlive()
-                    && stack.health(e.getValue()).replace(" ", "").contains("\"leader\":true")) {
+            if (workers.get(e.getKey()).isAlive() && health(e.getKey()).contains("\"leader\":true")) {
                 leaders.add(e.getKey());
             }
         }
@@ -181,7 +209,7 @@ class LeaderFailoverE2EIT {
     }
 
     private String originOf(String worker) {
-        return stack.health(ports.get(worker)).replaceAll(".*\"instance\":\"([^\"]+)\".*", "$1");
+        return health(worker).replaceAll(".*\"instance\":\"([^\"]+)\".*", "$1");
     }
 
     private void assertEverythingCommittedArrived() {
@@ -233,9 +261,8 @@ class LeaderFailoverE2EIT {
         // 1. Two workers, one lease: exactly one leads and publishes.
         Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> leader() != null);
         // The slot exists once the leader polled: rows committed before it would never be in it.
-        Awaitility.await()
-                .atMost(Duration.ofSeconds(20))
-                .until(() -> stack.health(ports.get(leader())).replace(" ", "").contains("\"cdc_active\":true"));
+        awaitHealth(leader(), "\"cdc_active\":true", Duration.ofSeconds(20));
+        awaitTableWatched();
         startLoad();
         Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> events.size() > 50);
         String first = leader();
@@ -246,16 +273,8 @@ class LeaderFailoverE2EIT {
         String standbyOrigin = originOf(standby);
         long killed = System.nanoTime();
         workers.get(first).kill9();
-        Awaitility.await()
-                .atMost(Duration.ofSeconds(20))
-                .until(() -> events.stream().anyMatch(e -> e.origin().equals(standbyOrigin)));
-        long takeoverMs = (events.stream()
-                                .filter(e -> e.origin().equals(standbyOrigin))
-                                .mapToLong(Event::atNanos)
-                                .min()
-                                .orElseThrow()
-                        - killed)
-                / 1_000_000;
+        awaitPublishing(standbyOrigin, 0, 1);
+        long takeoverMs = (firstPublishBy(standbyOrigin, 0) - killed) / 1_000_000;
         System.out.printf("kill -9 takeover: standby published %d ms after the kill%n", takeoverMs);
         // fabric8 polls every retry period with up to 1.2x jitter: lease + 2.2 x retry, plus start-up of the poll loop.
         assertThat(takeoverMs).isLessThan(LEASE_SECONDS * 1000L + 2200L * LEASE_SECONDS / 3 + 3000);
@@ -267,12 +286,10 @@ class LeaderFailoverE2EIT {
         start(first);
         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> standby.equals(leader()));
         // The restarted worker is a standby once it has seen the lease held by the other.
-        Awaitility.await()
-                .atMost(Duration.ofSeconds(30))
-                .until(() ->
-                        stack.health(ports.get(first)).replace(" ", "").contains("\"holder\":\"" + standby + "\""));
+        awaitHealth(first, "\"holder\":\"" + standby + "\"", Duration.ofSeconds(30));
+        int loadMark = events.size();
         startLoad();
-        Thread.sleep(1000);
+        awaitPublishing(standbyOrigin, loadMark, 50);
         long stopping = System.nanoTime();
         String firstOrigin = originOf(first);
         int before = events.size();
@@ -280,20 +297,11 @@ class LeaderFailoverE2EIT {
         Awaitility.await()
                 .atMost(Duration.ofSeconds(10))
                 .pollInterval(Duration.ofMillis(20))
-                .until(() -> stack.health(ports.get(first)).replace(" ", "").contains("\"leader\":true"));
+                .until(() -> health(first).contains("\"leader\":true"));
         long gracefulMs = (System.nanoTime() - stopping) / 1_000_000;
         stopper.join();
-        Awaitility.await()
-                .atMost(Duration.ofSeconds(10))
-                .until(() -> events.subList(before, events.size()).stream()
-                        .anyMatch(e -> e.origin().equals(firstOrigin)));
-        long publishingMs = (events.subList(before, events.size()).stream()
-                                .filter(e -> e.origin().equals(firstOrigin))
-                                .mapToLong(Event::atNanos)
-                                .min()
-                                .orElseThrow()
-                        - stopping)
-                / 1_000_000;
+        awaitPublishing(firstOrigin, before, 1);
+        long publishingMs = (firstPublishBy(firstOrigin, before) - stopping) / 1_000_000;
         System.out.printf(
                 "graceful takeover: lease taken %d ms, first publish %d ms after SIGTERM%n", gracefulMs, publishingMs);
         // Measured from the SIGTERM to a separate JVM: its shutdown hook stops the poll loop, then
@@ -310,13 +318,12 @@ class LeaderFailoverE2EIT {
         String leader = first;
         String other = standby;
         start(other);
-        Awaitility.await()
-                .atMost(Duration.ofSeconds(30))
-                .until(() -> stack.health(ports.get(other)).replace(" ", "").contains("\"holder\":\"" + leader + "\""));
-        startLoad();
-        Thread.sleep(1000);
+        awaitHealth(other, "\"holder\":\"" + leader + "\"", Duration.ofSeconds(30));
         String leaderOrigin = originOf(leader);
         String otherOrigin = originOf(other);
+        loadMark = events.size();
+        startLoad();
+        awaitPublishing(leaderOrigin, loadMark, 50);
         long cut = System.nanoTime();
         proxies.get(leader).cut();
         Awaitility.await()
@@ -341,18 +348,13 @@ class LeaderFailoverE2EIT {
         assertThat((lastByOld - cut) / 1_000_000)
                 .as("stopped before its lease could expire (ms after the cut)")
                 .isLessThan(LEASE_SECONDS * 1000L);
-        assertThat(stack.health(ports.get(leader)).replace(" ", "")).contains("\"leader\":false");
+        assertThat(health(leader)).contains("\"leader\":false");
 
         proxies.get(leader).heal();
-        Awaitility.await()
-                .atMost(Duration.ofSeconds(20))
-                .until(() -> stack.health(ports.get(leader)).replace(" ", "").contains("\"holder\":\"" + other + "\""));
+        awaitHealth(leader, "\"holder\":\"" + other + "\"", Duration.ofSeconds(20));
         int mark = events.size();
         workers.get(other).stop();
-        Awaitility.await()
-                .atMost(Duration.ofSeconds(20))
-                .until(() -> events.subList(mark, events.size()).stream()
-                        .anyMatch(e -> e.origin().equals(leaderOrigin)));
+        awaitPublishing(leaderOrigin, mark, 1);
         stopLoad();
         assertEverythingCommittedArrived();
         assertNoOverlap();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.e2e.E2eStack;
+import dev.aura.realtime.testkit.Waits;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
@@ -24,6 +25,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -55,10 +58,7 @@ class SoakIT {
 
         try (E2eStack stack = E2eStack.startDefault(0)) {
             stack.startWsFront(Map.of("WS_IO_THREADS", "2", "WS_MAX_JOINS_PER_SECOND", "1000"));
-            stack.sql(
-                    "CREATE TABLE " + stack.table("soak") + "(id bigserial PRIMARY KEY, sent_ns bigint)",
-                    "GRANT SELECT ON " + stack.table("soak") + " TO aura_anon, aura_authenticated");
-            stack.enable("soak");
+            stack.createEnabledTable("soak", "(id bigserial PRIMARY KEY, sent_ns bigint)");
             String url = "ws://127.0.0.1:" + stack.wsPort(0) + "/realtime/v1/websocket?vsn=1.0.0&apikey="
                     + stack.tokens.anon(stack.projectId);
 
@@ -137,7 +137,15 @@ class SoakIT {
                     }
                 }
             }
-            Thread.sleep(3_000); // let the tail arrive
+            // let the tail arrive: every connected client has counted everything sent (or 30 s passed)
+            long committedChanges = changesCommitted.get();
+            awaitAll(
+                    clients,
+                    c -> !c.open
+                            || c.excluded
+                            || ((!c.pg || c.changes.get() >= committedChanges)
+                                    && c.broadcasts.get() >= sentPerRoom[c.room]),
+                    Duration.ofSeconds(30));
             heapSamples.add(String.format(
                     "| %5.1f | %s | %d |",
                     (System.nanoTime() - t0) / 60e9,
@@ -251,10 +259,14 @@ class SoakIT {
     }
 
     /** Waits until every client passes {@code check} or the timeout; returns how many did not. */
-    private static int awaitAll(List<Client> clients, Check check, Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (clients.stream().anyMatch(c -> !check.ok(c)) && System.nanoTime() < deadline) {
-            Thread.sleep(200);
+    private static int awaitAll(List<Client> clients, Check check, Duration timeout) {
+        try {
+            Awaitility.await()
+                    .atMost(timeout)
+                    .pollInterval(Duration.ofMillis(200))
+                    .until(() -> clients.stream().allMatch(check::ok));
+        } catch (ConditionTimeoutException e) {
+            // the caller reports how many did not make it
         }
         return (int) clients.stream().filter(c -> !check.ok(c)).count();
     }
@@ -299,6 +311,11 @@ class SoakIT {
                     true));
         }
 
+        /** Latency from the sender's {@code sent_ns} (same JVM, same clock) to receipt at {@code now}. */
+        private void recordLatency(long now, JsonNode sentNs) {
+            latenciesUs.add((now - sentNs.asLong()) / 1000);
+        }
+
         void heartbeat() {
             if (open) {
                 ws.sendText(
@@ -325,24 +342,11 @@ class SoakIT {
                             joined.incrementAndGet();
                         }
                     } else if (text.contains("\"postgres_changes\"") && text.contains("\"INSERT\"")) {
-                        JsonNode n = JSON.readTree(text);
                         changes.incrementAndGet();
-                        latenciesUs.add((now
-                                        - n.path("payload")
-                                                .path("data")
-                                                .path("record")
-                                                .path("sent_ns")
-                                                .asLong())
-                                / 1000);
+                        recordLatency(now, JSON.readTree(text).at("/payload/data/record/sent_ns"));
                     } else if (text.contains("\"broadcast\"") && text.contains("\"sent_ns\"")) {
-                        JsonNode n = JSON.readTree(text);
                         broadcasts.incrementAndGet();
-                        latenciesUs.add((now
-                                        - n.path("payload")
-                                                .path("payload")
-                                                .path("sent_ns")
-                                                .asLong())
-                                / 1000);
+                        recordLatency(now, JSON.readTree(text).at("/payload/payload/sent_ns"));
                     }
                 } catch (Exception ignored) {
                     // not ours
@@ -394,9 +398,17 @@ class SoakIT {
                                         + "\"ref\":\"j" + r + "\",\"join_ref\":\"j" + r + "\"}",
                                 true)
                         .get(10, TimeUnit.SECONDS);
-                Thread.sleep(15);
+                Thread.sleep(15); // stay under the joins-per-second limit
             }
-            Thread.sleep(1000);
+            Waits.until(
+                    "the sender's " + rooms + " join replies",
+                    Duration.ofSeconds(30),
+                    Duration.ofMillis(50),
+                    () -> received.stream()
+                                    .filter(f -> f.contains("\"phx_reply\""))
+                                    .count()
+                            >= rooms,
+                    () -> received.size() + " frames received");
         }
 
         void send(int room, long sentNs) throws Exception {
