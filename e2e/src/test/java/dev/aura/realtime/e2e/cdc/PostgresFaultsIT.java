@@ -39,11 +39,11 @@ class PostgresFaultsIT {
                 Thread.sleep(200); // three separate rounds
             }
             String inactive = cdc.process.waitForLog(
-                    Pattern.compile("cdc not active: postgres_unavailable: "), Duration.ofSeconds(10));
+                    Pattern.compile("\\[CdcNotActive\\] postgres_unavailable: "), Duration.ofSeconds(10));
             cdc.awaitHealth(true, Duration.ofSeconds(30));
             cdc.awaitReceived(cdc.received() + 200, Duration.ofSeconds(30));
             cdc.awaitDelivered(writer.stop(), Duration.ofSeconds(60), "after pg_terminate_backend");
-            System.out.println("after pg_terminate_backend: " + inactive.substring(inactive.indexOf("cdc not active")));
+            System.out.println("after pg_terminate_backend: " + inactive.substring(inactive.indexOf("[CdcNotActive]")));
         }
     }
 
