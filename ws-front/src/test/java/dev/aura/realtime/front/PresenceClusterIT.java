@@ -271,9 +271,11 @@ class PresenceClusterIT {
                 .at("/4/joins/survivor/metas/0/phx_ref")
                 .asText();
 
-        nats.restart(); // memory bucket lost
+        nats.kill();
+        nats.restart(); // a new server process: the memory bucket is lost
         try (Connection test = Nats.connect(nats.url())) {
-            await().atMost(WAIT)
+            // a reconnect (500 ms), then JetStream answering the restarted server (retried every second)
+            await().atMost(Duration.ofSeconds(15))
                     .alias("re-put after the restart")
                     .ignoreExceptions() // the bucket does not exist until a replica re-creates it
                     .until(() -> test.keyValue("aura_presence").keys().stream().anyMatch(k -> k.contains("survivor")));

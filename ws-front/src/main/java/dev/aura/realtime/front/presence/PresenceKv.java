@@ -7,6 +7,7 @@ import io.nats.client.api.KeyValueEntry;
 import io.nats.client.api.KeyValueWatcher;
 import io.nats.client.impl.NatsKeyValueWatchSubscription;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -80,19 +81,36 @@ final class PresenceKv implements AutoCloseable {
         });
     }
 
-    /** After a NATS reconnect: the bucket may be gone (memory storage); re-create, re-put, re-watch. */
+    /**
+     * After a NATS reconnect: the bucket may be gone (memory storage); re-create, re-put,
+     * re-watch. JetStream may answer only a moment after the connection is back, so a failed
+     * attempt is retried every second, at most {@link #RESYNC_ATTEMPTS} times (as the registry
+     * does); the periodic refresh keeps re-putting after that.
+     */
     void resync() {
+        resync(RESYNC_ATTEMPTS);
+    }
+
+    private static final int RESYNC_ATTEMPTS = 30;
+
+    private void resync(int attemptsLeft) {
         run(() -> {
+            boolean done = true;
             try {
                 bucket.ensure();
             } catch (Exception e) {
+                done = false;
                 LogCode.PresenceResyncFailed.warn(log, "bucket: {}", e.toString());
             }
             refreshAll();
             try {
                 rewatch();
             } catch (Exception e) {
+                done = false;
                 LogCode.PresenceResyncFailed.warn(log, "watch: {}", e.toString());
+            }
+            if (!done && attemptsLeft > 1) {
+                thread.schedule(() -> resync(attemptsLeft - 1), Duration.ofSeconds(1));
             }
         });
     }
