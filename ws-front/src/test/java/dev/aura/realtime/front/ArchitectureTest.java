@@ -5,6 +5,7 @@ import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaMethodCall;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
@@ -69,13 +70,35 @@ class ArchitectureTest {
     }
 
     @Test
-    void protocolKnowsNothingOfNats() {
+    void onlyRelayAndPresenceTalkToNats() {
         noClasses()
                 .that()
-                .resideInAPackage(FRONT + ".protocol..")
+                .resideInAnyPackage(
+                        FRONT + ".transport..",
+                        FRONT + ".session..",
+                        FRONT + ".fanout..",
+                        FRONT + ".history..",
+                        FRONT + ".protocol..")
                 .should()
                 .dependOnClassesThat()
-                .resideInAnyPackage(FRONT + ".relay..", "io.nats..")
+                .resideInAPackage("io.nats..")
+                .check(MAIN);
+    }
+
+    @Test
+    void channelHandlersUseRelayAndPresenceThroughInterfacesOnly() {
+        noClasses()
+                .that()
+                .resideInAPackage(FRONT + ".session..")
+                .should()
+                .dependOnClassesThat(DescribedPredicate.describe(
+                        "implementations in relay or presence",
+                        (JavaClass c) -> (c.getPackageName().equals(FRONT + ".relay")
+                                        || c.getPackageName().equals(FRONT + ".presence"))
+                                && !c.isInterface()
+                                && c.getEnclosingClass()
+                                        .map(e -> !e.isInterface())
+                                        .orElse(true)))
                 .check(MAIN);
     }
 
