@@ -9,6 +9,7 @@ import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.PlainJWT;
 import com.nimbusds.jwt.SignedJWT;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Date;
@@ -20,7 +21,8 @@ import java.util.Map;
  *
  * <p>Every well-formed token carries {@code role}, {@code ref} (the project id), {@code iss}
  * ({@code "aura-test"}), {@code iat} and {@code exp} (now + {@link #ttl(Duration) ttl}, default one
- * hour). Instances are immutable and thread-safe.
+ * hour; "now" is the system clock unless {@link #clock(Clock)} gives another). Instances are
+ * immutable and thread-safe.
  *
  * <pre>{@code
  * TestTokens tokens = TestTokens.of(secret);
@@ -35,10 +37,12 @@ public final class TestTokens {
 
     private final byte[] secret;
     private final Duration ttl;
+    private final Clock clock;
 
-    private TestTokens(byte[] secret, Duration ttl) {
+    private TestTokens(byte[] secret, Duration ttl, Clock clock) {
         this.secret = secret;
         this.ttl = ttl;
+        this.clock = clock;
     }
 
     /**
@@ -52,12 +56,20 @@ public final class TestTokens {
         if (bytes.length < 32) {
             throw new IllegalArgumentException("HS256 secret must be at least 32 bytes, got " + bytes.length);
         }
-        return new TestTokens(bytes, Duration.ofHours(1));
+        return new TestTokens(bytes, Duration.ofHours(1), Clock.systemUTC());
     }
 
     /** Returns a copy whose tokens expire {@code ttl} after minting (may be negative for expired tokens). */
     public TestTokens ttl(Duration ttl) {
-        return new TestTokens(secret, ttl);
+        return new TestTokens(secret, ttl, clock);
+    }
+
+    /**
+     * Returns a copy that reads "now" ({@code iat}, and {@code exp} = now + ttl) from {@code clock},
+     * for tests whose verifier runs on a clock they move by hand.
+     */
+    public TestTokens clock(Clock clock) {
+        return new TestTokens(secret, ttl, clock);
     }
 
     /** An anon API key for the project: {@code role=anon}. */
@@ -81,7 +93,7 @@ public final class TestTokens {
     /** A correctly signed token with the given role whose {@code exp} lies one minute in the past. */
     public String expired(String role, String projectId) {
         Map<String, Object> claims = claims(role, projectId);
-        long now = Instant.now().getEpochSecond();
+        long now = clock.instant().getEpochSecond();
         claims.put("iat", now - 3600);
         claims.put("exp", now - 60);
         return sign(claims);
@@ -101,7 +113,7 @@ public final class TestTokens {
      */
     public Map<String, Object> claims(String role, String projectId) {
         Map<String, Object> claims = new LinkedHashMap<>();
-        long now = Instant.now().getEpochSecond();
+        long now = clock.instant().getEpochSecond();
         claims.put("iss", ISSUER);
         claims.put("role", role);
         claims.put("ref", projectId);
@@ -124,7 +136,7 @@ public final class TestTokens {
 
     /** A well-formed anon token signed with a different 32-byte secret. */
     public String signedWithWrongSecret(String projectId) {
-        return new TestTokens("a-different-secret-that-is-32-bytes!!".getBytes(StandardCharsets.UTF_8), ttl)
+        return new TestTokens("a-different-secret-that-is-32-bytes!!".getBytes(StandardCharsets.UTF_8), ttl, clock)
                 .anon(projectId);
     }
 

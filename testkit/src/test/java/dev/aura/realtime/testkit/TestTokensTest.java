@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.nimbusds.jose.crypto.MACVerifier;
 import com.nimbusds.jwt.JWTParser;
 import com.nimbusds.jwt.SignedJWT;
+import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
 import org.junit.jupiter.api.Test;
 
 class TestTokensTest {
@@ -41,5 +44,15 @@ class TestTokensTest {
                         .getJWTClaimsSet()
                         .getExpirationTime())
                 .isBefore(java.util.Date.from(Instant.now()));
+    }
+
+    @Test
+    void tokensOfAGivenClockCountIatAndExpFromIt() throws Exception {
+        Instant start = Instant.parse("2026-01-01T00:00:00Z");
+        TestTokens fixed = tokens.clock(Clock.fixed(start, ZoneOffset.UTC)).ttl(Duration.ofSeconds(30));
+        var claims = SignedJWT.parse(fixed.authenticated(PROJECT, "user-1")).getJWTClaimsSet();
+        assertThat(claims.getIssueTime().toInstant()).isEqualTo(start);
+        assertThat(claims.getExpirationTime().toInstant()).isEqualTo(start.plusSeconds(30));
+        assertThat(claims.getSubject()).isEqualTo("user-1");
     }
 }

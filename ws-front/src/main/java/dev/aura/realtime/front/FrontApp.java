@@ -3,24 +3,24 @@ package dev.aura.realtime.front;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.common.wire.WireJson;
-import dev.aura.realtime.front.channel.CdcWatchdog;
-import dev.aura.realtime.front.channel.ChannelServices;
-import dev.aura.realtime.front.channel.ClientSession;
-import dev.aura.realtime.front.channel.Fanout;
-import dev.aura.realtime.front.channel.Limits;
-import dev.aura.realtime.front.channel.LocalTopics;
-import dev.aura.realtime.front.channel.Reasons;
-import dev.aura.realtime.front.channel.Sessions;
 import dev.aura.realtime.front.config.FrontConfig;
+import dev.aura.realtime.front.fanout.CdcWatchdog;
+import dev.aura.realtime.front.fanout.Fanout;
+import dev.aura.realtime.front.fanout.LocalTopics;
 import dev.aura.realtime.front.history.HistoryStore;
 import dev.aura.realtime.front.metrics.FrontMetrics;
 import dev.aura.realtime.front.presence.PresenceService;
 import dev.aura.realtime.front.protocol.BinaryFrames;
-import dev.aura.realtime.front.protocol.BroadcastFrames;
+import dev.aura.realtime.front.protocol.FanoutFrames;
 import dev.aura.realtime.front.protocol.JsonFrames;
+import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.relay.KvSubscriptionRegistry;
 import dev.aura.realtime.front.relay.NatsConnection;
 import dev.aura.realtime.front.relay.NatsRelay;
+import dev.aura.realtime.front.session.ChannelServices;
+import dev.aura.realtime.front.session.ClientSession;
+import dev.aura.realtime.front.session.Limits;
+import dev.aura.realtime.front.session.Sessions;
 import dev.aura.realtime.front.transport.FrontServer;
 import dev.aura.realtime.front.transport.TransportContext;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -32,9 +32,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One running ws-front: NATS connection, subscription registry, presence, relay, channel layer
- * and the HTTP/WebSocket server, started in that order and closed in reverse. Also used by tests to run
- * several replicas in one JVM.
+ * One running ws-front: NATS connection, subscription registry, presence, relay, fan-out and
+ * CDC watchdog, and the HTTP/WebSocket/SSE server, started in that order and closed in reverse.
+ * Also used by tests to run several replicas in one JVM.
  *
  * <p>{@link #close()} is the graceful shutdown: stop accepting, send every channel
  * {@code system} "Server requested disconnect" and {@code phx_close}, close sockets, wait up to
@@ -100,14 +100,14 @@ public final class FrontApp implements AutoCloseable {
                     nats.connection(), config.instanceId(), config.subscriptionCheckTimeout(), mapper, metrics);
             JsonFrames json = new JsonFrames(mapper);
             BinaryFrames binary = new BinaryFrames(json);
-            LocalTopics topics = new LocalTopics(config.historySize());
+            LocalTopics topics = new LocalTopics();
             HistoryStore history = new HistoryStore(
                     config.historySize(),
                     config.historyMaxChannels(),
                     config.historyMaxBytes(),
                     config.historyTtl().toMillis());
             Fanout fanout = new Fanout(
-                    topics, new BroadcastFrames(json, binary), json, ByteBufAllocator.DEFAULT, metrics, clock, history);
+                    topics, new FanoutFrames(json, binary), ByteBufAllocator.DEFAULT, metrics, clock, history);
             Sessions sessions = new Sessions();
             ChannelServices services = new ChannelServices(
                     verifier,
@@ -175,11 +175,6 @@ public final class FrontApp implements AutoCloseable {
         return nats;
     }
 
-    /** Open WebSocket connections. */
-    public int connections() {
-        return sessions.size();
-    }
-
     @Override
     public void close() {
         if (!closed.compareAndSet(false, true)) {
@@ -200,9 +195,9 @@ public final class FrontApp implements AutoCloseable {
             }
         }
         server.close(); // closes remaining sockets; their channels delete registry and presence entries
-        presence.close();
         watchdog.close();
         relay.close();
+        presence.close();
         registry.close();
         nats.close();
         meters.close();

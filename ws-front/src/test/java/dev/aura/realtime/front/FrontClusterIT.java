@@ -6,16 +6,14 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.aura.realtime.common.config.Env;
 import dev.aura.realtime.common.wire.AuraHeaders;
 import dev.aura.realtime.common.wire.ChangeEvent;
 import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.common.wire.WireJson;
-import dev.aura.realtime.front.config.FrontConfig;
-import dev.aura.realtime.front.testing.NatsServerProcess;
-import dev.aura.realtime.front.testing.Tokens;
+import dev.aura.realtime.front.testing.FrontFixture;
 import dev.aura.realtime.front.testing.WsTestClient;
+import dev.aura.realtime.testkit.NatsServer;
 import io.nats.client.Connection;
 import io.nats.client.KeyValue;
 import io.nats.client.Nats;
@@ -26,7 +24,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.WebSocketHandshakeException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -38,7 +35,7 @@ import org.junit.jupiter.api.Test;
 /** Two ws-front replicas on one real nats-server, driven by raw WebSocket clients. */
 class FrontClusterIT {
     private static final Duration WAIT = Duration.ofSeconds(5);
-    private static NatsServerProcess nats;
+    private static NatsServer nats;
     private static FrontApp a;
     private static FrontApp b;
     private static final HttpClient http = HttpClient.newHttpClient();
@@ -47,13 +44,13 @@ class FrontClusterIT {
 
     @BeforeAll
     static void start() throws Exception {
-        nats = new NatsServerProcess();
-        a = FrontApp.start(config("front-a"));
-        b = FrontApp.start(config("front-b"));
+        nats = NatsServer.start();
+        a = FrontApp.start(FrontFixture.config(nats.url(), "front-a", Map.of()));
+        b = FrontApp.start(FrontFixture.config(nats.url(), "front-b", Map.of()));
     }
 
     @AfterAll
-    static void stop() throws Exception {
+    static void stop() {
         if (a != null) {
             a.close();
         }
@@ -65,24 +62,8 @@ class FrontClusterIT {
         }
     }
 
-    private static FrontConfig config(String instance) {
-        return FrontConfig.load(new Env(Map.of(
-                "NATS_URL",
-                nats.url(),
-                "AURA_JWT_SECRET",
-                Tokens.SECRET,
-                "WS_PORT",
-                "0",
-                "INSTANCE_ID",
-                instance,
-                "WS_IO_THREADS",
-                "2",
-                "WS_SHUTDOWN_GRACE_SECONDS",
-                "1")));
-    }
-
     private WsTestClient connect(FrontApp app) {
-        String key = Tokens.anon(Instant.now().plusSeconds(3600));
+        String key = FrontFixture.anonKey();
         WsTestClient c = new WsTestClient(
                 http, "ws://127.0.0.1:" + app.port() + "/realtime/v1/websocket?apikey=" + key + "&vsn=2.0.0");
         clients.add(c);
@@ -167,9 +148,9 @@ class FrontClusterIT {
                     "{\"schema\":\"public\",\"table\":\"todos\",\"commit_timestamp\":\"2026-01-01T00:00:00Z\",\"type\":\"INSERT\","
                             + "\"columns\":[{\"name\":\"id\",\"type\":\"int8\"}],\"record\":{\"id\":9007199254740993},\"errors\":null}";
             ChangeEvent event = new ChangeEvent(
-                    "0/16B3748:0", Tokens.PROJECT, "todos", "INSERT", List.of(subId), mapper.readTree(data));
+                    "0/16B3748:0", FrontFixture.PROJECT, "todos", "INSERT", List.of(subId), mapper.readTree(data));
             test.publish(
-                    Subjects.changes(Tokens.PROJECT, "todos"),
+                    Subjects.changes(FrontFixture.PROJECT, "todos"),
                     new Headers().add(AuraHeaders.ORIGIN, "cdc-test"),
                     mapper.writeValueAsBytes(event));
             JsonNode push = nextJson(b2);

@@ -1,21 +1,19 @@
 package dev.aura.realtime.front;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.aura.realtime.common.config.Env;
 import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.front.config.FrontConfig;
-import dev.aura.realtime.front.testing.Tokens;
+import dev.aura.realtime.front.testing.FrontFixture;
 import dev.aura.realtime.front.testing.WsTestClient;
 import dev.aura.realtime.testkit.NatsServer;
 import io.nats.client.Connection;
-import io.nats.client.KeyValue;
 import io.nats.client.Nats;
 import java.net.http.HttpClient;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -69,23 +67,21 @@ class PresenceClusterIT {
     }
 
     private static FrontConfig config(String instance) {
-        return FrontConfig.load(new Env(Map.of(
-                "NATS_URL", nats.url(),
-                "AURA_JWT_SECRET", Tokens.SECRET,
-                "WS_PORT", "0",
-                "INSTANCE_ID", instance,
-                "WS_IO_THREADS", "1",
-                "WS_SHUTDOWN_GRACE_SECONDS", "1",
-                "PRESENCE_MAX_AGE_MS", Long.toString(MAX_AGE_MS),
-                "PRESENCE_RECONCILE_MS", "500",
-                "WS_MAX_PRESENCE_EVENTS_PER_SECOND", "5")));
+        return FrontFixture.config(
+                nats.url(),
+                instance,
+                Map.of(
+                        "WS_IO_THREADS", "1",
+                        "PRESENCE_MAX_AGE_MS", Long.toString(MAX_AGE_MS),
+                        "PRESENCE_RECONCILE_MS", "500",
+                        "WS_MAX_PRESENCE_EVENTS_PER_SECOND", "5"));
     }
 
     private WsTestClient connect(FrontApp app) {
         WsTestClient c = new WsTestClient(
                 http,
-                "ws://127.0.0.1:" + app.port() + "/realtime/v1/websocket?apikey="
-                        + Tokens.anon(Instant.now().plusSeconds(3600)) + "&vsn=2.0.0");
+                "ws://127.0.0.1:" + app.port() + "/realtime/v1/websocket?apikey=" + FrontFixture.anonKey()
+                        + "&vsn=2.0.0");
         clients.add(c);
         return c;
     }
@@ -275,20 +271,14 @@ class PresenceClusterIT {
                 .at("/4/joins/survivor/metas/0/phx_ref")
                 .asText();
 
-        nats.restart(); // memory bucket lost
+        nats.kill();
+        nats.restart(); // a new server process: the memory bucket is lost
         try (Connection test = Nats.connect(nats.url())) {
-            long deadline = System.nanoTime() + WAIT.toNanos();
-            List<String> keys = List.of();
-            while (System.nanoTime() < deadline && keys.stream().noneMatch(k -> k.contains("survivor"))) {
-                Thread.sleep(100);
-                try {
-                    KeyValue kv = test.keyValue("aura_presence");
-                    keys = kv.keys();
-                } catch (Exception notYet) {
-                    keys = List.of();
-                }
-            }
-            assertThat(keys).as("re-put after the restart").anyMatch(k -> k.contains("survivor"));
+            // a reconnect (500 ms), then JetStream answering the restarted server (retried every second)
+            await().atMost(Duration.ofSeconds(15))
+                    .alias("re-put after the restart")
+                    .ignoreExceptions() // the bucket does not exist until a replica re-creates it
+                    .until(() -> test.keyValue("aura_presence").keys().stream().anyMatch(k -> k.contains("survivor")));
         }
         WsTestClient late = connect(b);
         JsonNode state = join(late, "realtime:restart", "{\"enabled\":true}");

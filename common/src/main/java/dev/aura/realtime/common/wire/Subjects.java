@@ -4,8 +4,9 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The NATS subjects of the product, all under {@code aura.realtime.>}, and the reversible
- * encoding of arbitrary names (topics, table names) into one NATS-safe subject token.
+ * The NATS subjects of the product, all starting with {@link #PREFIX} ({@code aura.realtime.}),
+ * and the reversible encoding of arbitrary names (topics, table names) into one NATS-safe subject
+ * token.
  *
  * <pre>
  * aura.realtime.changes.&lt;project_id&gt;.&lt;table token&gt;   postgres change events (cdc-worker → ws-front)
@@ -13,6 +14,10 @@ import java.nio.charset.StandardCharsets;
  * aura.realtime.cdc.status                               cdc-worker status (see {@link CdcStatus})
  * aura.realtime.rpc.subscription-check                   request/reply: validate a binding at join
  * </pre>
+ *
+ * <p>Every ws-front replica subscribes to {@code changes.>}, {@code broadcast.>} and
+ * {@code cdc.status} one by one, never to {@code aura.realtime.>}: that wildcard would also match
+ * {@link #SUBSCRIPTION_CHECK}, making each ws-front a silent responder to the cdc-workers' RPC.
  *
  * <p>Token encoding: ASCII letters, digits, {@code -} and {@code _} stand for themselves; every
  * other UTF-8 byte is written {@code ~HH} (upper-case hex), so dots, spaces, {@code *},
@@ -23,9 +28,6 @@ import java.nio.charset.StandardCharsets;
  * (nats-server subject rules); the encoding never produces them.
  */
 public final class Subjects {
-    /** The subtree every ws-front replica subscribes to. */
-    public static final String ALL = "aura.realtime.>";
-
     public static final String PREFIX = "aura.realtime.";
     public static final String CHANGES = PREFIX + "changes";
     public static final String BROADCAST = PREFIX + "broadcast";

@@ -3,20 +3,20 @@ package dev.aura.realtime.front.config;
 import dev.aura.realtime.common.config.ConfigException;
 import dev.aura.realtime.common.config.Env;
 import dev.aura.realtime.common.config.EnvVars;
+import dev.aura.realtime.common.config.InstanceId;
+import dev.aura.realtime.common.wire.CdcStatus;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.time.Duration;
-import java.util.UUID;
 
 /**
- * The whole ws-front configuration, read once at start-up from environment variables.
+ * The whole ws-front configuration, read once at start-up from environment variables. Invalid
+ * values and invalid combinations throw {@link ConfigException} naming the variable.
  *
  * @param natsUrl {@code NATS_URL}, comma-separated server URLs
  * @param jwtSecret {@code AURA_JWT_SECRET} (required), HS256 secret of client tokens
  * @param wsPort {@code WS_PORT} (4000), the one HTTP/WebSocket port; 0 picks a free port
  * @param historySize {@code HISTORY_SIZE} (100 messages), broadcast history ring per channel
- * @param instanceId {@code INSTANCE_ID}, else {@code POD_NAME}, else hostname-random
+ * @param instanceId {@code INSTANCE_ID}, else {@code POD_NAME}, else hostname-random ({@link InstanceId})
  * @param ioThreads {@code WS_IO_THREADS} (0 = Netty's default of 2 x cores), event loop threads
  * @param maxFrameBytes {@code WS_MAX_FRAME_BYTES} (5,000,000 bytes), largest WebSocket message
  * @param idleTimeout {@code WS_IDLE_TIMEOUT_MS} (60,000 ms) without any inbound frame closes a socket
@@ -36,7 +36,8 @@ import java.util.UUID;
  * @param historyMaxChannels {@code HISTORY_MAX_CHANNELS} (10,000) channels with broadcast history
  * @param historyMaxBytes {@code HISTORY_MAX_BYTES} (64 MiB) broadcast history in all
  * @param historyTtl {@code HISTORY_TTL_SECONDS} (600 s) without a broadcast drops a channel's history
- * @param cdcStatusTimeout {@code WS_CDC_STATUS_TIMEOUT_MS} (15,000 ms) of cdc-worker silence reported as CDC down
+ * @param cdcStatusTimeout {@code WS_CDC_STATUS_TIMEOUT_MS} (15,000 ms) of cdc-worker silence reported as CDC
+ *     down; must exceed the status heartbeat ({@link CdcStatus#HEARTBEAT}, 5 s)
  * @param sseHeartbeat {@code SSE_HEARTBEAT_MS} (15,000 ms) between SSE keep-alive comments
  */
 public record FrontConfig(
@@ -80,6 +81,11 @@ public record FrontConfig(
             throw new ConfigException("SUBSCRIPTION_REFRESH_MS must be shorter than the registry bucket's max age ("
                     + subscriptionTtl.toMillis() + " ms), else registry entries expire between refreshes");
         }
+        if (cdcStatusTimeout.compareTo(CdcStatus.HEARTBEAT) <= 0) {
+            throw new ConfigException("WS_CDC_STATUS_TIMEOUT_MS=" + cdcStatusTimeout.toMillis()
+                    + " must be larger than the cdc-worker's status heartbeat (" + CdcStatus.HEARTBEAT.toMillis()
+                    + " ms), else every healthy worker is reported silent between two heartbeats");
+        }
     }
 
     /** Reads every variable; fails naming the first missing or malformed one. */
@@ -89,7 +95,7 @@ public record FrontConfig(
                 env.required(EnvVars.AURA_JWT_SECRET.name()),
                 env.integer(EnvVars.WS_PORT, 0, 65535),
                 env.integer(EnvVars.HISTORY_SIZE, 0, 100_000),
-                instanceId(env),
+                InstanceId.fromEnv(env, "ws-front"),
                 env.integer(EnvVars.WS_IO_THREADS, 0, 1024),
                 env.integer(EnvVars.WS_MAX_FRAME_BYTES, 1024, 64 * 1024 * 1024),
                 env.millis(EnvVars.WS_IDLE_TIMEOUT_MS, 1_000, 3_600_000),
@@ -111,19 +117,5 @@ public record FrontConfig(
                 env.seconds(EnvVars.HISTORY_TTL_SECONDS, 1, 7 * 24 * 3600),
                 env.millis(EnvVars.WS_CDC_STATUS_TIMEOUT_MS, 1_000, 3_600_000),
                 env.millis(EnvVars.SSE_HEARTBEAT_MS, 100, 3_600_000));
-    }
-
-    private static String instanceId(Env env) {
-        return env.optional(EnvVars.INSTANCE_ID.name())
-                .or(() -> env.optional(EnvVars.POD_NAME.name()))
-                .orElseGet(() -> hostname() + "-" + UUID.randomUUID().toString().substring(0, 8));
-    }
-
-    private static String hostname() {
-        try {
-            return InetAddress.getLocalHost().getHostName();
-        } catch (UnknownHostException e) {
-            return "ws-front";
-        }
     }
 }

@@ -6,7 +6,7 @@ import dev.aura.realtime.common.config.EnvVars;
 import java.time.Duration;
 
 /**
- * Presence settings (PRODUCT.md D5).
+ * Presence settings (docs/design.md D5).
  *
  * @param maxAge {@code PRESENCE_MAX_AGE_MS} (60,000 ms), max age of the {@code aura_presence} bucket
  *     when this replica creates it; a crashed replica's presences vanish within it

@@ -65,6 +65,11 @@ public final class HistoryStore {
         this.ttlMs = ttlMs;
     }
 
+    /** {@code HISTORY_SIZE}: messages kept per channel (0: history is off). */
+    public int perChannel() {
+        return perChannel;
+    }
+
     /** Records a broadcast; {@code nowMs} is this replica's clock (TTL, and the timestamp of an id without one). */
     public void add(String projectId, String channel, UserBroadcast message, long nowMs) {
         if (perChannel == 0 || message.id() == null) {

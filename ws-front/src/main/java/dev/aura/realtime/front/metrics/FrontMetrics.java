@@ -9,8 +9,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The ws-front meters (Prometheus names after Micrometer's conversion in parentheses):
  * connections ({@code aura_ws_connections}), joined channels ({@code aura_ws_channels_joined}),
  * frames in/out ({@code aura_ws_messages_in_total}, {@code aura_ws_messages_out_total}),
- * malformed frames, NATS relay in/out by kind ({@code aura_relay_messages_total{direction,kind}}),
- * dropped slow clients ({@code aura_ws_slow_clients_dropped_total}). Thread-safe.
+ * malformed frames ({@code aura_ws_messages_malformed_total}), NATS relay in/out by kind
+ * ({@code aura_relay_messages_total{direction,kind}}), relay errors ({@code aura_relay_errors_total}),
+ * dropped slow clients ({@code aura_ws_slow_clients_dropped_total}), postgres_changes frames sent
+ * ({@code aura_ws_postgres_changes_delivered_total}). Thread-safe.
  */
 public final class FrontMetrics {
     private final AtomicInteger connections = new AtomicInteger();
@@ -33,28 +35,20 @@ public final class FrontMetrics {
         Gauge.builder("aura.ws.channels.joined", channels, AtomicInteger::get)
                 .description("joined channels")
                 .register(registry);
-        messagesIn = Counter.builder("aura.ws.messages.in")
-                .description("client frames received")
-                .register(registry);
-        messagesOut = Counter.builder("aura.ws.messages.out")
-                .description("frames sent to clients")
-                .register(registry);
-        malformed = Counter.builder("aura.ws.messages.malformed")
-                .description("undecodable client frames")
-                .register(registry);
-        slowClients = Counter.builder("aura.ws.slow.clients.dropped")
-                .description("connections closed for not reading")
-                .register(registry);
+        messagesIn = counter(registry, "aura.ws.messages.in", "client frames received");
+        messagesOut = counter(registry, "aura.ws.messages.out", "frames sent to clients");
+        malformed = counter(registry, "aura.ws.messages.malformed", "undecodable client frames");
+        slowClients = counter(registry, "aura.ws.slow.clients.dropped", "connections closed for not reading");
         relayInBroadcast = relay(registry, "in", "broadcast");
         relayInChange = relay(registry, "in", "change");
         relayInStatus = relay(registry, "in", "cdc_status");
         relayOutBroadcast = relay(registry, "out", "broadcast");
-        relayErrors = Counter.builder("aura.relay.errors")
-                .description("undecodable or failed NATS messages")
-                .register(registry);
-        changeDeliveries = Counter.builder("aura.ws.postgres.changes.delivered")
-                .description("postgres_changes frames sent")
-                .register(registry);
+        relayErrors = counter(registry, "aura.relay.errors", "undecodable or failed NATS messages");
+        changeDeliveries = counter(registry, "aura.ws.postgres.changes.delivered", "postgres_changes frames sent");
+    }
+
+    private static Counter counter(MeterRegistry registry, String name, String description) {
+        return Counter.builder(name).description(description).register(registry);
     }
 
     private static Counter relay(MeterRegistry registry, String direction, String kind) {
@@ -73,10 +67,6 @@ public final class FrontMetrics {
         connections.decrementAndGet();
     }
 
-    public int connections() {
-        return connections.get();
-    }
-
     public void channelJoined() {
         channels.incrementAndGet();
     }
@@ -85,6 +75,7 @@ public final class FrontMetrics {
         channels.decrementAndGet();
     }
 
+    /** Joined channels now (the {@code aura_ws_channels_joined} gauge). */
     public int channels() {
         return channels.get();
     }
@@ -105,16 +96,19 @@ public final class FrontMetrics {
         slowClients.increment();
     }
 
-    public double slowClientsDropped() {
-        return slowClients.count();
+    /** A broadcast of another replica taken off NATS. */
+    public void relayInBroadcast() {
+        relayInBroadcast.increment();
     }
 
-    public void relayIn(String kind) {
-        switch (kind) {
-            case "broadcast" -> relayInBroadcast.increment();
-            case "change" -> relayInChange.increment();
-            default -> relayInStatus.increment();
-        }
+    /** A change event taken off NATS. */
+    public void relayInChange() {
+        relayInChange.increment();
+    }
+
+    /** A cdc-worker status message taken off NATS. */
+    public void relayInStatus() {
+        relayInStatus.increment();
     }
 
     public void relayOutBroadcast() {

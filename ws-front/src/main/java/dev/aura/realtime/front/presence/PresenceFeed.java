@@ -1,8 +1,8 @@
 package dev.aura.realtime.front.presence;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.aura.realtime.front.channel.Membership;
 import dev.aura.realtime.front.config.PresenceConfig;
+import dev.aura.realtime.front.log.LogCode;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
@@ -37,22 +37,19 @@ final class PresenceFeed implements AutoCloseable {
     private final Duration maxAge;
     private final ScheduledExecutorService thread;
     private final PresenceView view = new PresenceView();
-    private final Map<PresenceView.Channel, Set<Membership>> listeners = new HashMap<>();
+    private final Map<PresenceView.Channel, Set<PresenceMember>> listeners = new HashMap<>();
     private final AtomicLong generation = new AtomicLong();
     private boolean flushScheduled;
 
     PresenceFeed(Clock clock, Duration maxAge) {
         this.clock = clock;
         this.maxAge = maxAge;
-        this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "aura-presence-view");
-            t.setDaemon(true);
-            return t;
-        });
+        this.thread = Executors.newSingleThreadScheduledExecutor(
+                Thread.ofPlatform().name("aura-presence-view").daemon().factory());
     }
 
     /** A channel enabled presence: send pending diffs to the others, then its state. Any thread. */
-    void listen(Membership m) {
+    void listen(PresenceMember m) {
         run(() -> {
             flush();
             if (!m.active()) {
@@ -65,10 +62,10 @@ final class PresenceFeed implements AutoCloseable {
     }
 
     /** The channel left or closed. Any thread. */
-    void unlisten(Membership m) {
+    void unlisten(PresenceMember m) {
         run(() -> {
             PresenceView.Channel c = channel(m);
-            Set<Membership> set = listeners.get(c);
+            Set<PresenceMember> set = listeners.get(c);
             if (set != null && set.remove(m) && set.isEmpty()) {
                 listeners.remove(c);
             }
@@ -122,7 +119,7 @@ final class PresenceFeed implements AutoCloseable {
     private void flush() {
         flushScheduled = false;
         for (Map.Entry<PresenceView.Channel, ObjectNode> d : view.drainDiffs().entrySet()) {
-            for (Membership m : listeners.getOrDefault(d.getKey(), Set.of())) {
+            for (PresenceMember m : listeners.getOrDefault(d.getKey(), Set.of())) {
                 if (m.active()) {
                     m.push("presence_diff", d.getValue());
                 }
@@ -136,7 +133,7 @@ final class PresenceFeed implements AutoCloseable {
                 try {
                     task.run();
                 } catch (RuntimeException e) {
-                    log.warn("[PresenceViewFailed] {}", e.toString(), e);
+                    LogCode.PresenceViewFailed.warn(log, "{}", e.toString(), e);
                 }
             });
         } catch (RejectedExecutionException closed) {
@@ -144,7 +141,7 @@ final class PresenceFeed implements AutoCloseable {
         }
     }
 
-    private static PresenceView.Channel channel(Membership m) {
+    private static PresenceView.Channel channel(PresenceMember m) {
         return new PresenceView.Channel(m.projectId(), m.channelName());
     }
 

@@ -1,17 +1,18 @@
 package dev.aura.realtime.front.presence;
 
 import dev.aura.realtime.front.config.PresenceConfig;
+import dev.aura.realtime.front.log.LogCode;
+import dev.aura.realtime.front.relay.KvThread;
 import io.nats.client.api.KeyValueEntry;
 import io.nats.client.api.KeyValueWatcher;
 import io.nats.client.impl.NatsKeyValueWatchSubscription;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,7 +33,7 @@ final class PresenceKv implements AutoCloseable {
     private final PresenceFeed feed;
     private final Clock clock;
     private final Map<String, PresenceEntry> own = new ConcurrentHashMap<>();
-    private final ScheduledExecutorService thread;
+    private final KvThread thread;
     private NatsKeyValueWatchSubscription watch;
     private int failures;
 
@@ -40,15 +41,9 @@ final class PresenceKv implements AutoCloseable {
         this.bucket = bucket;
         this.feed = feed;
         this.clock = clock;
-        this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "aura-presence-kv");
-            t.setDaemon(true);
-            return t;
-        });
-        long refreshMs = config.refreshInterval().toMillis();
-        long reconcileMs = config.reconcileInterval().toMillis();
-        thread.scheduleAtFixedRate(this::refreshAll, refreshMs, refreshMs, TimeUnit.MILLISECONDS);
-        thread.scheduleAtFixedRate(this::reconcile, reconcileMs, reconcileMs, TimeUnit.MILLISECONDS);
+        this.thread = new KvThread("aura-presence-kv", LogCode.PresenceCloseTimeout);
+        thread.every(config.refreshInterval(), this::refreshAll);
+        thread.every(config.reconcileInterval(), this::reconcile);
     }
 
     /** Creates the bucket when absent and starts the watch; blocks until done. */
@@ -63,10 +58,6 @@ final class PresenceKv implements AutoCloseable {
         } catch (ExecutionException e) {
             throw e.getCause() instanceof Exception cause ? cause : e;
         }
-    }
-
-    int ownCount() {
-        return own.size();
     }
 
     /** Puts an owned presence (replacing the member's previous one under the same key). Any thread. */
@@ -84,24 +75,42 @@ final class PresenceKv implements AutoCloseable {
             try {
                 bucket.delete(kvKey);
             } catch (Exception e) {
-                log.warn("[PresenceDeleteFailed] {}: {} (expires with the bucket's max age)", kvKey, e.toString());
+                LogCode.PresenceDeleteFailed.warn(
+                        log, "{}: {} (expires with the bucket's max age)", kvKey, e.toString());
             }
         });
     }
 
-    /** After a NATS reconnect: the bucket may be gone (memory storage); re-create, re-put, re-watch. */
+    /**
+     * After a NATS reconnect: the bucket may be gone (memory storage); re-create, re-put,
+     * re-watch. JetStream may answer only a moment after the connection is back, so a failed
+     * attempt is retried every second, at most {@link #RESYNC_ATTEMPTS} times (as the registry
+     * does); the periodic refresh keeps re-putting after that.
+     */
     void resync() {
+        resync(RESYNC_ATTEMPTS);
+    }
+
+    private static final int RESYNC_ATTEMPTS = 30;
+
+    private void resync(int attemptsLeft) {
         run(() -> {
+            boolean done = true;
             try {
                 bucket.ensure();
             } catch (Exception e) {
-                log.warn("[PresenceResyncFailed] bucket: {}", e.toString());
+                done = false;
+                LogCode.PresenceResyncFailed.warn(log, "bucket: {}", e.toString());
             }
             refreshAll();
             try {
                 rewatch();
             } catch (Exception e) {
-                log.warn("[PresenceResyncFailed] watch: {}", e.toString());
+                done = false;
+                LogCode.PresenceResyncFailed.warn(log, "watch: {}", e.toString());
+            }
+            if (!done && attemptsLeft > 1) {
+                thread.schedule(() -> resync(attemptsLeft - 1), Duration.ofSeconds(1));
             }
         });
     }
@@ -115,10 +124,8 @@ final class PresenceKv implements AutoCloseable {
             failures = 0;
         } catch (Exception e) {
             if (failures++ == 0) {
-                log.warn(
-                        "[PresencePutFailed] {}: {} (re-put on refresh and after reconnect)",
-                        entry.kvKey(),
-                        e.toString());
+                LogCode.PresencePutFailed.warn(
+                        log, "{}: {} (re-put on refresh and after reconnect)", entry.kvKey(), e.toString());
             }
         }
     }
@@ -154,19 +161,10 @@ final class PresenceKv implements AutoCloseable {
         }
     }
 
-    /** Lets queued writes and deletes finish (bounded to 5 s), then stops the watch. Idempotent. */
+    /** Lets queued writes and deletes finish (bounded, {@link KvThread#CLOSE_WAIT}), then stops the watch. Idempotent. */
     @Override
     public void close() {
-        thread.shutdown();
-        try {
-            if (!thread.awaitTermination(5, TimeUnit.SECONDS)) {
-                log.warn("[PresenceCloseTimeout] pending KV operations abandoned");
-                thread.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            thread.shutdownNow();
-        }
+        thread.close();
         if (watch != null) {
             try {
                 watch.unsubscribe();
@@ -191,7 +189,7 @@ final class PresenceKv implements AutoCloseable {
                     try {
                         feed.applyPut(gen, e.getKey(), bucket.decode(e.getValue()));
                     } catch (Exception ex) {
-                        log.warn("[PresenceEntryInvalid] {}: {}", e.getKey(), ex.toString());
+                        LogCode.PresenceEntryInvalid.warn(log, "{}: {}", e.getKey(), ex.toString());
                     }
                 }
                 case DELETE, PURGE -> feed.applyDelete(gen, e.getKey());

@@ -3,15 +3,11 @@ package dev.aura.realtime.front.presence;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.aura.realtime.front.channel.Membership;
-import dev.aura.realtime.front.channel.PresenceExtension;
-import dev.aura.realtime.front.channel.RateWindow;
-import dev.aura.realtime.front.channel.Reasons;
-import dev.aura.realtime.front.channel.Replies;
 import dev.aura.realtime.front.config.PresenceConfig;
 import dev.aura.realtime.front.protocol.PhoenixMessage;
+import dev.aura.realtime.front.protocol.Reasons;
+import dev.aura.realtime.front.protocol.Replies;
 import io.nats.client.Connection;
-import io.netty.util.AttributeKey;
 import java.time.Clock;
 import java.util.Map;
 import java.util.UUID;
@@ -21,7 +17,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Presence on the JetStream KV bucket {@code aura_presence} (PRODUCT.md D5): {@code track} puts
+ * Presence on the JetStream KV bucket {@code aura_presence} (docs/design.md D5): {@code track} puts
  * this membership's entry, {@code untrack} and leaving delete it; every replica watches the
  * bucket and turns changes into {@code presence_diff} pushes for its local channels that enabled
  * presence, which first get a {@code presence_state}.
@@ -38,7 +34,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class PresenceService implements PresenceExtension, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PresenceService.class);
-    private static final AttributeKey<RateWindow> RATE = AttributeKey.valueOf("aura.presence.rate");
 
     /** What one membership tracks; its key and member id stay fixed across re-tracks. */
     private static final class Tracked {
@@ -51,19 +46,15 @@ public final class PresenceService implements PresenceExtension, AutoCloseable {
         }
     }
 
-    private final PresenceConfig config;
     private final String instanceId;
-    private final Clock clock;
     private final PresenceKv kv;
     private final PresenceFeed feed;
-    private final Map<Membership, Tracked> tracked = new ConcurrentHashMap<>();
+    private final Map<PresenceMember, Tracked> tracked = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
 
     public PresenceService(
             Connection connection, PresenceConfig config, String instanceId, Clock clock, ObjectMapper mapper) {
-        this.config = config;
         this.instanceId = instanceId;
-        this.clock = clock;
         this.feed = new PresenceFeed(clock, config.maxAge());
         this.kv = new PresenceKv(new PresenceBucket(connection, config.maxAge(), mapper), feed, config, clock);
     }
@@ -79,22 +70,14 @@ public final class PresenceService implements PresenceExtension, AutoCloseable {
     }
 
     @Override
-    public void onJoined(Membership m) {
+    public void onJoined(PresenceMember m) {
         if (enabled(m)) {
             feed.listen(m);
         }
     }
 
     @Override
-    public boolean onPresence(Membership m, PhoenixMessage.PresencePush push) {
-        RateWindow rate = m.session().channel().attr(RATE).get();
-        if (rate == null) {
-            rate = new RateWindow(config.maxEventsPerSecond());
-            m.session().channel().attr(RATE).set(rate);
-        }
-        if (!rate.tryAcquire(clock.millis())) {
-            return false;
-        }
+    public void onPresence(PresenceMember m, PhoenixMessage.PresencePush push) {
         String event = push.payload().path("event").asText("");
         switch (event) {
             case "track" -> track(m, push);
@@ -104,17 +87,16 @@ public final class PresenceService implements PresenceExtension, AutoCloseable {
             }
             default -> reply(m, push, "error", Replies.reason(Reasons.PRESENCE_UNKNOWN_EVENT));
         }
-        return true;
     }
 
     @Override
-    public void onLeft(Membership m) {
+    public void onLeft(PresenceMember m) {
         feed.unlisten(m);
         untrack(m);
         tracked.remove(m);
     }
 
-    private void track(Membership m, PhoenixMessage.PresencePush push) {
+    private void track(PresenceMember m, PhoenixMessage.PresencePush push) {
         JsonNode meta = push.payload().get("payload");
         if (meta == null || !meta.isObject()) {
             reply(m, push, "error", Replies.reason(Reasons.PRESENCE_NOT_A_MAP));
@@ -135,7 +117,7 @@ public final class PresenceService implements PresenceExtension, AutoCloseable {
         reply(m, push, "ok", Replies.empty());
     }
 
-    private void untrack(Membership m) {
+    private void untrack(PresenceMember m) {
         Tracked t = tracked.get(m);
         if (t != null && t.entry != null) {
             kv.delete(t.entry.kvKey());
@@ -143,7 +125,7 @@ public final class PresenceService implements PresenceExtension, AutoCloseable {
         }
     }
 
-    private static void reply(Membership m, PhoenixMessage.PresencePush push, String status, JsonNode response) {
+    private static void reply(PresenceMember m, PhoenixMessage.PresencePush push, String status, JsonNode response) {
         if (push.ref() != null) {
             m.reply(push.ref(), status, response);
         }
@@ -154,20 +136,15 @@ public final class PresenceService implements PresenceExtension, AutoCloseable {
      * presence listener). Absent means off, as in current Supabase Realtime with the tenant flag
      * off: no {@code presence_state}, no diffs; tracking works either way.
      */
-    static boolean enabled(Membership m) {
+    static boolean enabled(PresenceMember m) {
         return m.config().path("presence").path("enabled").asBoolean(false);
     }
 
     /** {@code config.presence.key}, or a random key for this membership when empty (as Supabase does). */
-    static String presenceKey(Membership m) {
+    static String presenceKey(PresenceMember m) {
         JsonNode key = m.config().path("presence").path("key");
         String text = key.isValueNode() && !key.isNull() ? key.asText() : "";
         return text.isEmpty() ? UUID.randomUUID().toString() : text;
-    }
-
-    /** Presences this replica owns (tracked by its clients). */
-    public int ownCount() {
-        return kv.ownCount();
     }
 
     @Override

@@ -25,9 +25,6 @@ import java.nio.charset.StandardCharsets;
  * ISO-8859-1, which gives back what the client had for every Latin-1 character.
  */
 public final class BinaryFrames {
-    public static final int KIND_PUSH = 0;
-    public static final int KIND_REPLY = 1;
-    public static final int KIND_BROADCAST = 2;
     public static final int KIND_USER_BROADCAST_PUSH = 3;
     public static final int KIND_USER_BROADCAST = 4;
     public static final int ENCODING_BINARY = 0;
@@ -91,18 +88,10 @@ public final class BinaryFrames {
 
     /**
      * Encodes a kind 4 frame as realtime-js decodes it into
-     * {@code {type: "broadcast", event, payload, meta: {id}}}.
+     * {@code {type: "broadcast", event, payload, meta}}.
      *
+     * @param metaJson the metadata JSON, e.g. {@code {"id":".."}} or {@code {"replayed":true,"id":".."}}; empty for none
      * @return the frame, or null when topic, event or metadata exceed 255 UTF-8 bytes
-     */
-    public ByteBuf encodeUserBroadcast(String topic, UserBroadcast message, ByteBufAllocator alloc) {
-        return encodeUserBroadcast(
-                topic, message, message.id() == null ? "" : "{\"id\":" + json.quote(message.id()) + "}", alloc);
-    }
-
-    /**
-     * As {@link #encodeUserBroadcast(String, UserBroadcast, ByteBufAllocator)} with the given
-     * metadata JSON (empty for none), e.g. {@code {"replayed":true,"id":".."}} for a replay.
      */
     public ByteBuf encodeUserBroadcast(String topic, UserBroadcast message, String metaJson, ByteBufAllocator alloc) {
         byte[] t = topic.getBytes(StandardCharsets.UTF_8);

@@ -15,7 +15,7 @@ final class Inbounds {
         return switch (event) {
             case "phx_join" ->
                 payload.isObject()
-                        ? new PhoenixMessage.Join(joinRef, ref, topic, payload)
+                        ? new PhoenixMessage.Join(joinRef, ref, topic, payload, null)
                         : new PhoenixMessage.Malformed(joinRef, ref, topic, "phx_join payload must be an object");
             case "phx_leave" -> new PhoenixMessage.Leave(joinRef, ref, topic);
             case "heartbeat" ->

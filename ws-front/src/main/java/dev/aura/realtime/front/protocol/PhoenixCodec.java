@@ -36,10 +36,6 @@ public final class PhoenixCodec extends MessageToMessageCodec<WebSocketFrame, Ph
         this.malformedCounter = malformedCounter;
     }
 
-    public Vsn vsn() {
-        return vsn;
-    }
-
     @Override
     public boolean acceptInboundMessage(Object msg) {
         return msg instanceof TextWebSocketFrame || msg instanceof BinaryWebSocketFrame;

@@ -24,8 +24,12 @@ public sealed interface PhoenixMessage {
     /** A server frame to encode for the connection's {@link Vsn}. */
     sealed interface Outbound extends PhoenixMessage {}
 
-    /** {@code phx_join}; {@code payload} is the join object ({@code config}, {@code access_token}). */
-    record Join(String joinRef, String ref, String topic, JsonNode payload) implements Inbound {}
+    /**
+     * {@code phx_join}; {@code payload} is the join object ({@code config}, {@code access_token}).
+     * {@code lastEventId} is the SSE endpoint's {@code Last-Event-ID}: the channel's broadcasts
+     * after it are replayed once the join is accepted. The Phoenix codec never sets it (null).
+     */
+    record Join(String joinRef, String ref, String topic, JsonNode payload, String lastEventId) implements Inbound {}
 
     /** {@code phx_leave}. */
     record Leave(String joinRef, String ref, String topic) implements Inbound {}

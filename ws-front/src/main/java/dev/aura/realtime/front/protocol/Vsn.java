@@ -15,11 +15,6 @@ public enum Vsn {
         this.wire = wire;
     }
 
-    /** The query parameter value, e.g. {@code 2.0.0}. */
-    public String wire() {
-        return wire;
-    }
-
     /**
      * @param value the {@code vsn} query parameter; null (absent) means {@code 1.0.0}, as in Phoenix
      * @return the version, or null when unsupported

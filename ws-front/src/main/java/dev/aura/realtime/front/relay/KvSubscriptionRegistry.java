@@ -3,6 +3,7 @@ package dev.aura.realtime.front.relay;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.wire.KvBuckets;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
+import dev.aura.realtime.front.log.LogCode;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.KeyValue;
@@ -11,9 +12,6 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * {@link SubscriptionRegistry} on the JetStream KV bucket {@link SubscriptionEntry#BUCKET}
  * (memory storage, max age {@code SubscriptionEntry.MAX_AGE}; created when absent).
  *
- * <p>Threads: one named thread {@code aura-registry} does every KV call (they block on the
+ * <p>Threads: one {@link KvThread} {@code aura-registry} does every KV call (they block on the
  * JetStream ack), so puts and deletes of one key keep their order and event loops never block.
  * Every {@code SUBSCRIPTION_REFRESH_MS} it re-puts all live entries, keeping them younger than
  * the bucket's max age; {@link #reputAll()} does the same after a NATS reconnect.
@@ -34,7 +32,7 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
     private final Duration ttl;
     private final ObjectMapper mapper;
     private final Map<String, SubscriptionEntry> live = new ConcurrentHashMap<>();
-    private final ScheduledExecutorService worker;
+    private final KvThread worker;
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile KeyValue kv;
 
@@ -42,12 +40,8 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         this.connection = connection;
         this.ttl = ttl;
         this.mapper = mapper;
-        this.worker = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "aura-registry");
-            t.setDaemon(true);
-            return t;
-        });
-        worker.scheduleAtFixedRate(this::refreshAll, refresh.toMillis(), refresh.toMillis(), TimeUnit.MILLISECONDS);
+        this.worker = new KvThread("aura-registry", LogCode.RegistryCloseTimeout);
+        worker.every(refresh, this::refreshAll);
     }
 
     /** Creates the bucket when absent and binds to it (blocking, at start-up). */
@@ -105,17 +99,13 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
                 try {
                     bucket().delete(key);
                 } catch (Exception e) {
-                    log.warn("[RegistryDeleteFailed] {}: {} (expires with the bucket's max age)", key, e.toString());
+                    LogCode.RegistryDeleteFailed.warn(
+                            log, "{}: {} (expires with the bucket's max age)", key, e.toString());
                 }
             });
         } catch (RuntimeException rejected) {
-            log.warn("[RegistryDeleteFailed] {}: registry closed", key);
+            LogCode.RegistryDeleteFailed.warn(log, "{}: registry closed", key);
         }
-    }
-
-    @Override
-    public int size() {
-        return live.size();
     }
 
     /**
@@ -135,7 +125,7 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
             worker.execute(() -> {
                 kv = null;
                 if (refreshAll() > 0 && attemptsLeft > 1 && !closed.get()) {
-                    worker.schedule(() -> reputAll(attemptsLeft - 1), 1, TimeUnit.SECONDS);
+                    worker.schedule(() -> reputAll(attemptsLeft - 1), Duration.ofSeconds(1));
                 } else {
                     log.info("registry: {} entries re-put after reconnect", live.size());
                 }
@@ -154,31 +144,21 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
             } catch (Exception ex) {
                 failed++;
                 if (failed == 1) {
-                    log.warn("[RegistryRefreshFailed] {}: {}", e.key(), ex.toString());
+                    LogCode.RegistryRefreshFailed.warn(log, "{}: {}", e.key(), ex.toString());
                 }
             }
         }
         if (failed > 0) {
-            log.warn("[RegistryRefreshFailed] {} of {} entries not refreshed", failed, live.size());
+            LogCode.RegistryRefreshFailed.warn(log, "{} of {} entries not refreshed", failed, live.size());
         }
         return failed;
     }
 
-    /** Lets queued writes and deletes finish (bounded to 5 s), then stops the thread. Idempotent. */
+    /** Lets queued writes and deletes finish (bounded, {@link KvThread#CLOSE_WAIT}), then stops the thread. Idempotent. */
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
-        worker.shutdown();
-        try {
-            if (!worker.awaitTermination(5, TimeUnit.SECONDS)) {
-                log.warn("[RegistryCloseTimeout] pending KV operations abandoned");
-                worker.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            worker.shutdownNow();
+        if (closed.compareAndSet(false, true)) {
+            worker.close();
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.aura.realtime.front.relay;
 
+import dev.aura.realtime.front.log.LogCode;
 import io.nats.client.Connection;
 import io.nats.client.ConnectionListener;
 import io.nats.client.ErrorListener;
@@ -38,12 +39,12 @@ public final class NatsConnection implements AutoCloseable {
                 .errorListener(new ErrorListener() {
                     @Override
                     public void errorOccurred(Connection conn, String error) {
-                        log.warn("[NatsError] {}", error);
+                        LogCode.NatsError.warn(log, "{}", error);
                     }
 
                     @Override
                     public void exceptionOccurred(Connection conn, Exception exp) {
-                        log.warn("[NatsException] {}", exp.toString());
+                        LogCode.NatsException.warn(log, "{}", exp.toString());
                     }
                 })
                 .build();
@@ -80,7 +81,7 @@ public final class NatsConnection implements AutoCloseable {
                 try {
                     hook.run();
                 } catch (RuntimeException e) {
-                    log.warn("[ReconnectHookFailed] {}", e.toString());
+                    LogCode.ReconnectHookFailed.warn(log, "{}", e.toString());
                 }
             }
         }

@@ -6,6 +6,7 @@ import dev.aura.realtime.common.wire.CdcStatus;
 import dev.aura.realtime.common.wire.ChangeEvent;
 import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.common.wire.SubscriptionCheck;
+import dev.aura.realtime.front.log.LogCode;
 import dev.aura.realtime.front.metrics.FrontMetrics;
 import dev.aura.realtime.front.protocol.UserBroadcast;
 import io.nats.client.Connection;
@@ -14,18 +15,21 @@ import io.nats.client.Message;
 import io.nats.client.impl.Headers;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * ws-front's side of NATS: subscribes the changes, broadcast and status subjects and hands broadcasts, change events
+ * ws-front's side of NATS: subscribes the changes ({@code aura.realtime.changes.>}), broadcast
+ * ({@code aura.realtime.broadcast.>}) and CDC status subjects and hands broadcasts, change events
  * and CDC status to a {@link RelayListener}; publishes this replica's broadcasts; asks
  * cdc-workers to validate bindings.
  *
  * <p>Threads: one jnats dispatcher thread calls the listener in subject order. Messages whose
  * {@code Aura-Origin} is this instance are dropped (our own broadcast echoes). Undecodable
- * messages are logged with a code, counted and skipped.
+ * messages ({@link LogCode#RelayDecodeFailed}) and messages the listener failed to deliver
+ * ({@link LogCode#RelayDeliveryFailed}) are logged with their code, counted and skipped.
  */
 public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(NatsRelay.class);
@@ -54,7 +58,7 @@ public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker,
 
     /**
      * Subscribes the changes, broadcast and CDC status subjects and starts delivering to
-     * {@code target}. Call once. Deliberately not {@link Subjects#ALL}: that would also match
+     * {@code target}. Call once. Deliberately not {@code aura.realtime.>}: that would also match
      * {@link Subjects#SUBSCRIPTION_CHECK}, making every ws-front a silent "responder" to the
      * cdc-workers' RPC, so a missing cdc-worker would look like a timeout instead of failing
      * at once with no responders.
@@ -73,31 +77,49 @@ public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker,
             return;
         }
         String subject = msg.getSubject();
+        Runnable delivery;
         try {
-            if (subject.equals(Subjects.CDC_STATUS)) {
-                metrics.relayIn("cdc_status");
-                listener.onCdcStatus(mapper.readValue(msg.getData(), CdcStatus.class));
-                return;
-            }
-            if (subject.equals(Subjects.SUBSCRIPTION_CHECK)) {
-                return; // requests for cdc-workers
-            }
-            Subjects.Parsed parsed = Subjects.parse(subject);
-            if (parsed == null) {
-                return;
-            }
-            if (parsed.kind().equals("broadcast")) {
-                metrics.relayIn("broadcast");
-                String id = msg.hasHeaders() ? msg.getHeaders().getFirst(AuraHeaders.EVENT_ID) : null;
-                listener.onBroadcast(parsed.projectId(), parsed.name(), BroadcastWire.decode(msg.getData(), id));
-            } else {
-                metrics.relayIn("change");
-                listener.onChange(mapper.readValue(msg.getData(), ChangeEvent.class));
-            }
+            delivery = decode(subject, msg);
         } catch (Exception e) {
             metrics.relayError();
-            log.warn("[RelayDecodeFailed] subject {}: {}", subject, e.toString());
+            LogCode.RelayDecodeFailed.warn(log, "subject {}: {}", subject, e.toString());
+            return;
         }
+        if (delivery == null) {
+            return;
+        }
+        try {
+            delivery.run();
+        } catch (RuntimeException e) {
+            metrics.relayError();
+            LogCode.RelayDeliveryFailed.warn(log, "subject {}: {}", subject, e.toString(), e);
+        }
+    }
+
+    /**
+     * Counts and decodes one message.
+     *
+     * @return the listener call delivering it, or null for a subject not ours to handle
+     */
+    private Runnable decode(String subject, Message msg) throws Exception {
+        if (subject.equals(Subjects.CDC_STATUS)) {
+            metrics.relayInStatus();
+            CdcStatus status = mapper.readValue(msg.getData(), CdcStatus.class);
+            return () -> listener.onCdcStatus(status);
+        }
+        Subjects.Parsed parsed = Subjects.parse(subject);
+        if (parsed == null) {
+            return null;
+        }
+        if (parsed.kind().equals("broadcast")) {
+            metrics.relayInBroadcast();
+            String id = msg.hasHeaders() ? msg.getHeaders().getFirst(AuraHeaders.EVENT_ID) : null;
+            UserBroadcast message = BroadcastWire.decode(msg.getData(), id);
+            return () -> listener.onBroadcast(parsed.projectId(), parsed.name(), message);
+        }
+        metrics.relayInChange();
+        ChangeEvent event = mapper.readValue(msg.getData(), ChangeEvent.class);
+        return () -> listener.onChange(event);
     }
 
     @Override
@@ -111,7 +133,7 @@ public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker,
             metrics.relayOutBroadcast();
         } catch (RuntimeException e) {
             metrics.relayError();
-            log.warn("[BroadcastPublishFailed] {}: {}", channel, e.toString());
+            LogCode.BroadcastPublishFailed.warn(log, "{}: {}", channel, e.toString());
         }
     }
 
@@ -130,22 +152,20 @@ public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker,
             return CompletableFuture.completedFuture(new Outcome.Unavailable(e.toString()));
         }
         // jnats checks request timeouts on a coarse cleanup timer; enforce ours precisely
-        return reply.orTimeout(checkTimeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
-                .handle((msg, err) -> {
-                    if (err != null) {
-                        return new Outcome.Unavailable(err.toString());
-                    }
-                    if (msg.isStatusMessage()) {
-                        return new Outcome.Unavailable(
-                                "status " + msg.getStatus().getCode());
-                    }
-                    try {
-                        SubscriptionCheck.Reply r = mapper.readValue(msg.getData(), SubscriptionCheck.Reply.class);
-                        return r.ok() ? new Outcome.Valid(r.columnType()) : new Outcome.Invalid(r.error());
-                    } catch (Exception e) {
-                        return new Outcome.Unavailable("undecodable reply: " + e);
-                    }
-                });
+        return reply.orTimeout(checkTimeout.toMillis(), TimeUnit.MILLISECONDS).handle((msg, err) -> {
+            if (err != null) {
+                return new Outcome.Unavailable(err.toString());
+            }
+            if (msg.isStatusMessage()) {
+                return new Outcome.Unavailable("status " + msg.getStatus().getCode());
+            }
+            try {
+                SubscriptionCheck.Reply r = mapper.readValue(msg.getData(), SubscriptionCheck.Reply.class);
+                return r.ok() ? new Outcome.Valid(r.columnType()) : new Outcome.Invalid(r.error());
+            } catch (Exception e) {
+                return new Outcome.Unavailable("undecodable reply: " + e);
+            }
+        });
     }
 
     /** Unsubscribes; idempotent. Does not close the connection (owned by {@link NatsConnection}). */

@@ -5,7 +5,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The registry of this replica's postgres_changes bindings that the cdc-worker matches changes
- * against (JetStream KV bucket {@code aura_subscriptions}, PRODUCT.md C8). Implementations keep
+ * against (JetStream KV bucket {@code aura_subscriptions}, docs/design.md C8). Implementations keep
  * every live entry, refresh it before the bucket's max age and re-put all after a reconnect.
  * Thread-safe; calls never block the caller.
  */
@@ -15,9 +15,6 @@ public interface SubscriptionRegistry extends AutoCloseable {
 
     /** Forgets and deletes the entry with this key (no-op when unknown). */
     void remove(String key);
-
-    /** Number of live entries kept for refresh. */
-    int size();
 
     /** Stops refreshing; pending writes and deletes are given a bounded time to finish. Idempotent. */
     @Override

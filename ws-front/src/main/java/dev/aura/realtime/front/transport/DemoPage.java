@@ -6,7 +6,7 @@ import java.io.UncheckedIOException;
 import java.util.Map;
 
 /**
- * The demo page (PRODUCT.md D1): {@code GET /} and its two scripts under {@code /demo/}, served
+ * The demo page (docs/design.md D1): {@code GET /} and its two scripts under {@code /demo/}, served
  * from the jar's {@code demo/} resources. {@code supabase.js} is the unmodified UMD build of
  * {@code @supabase/supabase-js} from npm (version pinned in {@code e2e/js/package.json}; copied
  * by {@code e2e/js/vendor-demo.mjs}), so the page needs no CDN. Loaded once; immutable, so any

@@ -2,7 +2,6 @@ package dev.aura.realtime.front.transport;
 
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -12,10 +11,7 @@ import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.handler.codec.http.HttpObjectAggregator;
-import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
@@ -26,14 +22,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The one HTTP/WebSocket port. Threads: one acceptor thread and {@code ioThreads} event loops
  * (epoll when available, else NIO), all named {@code aura-ws-*}. Each accepted socket starts
- * with an HTTP pipeline ({@link HttpRouter}) that becomes a WebSocket pipeline on upgrade.
+ * with the HTTP pipeline of {@link FrontInitializer}, which becomes a WebSocket or SSE pipeline.
  * Outbound buffering per socket is bounded by the write buffer water marks.
  */
 public final class FrontServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(FrontServer.class);
-    private static final int MAX_HTTP_REQUEST_BYTES = 64 * 1024;
-    /** A connection must send its first request head within this (slowloris; browsers send it at once). */
-    static final java.time.Duration FIRST_REQUEST_DEADLINE = java.time.Duration.ofSeconds(5);
 
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
@@ -64,16 +57,7 @@ public final class FrontServer implements AutoCloseable {
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(
                         ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(lowWaterBytes, highWaterBytes))
-                .childHandler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                        ch.pipeline()
-                                .addLast("http", new HttpServerCodec())
-                                .addLast("first-request-deadline", new FirstRequestDeadline(FIRST_REQUEST_DEADLINE))
-                                .addLast("http-aggregator", new HttpObjectAggregator(MAX_HTTP_REQUEST_BYTES))
-                                .addLast("router", new HttpRouter(context, draining));
-                    }
-                });
+                .childHandler(new FrontInitializer(context, draining));
         try {
             this.serverChannel = bootstrap.bind(port).sync().channel();
         } catch (InterruptedException | RuntimeException e) {

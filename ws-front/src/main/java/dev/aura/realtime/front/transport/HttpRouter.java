@@ -4,14 +4,11 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;
-import dev.aura.realtime.front.channel.SessionHandler;
-import dev.aura.realtime.front.protocol.PhoenixCodec;
 import dev.aura.realtime.front.protocol.Vsn;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelPipeline;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
@@ -23,14 +20,11 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
-import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketServerHandshaker;
 import io.netty.handler.codec.http.websocketx.WebSocketServerHandshakerFactory;
-import io.netty.handler.timeout.IdleStateHandler;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -38,19 +32,20 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * page ({@code GET /}, {@link DemoPage}), and the
  * WebSocket upgrade at {@code /realtime/v1/websocket} and {@code /socket/websocket}. The
  * {@code apikey} is verified before the upgrade; failures answer HTTP 401 with
- * {@code {"error": msg}} like Supabase. After a successful upgrade this handler replaces itself
- * with the WebSocket pipeline (aggregator, idle timeout, control frames, slow-client guard,
- * Phoenix codec, session handler).
+ * {@code {"error": msg}} like Supabase. An accepted upgrade, or SSE request ({@link SseEndpoint}),
+ * has {@link FrontInitializer} replace this handler with the WebSocket or SSE pipeline.
  */
 final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
     static final Set<String> WS_PATHS = Set.of("/realtime/v1/websocket", "/socket/websocket");
 
     private final TransportContext context;
     private final AtomicBoolean draining;
+    private final FrontInitializer pipelines;
 
-    HttpRouter(TransportContext context, AtomicBoolean draining) {
+    HttpRouter(TransportContext context, AtomicBoolean draining, FrontInitializer pipelines) {
         this.context = context;
         this.draining = draining;
+        this.pipelines = pipelines;
     }
 
     @Override
@@ -64,7 +59,7 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
         if (WS_PATHS.contains(path)) {
             upgrade(ctx, req, query);
         } else if (path.equals(SseEndpoint.PATH)) {
-            SseEndpoint.open(ctx, req, query, context, draining.get(), this);
+            SseEndpoint.open(ctx, req, query, context, draining.get(), pipelines);
         } else if (path.equals("/health") && req.method() == HttpMethod.GET) {
             ObjectNode body = JsonNodeFactory.instance.objectNode();
             body.put("status", draining.get() ? "draining" : "ok");
@@ -129,25 +124,7 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
             WebSocketServerHandshakerFactory.sendUnsupportedVersionResponse(ctx.channel());
             return;
         }
-        ChannelPipeline p = ctx.pipeline();
-        String me = ctx.name();
-        p.addAfter(me, "ws-aggregator", new WebSocketFrameAggregator(context.maxFrameBytes()));
-        p.addAfter(
-                "ws-aggregator",
-                "ws-idle",
-                new IdleStateHandler(context.idleTimeout().toMillis(), 0, 0, TimeUnit.MILLISECONDS));
-        p.addAfter("ws-idle", "ws-control", new WebSocketControlHandler(handshaker));
-        p.addAfter("ws-control", "ws-slow", new SlowClientGuard(context.slowClientTimeout()));
-        p.addAfter(
-                "ws-slow",
-                "phoenix-codec",
-                new PhoenixCodec(
-                        vsn,
-                        context.json(),
-                        context.binary(),
-                        context.services().metrics()::malformed));
-        p.addAfter("phoenix-codec", "session", new SessionHandler(context.services(), vsn, claims));
-        p.remove(this);
+        pipelines.webSocket(ctx.pipeline(), ctx.name(), handshaker, vsn, claims);
         handshaker.handshake(ctx.channel(), req).addListener((ChannelFutureListener) f -> {
             if (!f.isSuccess()) {
                 f.channel().close();

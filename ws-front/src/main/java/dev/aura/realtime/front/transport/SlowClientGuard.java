@@ -1,6 +1,6 @@
 package dev.aura.realtime.front.transport;
 
-import dev.aura.realtime.front.channel.SessionHandler;
+import dev.aura.realtime.front.session.SessionHandler;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.util.concurrent.ScheduledFuture;

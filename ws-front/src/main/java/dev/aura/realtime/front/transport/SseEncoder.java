@@ -1,14 +1,13 @@
 package dev.aura.realtime.front.transport;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.aura.realtime.front.channel.Reasons;
-import dev.aura.realtime.front.history.HistoryStore;
+import dev.aura.realtime.front.log.LogCode;
 import dev.aura.realtime.front.protocol.PhoenixMessage;
-import dev.aura.realtime.front.protocol.UserBroadcast;
-import io.netty.buffer.ByteBufInputStream;
+import dev.aura.realtime.front.protocol.SseEvents;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFutureListener;
@@ -17,65 +16,40 @@ import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
-import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketFrame;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.time.Clock;
-import java.util.HashSet;
-import java.util.List;
-import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Turns what the channel layer writes for one SSE subscriber (Phoenix replies and pushes, and
- * the vsn 1.0.0 JSON frames of broadcasts and postgres changes shared with WebSocket clients)
- * into {@code text/event-stream} events: {@code event:} is the Phoenix event, {@code data:} its
- * payload JSON on one line, and broadcasts carry {@code id:} = their message id, so a
- * reconnecting {@code EventSource} sends it back as {@code Last-Event-ID}. Other events carry no
- * {@code id:}, which per the SSE rules keeps the last broadcast id as the one to resume from.
- *
- * <p>After the join's ok reply, the history after {@code Last-Event-ID} is replayed
- * ({@code meta.replayed = true}), or {@code event: reset} is sent when that id is no longer in
- * history. {@code phx_close}, an error join reply or the server's close end the stream. A
- * comment line is written every heartbeat period. Event loop only; not sharable.
+ * Writes what the channel layer sends one SSE subscriber as {@code text/event-stream} events
+ * ({@link SseEvents}): Phoenix replies and pushes are encoded here; broadcasts and postgres
+ * changes arrive already encoded as SSE chunks by the fan-out (the session's framing is
+ * {@code SSE}) and pass through untouched. {@code phx_close}, an error reply to the join or the
+ * server's close end the stream. A comment line is written every heartbeat period. Event loop
+ * only; not sharable.
  */
 final class SseEncoder extends ChannelDuplexHandler {
     private static final Logger log = LoggerFactory.getLogger(SseEncoder.class);
 
     private final ObjectMapper mapper;
-    private final HistoryStore history;
-    private final Clock clock;
-    private final String projectId;
     private final String channel;
     private final String joinRef;
-    private final String lastEventId;
     private final long heartbeatMs;
-    private final Set<String> replayedIds = new HashSet<>();
     private ScheduledFuture<?> heartbeat;
     private boolean ended;
 
-    SseEncoder(
-            ObjectMapper mapper,
-            HistoryStore history,
-            Clock clock,
-            String projectId,
-            String channel,
-            String joinRef,
-            String lastEventId,
-            long heartbeatMs) {
+    /**
+     * @param channel the channel name (for logs)
+     * @param joinRef the ref of the stream's join, whose error reply ends the stream
+     */
+    SseEncoder(ObjectMapper mapper, String channel, String joinRef, long heartbeatMs) {
         this.mapper = mapper;
-        this.history = history;
-        this.clock = clock;
-        this.projectId = projectId;
         this.channel = channel;
         this.joinRef = joinRef;
-        this.lastEventId = lastEventId;
         this.heartbeatMs = heartbeatMs;
     }
 
@@ -85,7 +59,7 @@ final class SseEncoder extends ChannelDuplexHandler {
                 .scheduleAtFixedRate(
                         () -> {
                             if (!ended && ctx.channel().isActive()) {
-                                ctx.writeAndFlush(text(": heartbeat\n\n"));
+                                ctx.writeAndFlush(text(SseEvents.HEARTBEAT));
                             }
                         },
                         heartbeatMs,
@@ -111,92 +85,39 @@ final class SseEncoder extends ChannelDuplexHandler {
             switch (msg) {
                 case PhoenixMessage.Reply r -> reply(ctx, r, promise);
                 case PhoenixMessage.Push p -> push(ctx, p.event(), p.payload(), promise);
-                case TextWebSocketFrame f -> frame(ctx, f, promise);
                 case CloseWebSocketFrame c -> {
                     c.release();
                     end(ctx, promise);
                 }
-                case WebSocketFrame other -> { // binary broadcasts: never produced for a vsn 1.0.0 session
+                case WebSocketFrame other -> { // never produced for an SSE session: nothing to send
                     other.release();
                     promise.trySuccess();
                 }
-                default -> ctx.write(msg, promise);
+                default -> ctx.write(msg, promise); // the fan-out's SSE chunks, the response head
             }
-        } catch (IOException | RuntimeException e) {
-            log.warn("[SseEncodeFailed] {}: {}", channel, e.toString());
-            promise.trySuccess();
+        } catch (JsonProcessingException e) {
+            LogCode.SseEncodeFailed.warn(log, "{}: {}", channel, e.toString());
+            promise.tryFailure(e);
         }
     }
 
-    private void reply(ChannelHandlerContext ctx, PhoenixMessage.Reply r, ChannelPromise promise) throws IOException {
+    private void reply(ChannelHandlerContext ctx, PhoenixMessage.Reply r, ChannelPromise promise)
+            throws JsonProcessingException {
         ObjectNode payload = JsonNodeFactory.instance.objectNode();
         payload.put("status", r.status());
         payload.set("response", r.response());
-        ctx.write(event(null, "phx_reply", payload), promise);
-        if (!joinRef.equals(r.ref())) {
-            return;
-        }
-        if (!"ok".equals(r.status())) {
+        ctx.write(event("phx_reply", payload), promise);
+        if (joinRef.equals(r.ref()) && !"ok".equals(r.status())) {
             end(ctx, ctx.newPromise());
-            return;
-        }
-        if (lastEventId != null) {
-            replay(ctx);
-        }
-    }
-
-    private void replay(ChannelHandlerContext ctx) throws IOException {
-        Optional<List<HistoryStore.Entry>> missed = history.after(projectId, channel, lastEventId, clock.millis());
-        if (missed.isEmpty()) {
-            ObjectNode reset = JsonNodeFactory.instance.objectNode();
-            reset.put("reason", Reasons.HISTORY_GAP);
-            reset.put("last_event_id", lastEventId);
-            ctx.write(event(null, "reset", reset));
-            return;
-        }
-        for (HistoryStore.Entry e : missed.get()) {
-            UserBroadcast m = e.message();
-            if (!m.json()) {
-                continue; // binary payloads have no SSE form
-            }
-            replayedIds.add(m.id());
-            String data = "{\"type\":\"broadcast\",\"event\":" + mapper.writeValueAsString(m.event()) + ",\"payload\":"
-                    + new String(m.payload(), StandardCharsets.UTF_8) + ",\"meta\":{\"replayed\":true,\"id\":"
-                    + mapper.writeValueAsString(m.id()) + "}}";
-            ctx.write(text("id: " + sseLine(m.id()) + "\nevent: broadcast\ndata: " + data + "\n\n"));
         }
     }
 
     private void push(ChannelHandlerContext ctx, String event, JsonNode payload, ChannelPromise promise)
-            throws IOException {
-        ctx.write(event(null, event, payload), promise);
+            throws JsonProcessingException {
+        ctx.write(event(event, payload), promise);
         if ("phx_close".equals(event)) {
             end(ctx, ctx.newPromise());
         }
-    }
-
-    private void frame(ChannelHandlerContext ctx, TextWebSocketFrame f, ChannelPromise promise) throws IOException {
-        JsonNode message;
-        try {
-            message = mapper.readTree((java.io.InputStream) new ByteBufInputStream(f.content()));
-        } finally {
-            f.release();
-        }
-        String event = message.path("event").asText();
-        JsonNode payload = message.path("payload");
-        String id = null;
-        if ("broadcast".equals(event)) {
-            id = payload.path("meta").path("id").asText(null);
-            if (id != null && replayedIds.contains(id)) {
-                promise.trySuccess(); // already sent by the replay
-                return;
-            }
-        }
-        if ("phx_close".equals(event)) {
-            push(ctx, event, payload, promise);
-            return;
-        }
-        ctx.write(event(id, event, payload), promise);
     }
 
     private void end(ChannelHandlerContext ctx, ChannelPromise promise) {
@@ -211,19 +132,8 @@ final class SseEncoder extends ChannelDuplexHandler {
         ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT, promise).addListener(ChannelFutureListener.CLOSE);
     }
 
-    private DefaultHttpContent event(String id, String event, JsonNode payload) throws IOException {
-        StringBuilder sb = new StringBuilder(128);
-        if (id != null) {
-            sb.append("id: ").append(sseLine(id)).append('\n');
-        }
-        sb.append("event: ").append(sseLine(event)).append('\n');
-        sb.append("data: ").append(mapper.writeValueAsString(payload)).append("\n\n");
-        return text(sb.toString());
-    }
-
-    /** Field values must not contain line breaks (they would start a new field). */
-    private static String sseLine(String s) {
-        return s.replace('\r', ' ').replace('\n', ' ');
+    private DefaultHttpContent event(String event, JsonNode payload) throws JsonProcessingException {
+        return text(SseEvents.event(null, event, mapper.writeValueAsString(payload)));
     }
 
     private static DefaultHttpContent text(String s) {

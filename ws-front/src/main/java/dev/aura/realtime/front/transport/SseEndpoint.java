@@ -6,10 +6,9 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;
-import dev.aura.realtime.front.channel.Reasons;
-import dev.aura.realtime.front.channel.SessionHandler;
 import dev.aura.realtime.front.protocol.PhoenixMessage;
-import dev.aura.realtime.front.protocol.Vsn;
+import dev.aura.realtime.front.protocol.Reasons;
+import dev.aura.realtime.front.protocol.Topics;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.DefaultHttpResponse;
@@ -25,29 +24,30 @@ import io.netty.handler.codec.http.QueryStringDecoder;
 
 /**
  * {@code GET /realtime/v1/sse?topic=<channel name>&apikey=<jwt>[&postgres_changes=<JSON array>][&lastEventId=<id>]}:
- * one channel as a {@code text/event-stream} (PRODUCT.md D7). The {@code apikey} (also accepted
+ * one channel as a {@code text/event-stream} (docs/design.md D7). The {@code apikey} (also accepted
  * as {@code apikey} header or {@code Authorization: Bearer}) is verified before the stream
  * starts; failures answer like the WebSocket endpoint ({@code 401 {"error": ..}}). The channel is
  * then joined like a vsn 1.0.0 {@code phx_join} of {@code realtime:<topic>} with the token's
  * claims and the given postgres_changes bindings, so limits, registry entries, CDC status and
  * shutdown behave as for WebSocket clients; {@link SseEncoder} writes the events.
  * {@code Last-Event-ID} (header, or the {@code lastEventId} parameter for clients that cannot
- * set headers) replays the broadcasts missed since that id.
+ * set headers) travels with the join, which replays the broadcasts missed since that id.
  */
 final class SseEndpoint {
     static final String PATH = "/realtime/v1/sse";
-    private static final String JOIN_REF = "1";
+    /** join_ref and ref of the stream's one join. */
+    static final String JOIN_REF = "1";
 
     private SseEndpoint() {}
 
-    /** Answers the request: an HTTP error, or the stream (this router is replaced by the SSE pipeline). */
+    /** Answers the request: an HTTP error, or the stream (the router is replaced by the SSE pipeline). */
     static void open(
             ChannelHandlerContext ctx,
             FullHttpRequest req,
             QueryStringDecoder query,
             TransportContext context,
             boolean draining,
-            HttpRouter router) {
+            FrontInitializer pipelines) {
         if (req.method() != HttpMethod.GET) {
             HttpRouter.respond(
                     ctx,
@@ -119,30 +119,16 @@ final class SseEndpoint {
         ctx.writeAndFlush(head);
 
         ChannelPipeline p = ctx.pipeline();
-        var services = context.services();
-        p.addAfter(
-                ctx.name(),
-                "sse-encoder",
-                new SseEncoder(
-                        services.mapper(),
-                        services.fanout().history(),
-                        services.clock(),
-                        claims.projectId(),
-                        topic,
-                        JOIN_REF,
-                        lastEventId,
-                        context.sseHeartbeat().toMillis()));
-        p.addAfter("sse-encoder", "sse-slow", new SlowClientGuard(context.slowClientTimeout()));
-        p.addAfter("sse-slow", "session", new SessionHandler(services, Vsn.V1, claims));
-        p.remove(router);
+        String joinFrom = pipelines.sse(p, ctx.name(), claims, topic);
 
         ObjectNode payload = JsonNodeFactory.instance.objectNode();
         ObjectNode config = payload.putObject("config");
         config.putObject("broadcast").put("self", false).put("ack", false);
         config.putObject("presence").put("enabled", false);
         config.set("postgres_changes", bindings);
-        p.context("sse-encoder")
-                .fireChannelRead(new PhoenixMessage.Join(JOIN_REF, JOIN_REF, "realtime:" + topic, payload));
+        p.context(joinFrom)
+                .fireChannelRead(
+                        new PhoenixMessage.Join(JOIN_REF, JOIN_REF, Topics.PREFIX + topic, payload, lastEventId));
     }
 
     private static String apikey(FullHttpRequest req, QueryStringDecoder query) {

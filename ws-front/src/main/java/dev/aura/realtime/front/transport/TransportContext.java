@@ -1,26 +1,27 @@
 package dev.aura.realtime.front.transport;
 
 import dev.aura.realtime.common.auth.JwtVerifier;
-import dev.aura.realtime.front.channel.ChannelServices;
 import dev.aura.realtime.front.protocol.BinaryFrames;
 import dev.aura.realtime.front.protocol.JsonFrames;
+import dev.aura.realtime.front.session.ChannelServices;
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
- * What the HTTP/WebSocket pipeline needs, built once by {@code WsFrontMain}.
+ * What the HTTP, WebSocket and SSE pipelines need, built once by {@code FrontApp.start} from
+ * the configuration.
  *
  * @param services the channel layer's services
  * @param verifier verifies the {@code apikey} at connect
  * @param json text frame codec
  * @param binary binary frame codec
- * @param maxFrameBytes largest WebSocket message (bytes)
- * @param idleTimeout inbound silence that closes a socket
- * @param slowClientTimeout time a socket may stay unwritable before it is dropped
+ * @param maxFrameBytes largest WebSocket message ({@code WS_MAX_FRAME_BYTES})
+ * @param idleTimeout inbound silence that closes a socket ({@code WS_IDLE_TIMEOUT_MS})
+ * @param slowClientTimeout time a socket may stay unwritable before it is dropped ({@code WS_SLOW_CLIENT_TIMEOUT_MS})
  * @param natsConnected health: is NATS connected
  * @param prometheusScrape {@code /metrics} body
- * @param sseHeartbeat interval of SSE keep-alive comments
+ * @param sseHeartbeat interval of SSE keep-alive comments ({@code SSE_HEARTBEAT_MS})
  */
 public record TransportContext(
         ChannelServices services,
@@ -32,28 +33,4 @@ public record TransportContext(
         Duration slowClientTimeout,
         BooleanSupplier natsConnected,
         Supplier<String> prometheusScrape,
-        Duration sseHeartbeat) {
-    /** With the default SSE heartbeat of 15 s. */
-    public TransportContext(
-            ChannelServices services,
-            JwtVerifier verifier,
-            JsonFrames json,
-            BinaryFrames binary,
-            int maxFrameBytes,
-            Duration idleTimeout,
-            Duration slowClientTimeout,
-            BooleanSupplier natsConnected,
-            Supplier<String> prometheusScrape) {
-        this(
-                services,
-                verifier,
-                json,
-                binary,
-                maxFrameBytes,
-                idleTimeout,
-                slowClientTimeout,
-                natsConnected,
-                prometheusScrape,
-                Duration.ofSeconds(15));
-    }
-}
+        Duration sseHeartbeat) {}

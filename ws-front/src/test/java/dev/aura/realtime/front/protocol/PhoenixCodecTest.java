@@ -6,9 +6,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.aura.realtime.common.wire.WireJson;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
-import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.PingWebSocketFrame;
@@ -195,68 +193,6 @@ class PhoenixCodecTest {
         assertThat(text(v1.readOutbound()))
                 .isEqualTo(
                         "{\"topic\":\"realtime:a\",\"event\":\"system\",\"payload\":{\"reason\":\"x\"},\"ref\":null}");
-    }
-
-    @Test
-    void encodesKind4ByteExact() {
-        BroadcastFrames frames = new BroadcastFrames(json, binary);
-        UserBroadcast msg = new UserBroadcast("ev", "{\"a\":1}".getBytes(StandardCharsets.UTF_8), true, "id1");
-        OutFrame frame = frames.encode("realtime:t", msg, Vsn.V2, UnpooledByteBufAllocator.DEFAULT);
-        ByteArrayOutputStream expected = new ByteArrayOutputStream();
-        byte[] meta = "{\"id\":\"id1\"}".getBytes(StandardCharsets.UTF_8);
-        expected.writeBytes(new byte[] {4, 10, 2, (byte) meta.length, 1});
-        expected.writeBytes("realtime:t".getBytes(StandardCharsets.UTF_8));
-        expected.writeBytes("ev".getBytes(StandardCharsets.UTF_8));
-        expected.writeBytes(meta);
-        expected.writeBytes("{\"a\":1}".getBytes(StandardCharsets.UTF_8));
-        assertThat(frame.binary()).isTrue();
-        assertThat(ByteBufUtil.getBytes(frame.content())).containsExactly(expected.toByteArray());
-        frame.release();
-
-        OutFrame noId = frames.encode(
-                "realtime:t",
-                new UserBroadcast("ev", new byte[] {7}, false, null),
-                Vsn.V2,
-                UnpooledByteBufAllocator.DEFAULT);
-        assertThat(ByteBufUtil.getBytes(noId.content()))
-                .containsExactly(4, 10, 2, 0, 0, 'r', 'e', 'a', 'l', 't', 'i', 'm', 'e', ':', 't', 'e', 'v', 7);
-        noId.release();
-    }
-
-    @Test
-    void encodesBroadcastAsJsonForVsn1AndSkipsBinary() {
-        BroadcastFrames frames = new BroadcastFrames(json, binary);
-        OutFrame frame = frames.encode(
-                "realtime:t",
-                new UserBroadcast("ev", "[1]".getBytes(StandardCharsets.UTF_8), true, "i"),
-                Vsn.V1,
-                UnpooledByteBufAllocator.DEFAULT);
-        assertThat(frame.binary()).isFalse();
-        assertThat(frame.content().toString(StandardCharsets.UTF_8))
-                .isEqualTo(
-                        "{\"topic\":\"realtime:t\",\"event\":\"broadcast\",\"payload\":{\"type\":\"broadcast\",\"event\":\"ev\",\"payload\":[1],\"meta\":{\"id\":\"i\"}},\"ref\":null}");
-        frame.release();
-        assertThat(frames.encode(
-                        "realtime:t",
-                        new UserBroadcast("ev", new byte[] {1}, false, null),
-                        Vsn.V1,
-                        UnpooledByteBufAllocator.DEFAULT))
-                .isNull();
-    }
-
-    @Test
-    void kind4FallsBackToTextWhenEventExceeds255Bytes() {
-        BroadcastFrames frames = new BroadcastFrames(json, binary);
-        String longEvent = "e".repeat(300);
-        OutFrame frame = frames.encode(
-                "realtime:t",
-                new UserBroadcast(longEvent, "1".getBytes(StandardCharsets.UTF_8), true, null),
-                Vsn.V2,
-                UnpooledByteBufAllocator.DEFAULT);
-        assertThat(frame.binary()).isFalse();
-        assertThat(frame.content().toString(StandardCharsets.UTF_8))
-                .startsWith("[null,null,\"realtime:t\",\"broadcast\",{\"type\":\"broadcast\",\"event\":\"eee");
-        frame.release();
     }
 
     private static String text(Object frame) {

@@ -11,6 +11,8 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /** A raw WebSocket client (JDK) that queues every whole message it receives. */
 public final class WsTestClient implements AutoCloseable {
@@ -22,6 +24,8 @@ public final class WsTestClient implements AutoCloseable {
     }
 
     private final BlockingQueue<Received> inbox = new LinkedBlockingQueue<>();
+    private final AtomicInteger received = new AtomicInteger();
+    private final AtomicBoolean closed = new AtomicBoolean();
     private final WebSocket socket;
 
     public WsTestClient(HttpClient http, String url) {
@@ -44,6 +48,16 @@ public final class WsTestClient implements AutoCloseable {
         return inbox.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 
+    /** Whole messages received so far (also those already polled). */
+    public int received() {
+        return received.get();
+    }
+
+    /** True once the server closed the connection (close frame or a broken socket). */
+    public boolean closedByServer() {
+        return closed.get();
+    }
+
     @Override
     public void close() {
         socket.abort();
@@ -58,6 +72,7 @@ public final class WsTestClient implements AutoCloseable {
             text.append(data);
             if (last) {
                 inbox.add(new Received(text.toString(), null));
+                received.incrementAndGet();
                 text.setLength(0);
             }
             ws.request(1);
@@ -71,10 +86,22 @@ public final class WsTestClient implements AutoCloseable {
             bin.writeBytes(chunk);
             if (last) {
                 inbox.add(new Received(null, bin.toByteArray()));
+                received.incrementAndGet();
                 bin.reset();
             }
             ws.request(1);
             return null;
+        }
+
+        @Override
+        public CompletionStage<?> onClose(WebSocket ws, int statusCode, String reason) {
+            closed.set(true);
+            return null;
+        }
+
+        @Override
+        public void onError(WebSocket ws, Throwable error) {
+            closed.set(true);
         }
     }
 

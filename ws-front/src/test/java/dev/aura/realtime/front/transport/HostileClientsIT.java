@@ -1,21 +1,19 @@
 package dev.aura.realtime.front.transport;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
-import dev.aura.realtime.common.config.Env;
 import dev.aura.realtime.front.FrontApp;
-import dev.aura.realtime.front.config.FrontConfig;
+import dev.aura.realtime.front.testing.FrontFixture;
 import dev.aura.realtime.front.testing.LeakWatch;
-import dev.aura.realtime.front.testing.NatsServerProcess;
-import dev.aura.realtime.front.testing.Tokens;
 import dev.aura.realtime.front.testing.WsTestClient;
+import dev.aura.realtime.testkit.NatsServer;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -34,7 +32,7 @@ import org.junit.jupiter.api.Test;
  */
 class HostileClientsIT {
     private static final int MAX_FRAME = 64 * 1024;
-    private static NatsServerProcess nats;
+    private static NatsServer nats;
     private static FrontApp app;
     private static final HttpClient http = HttpClient.newHttpClient();
     private Probe probe;
@@ -42,33 +40,24 @@ class HostileClientsIT {
     @BeforeAll
     static void start() throws Exception {
         LeakWatch.install();
-        nats = new NatsServerProcess();
-        app = FrontApp.start(FrontConfig.load(new Env(Map.of(
-                "NATS_URL",
+        nats = NatsServer.start();
+        app = FrontApp.start(FrontFixture.config(
                 nats.url(),
-                "AURA_JWT_SECRET",
-                Tokens.SECRET,
-                "WS_PORT",
-                "0",
-                "INSTANCE_ID",
                 "hostile",
-                "WS_IO_THREADS",
-                "2",
-                "WS_MAX_FRAME_BYTES",
-                Integer.toString(MAX_FRAME),
-                "WS_MAX_OUTBOUND_BYTES",
-                Integer.toString(2 * 1024 * 1024),
-                "WS_SLOW_CLIENT_TIMEOUT_MS",
-                "2000",
-                "WS_SHUTDOWN_GRACE_SECONDS",
-                "1",
-                // the firehose sender must not hit the per-connection event rate: the point is the reader
-                "WS_MAX_EVENTS_PER_SECOND",
-                "100000"))));
+                Map.of(
+                        "WS_MAX_FRAME_BYTES",
+                        Integer.toString(MAX_FRAME),
+                        "WS_MAX_OUTBOUND_BYTES",
+                        Integer.toString(2 * 1024 * 1024),
+                        "WS_SLOW_CLIENT_TIMEOUT_MS",
+                        "2000",
+                        // the firehose sender must not hit the per-connection event rate: the point is the reader
+                        "WS_MAX_EVENTS_PER_SECOND",
+                        "100000")));
     }
 
     @AfterAll
-    static void stop() throws Exception {
+    static void stop() {
         if (app != null) {
             app.close();
         }
@@ -95,8 +84,8 @@ class HostileClientsIT {
     }
 
     private static String url() {
-        return "ws://127.0.0.1:" + app.port() + "/realtime/v1/websocket?apikey="
-                + Tokens.anon(Instant.now().plusSeconds(3600)) + "&vsn=2.0.0";
+        return "ws://127.0.0.1:" + app.port() + "/realtime/v1/websocket?apikey=" + FrontFixture.anonKey()
+                + "&vsn=2.0.0";
     }
 
     private static WsTestClient connect() {
@@ -159,7 +148,7 @@ class HostileClientsIT {
                 // the server may close before the whole frame is written: that is the point
             }
         }
-        Thread.sleep(300);
+        await().atMost(Duration.ofSeconds(5)).until(() -> attackers.stream().allMatch(WsTestClient::closedByServer));
         WsTestClient fresh = connect();
         fresh.send("[null,\"9\",\"phoenix\",\"heartbeat\",{}]");
         assertThat(fresh.poll(Duration.ofSeconds(2)))
@@ -204,7 +193,8 @@ class HostileClientsIT {
                                 + "\",\"phx_join\",{\"config\":{}}]");
             }
         }
-        Thread.sleep(500);
+        // every join is answered (ok, or refused by the join rate or channel limit), none queued forever
+        await().atMost(Duration.ofSeconds(10)).until(() -> flood.stream().allMatch(c -> c.received() >= 30));
         flood.forEach(WsTestClient::close);
     }
 
@@ -219,7 +209,7 @@ class HostileClientsIT {
             loris.add(s);
         }
         long deadline = System.nanoTime()
-                + FrontServer.FIRST_REQUEST_DEADLINE.plusSeconds(5).toNanos();
+                + FrontInitializer.FIRST_REQUEST_DEADLINE.plusSeconds(5).toNanos();
         int closed = 0;
         for (Socket s : loris) {
             s.setSoTimeout((int) Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
@@ -252,7 +242,9 @@ class HostileClientsIT {
         readHandshakeResponse(lazy.getInputStream()); // bytes sent before the 101 would go to the HTTP codec
         out.write(maskedText(
                 "[\"1\",\"1\",\"realtime:firehose\",\"phx_join\",{\"config\":{\"broadcast\":{\"self\":true}}}]"));
-        Thread.sleep(300);
+        await().atMost(Duration.ofSeconds(5))
+                .alias("the join reply reached the lazy client's socket")
+                .until(() -> lazy.getInputStream().available() > 0);
         WsTestClient sender = connect();
         sender.send("[\"1\",\"1\",\"realtime:firehose\",\"phx_join\",{\"config\":{}}]");
         String payload = "y".repeat(16 * 1024);

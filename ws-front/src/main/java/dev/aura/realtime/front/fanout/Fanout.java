@@ -1,0 +1,278 @@
+package dev.aura.realtime.front.fanout;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.aura.realtime.common.wire.CdcStatus;
+import dev.aura.realtime.common.wire.ChangeEvent;
+import dev.aura.realtime.front.history.HistoryStore;
+import dev.aura.realtime.front.log.LogCode;
+import dev.aura.realtime.front.metrics.FrontMetrics;
+import dev.aura.realtime.front.protocol.FanoutFrames;
+import dev.aura.realtime.front.protocol.Framing;
+import dev.aura.realtime.front.protocol.OutFrame;
+import dev.aura.realtime.front.protocol.Reasons;
+import dev.aura.realtime.front.protocol.SystemMessages;
+import dev.aura.realtime.front.protocol.UserBroadcast;
+import dev.aura.realtime.front.relay.RelayListener;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import java.time.Clock;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Delivers broadcasts, postgres changes and CDC status to local channels, and replays broadcast
+ * history to one channel. Each outgoing frame is encoded once per (channel, framing) — for
+ * changes once per (channel, ids, framing) around a {@code data} object serialised once per
+ * event — and shared by reference between sockets.
+ *
+ * <p>Runs on the caller's thread (the relay's dispatcher or a sender's event loop); writes are
+ * queued onto each recipient's event loop ({@link DeliveryBatch}), so a slow recipient never
+ * blocks others.
+ */
+public final class Fanout implements RelayListener {
+    private static final Logger log = LoggerFactory.getLogger(Fanout.class);
+
+    private final LocalTopics topics;
+    private final FanoutFrames frames;
+    private final ByteBufAllocator alloc;
+    private final FrontMetrics metrics;
+    private final Clock clock;
+    private final HistoryStore history;
+    private volatile Boolean cdcActive;
+    private volatile String cdcReason;
+    /** When the last status message arrived (this replica's clock), 0 before the first. */
+    private volatile long lastCdcStatusAtMs;
+
+    private volatile String lastGapTo;
+
+    public Fanout(
+            LocalTopics topics,
+            FanoutFrames frames,
+            ByteBufAllocator alloc,
+            FrontMetrics metrics,
+            Clock clock,
+            HistoryStore history) {
+        this.topics = topics;
+        this.frames = frames;
+        this.alloc = alloc;
+        this.metrics = metrics;
+        this.clock = clock;
+        this.history = history;
+    }
+
+    /**
+     * Sends a broadcast to the local members of a channel and records it in the history (also
+     * when no local member is joined: history outlives membership, see {@link HistoryStore}).
+     *
+     * @param exclude the sender's connection when it must not receive its own message, else null
+     */
+    public void broadcastLocal(String projectId, String channel, UserBroadcast message, Recipient exclude) {
+        history.add(projectId, channel, message, clock.millis());
+        Set<Subscriber> members = topics.members(projectId, channel);
+        if (members == null) {
+            return;
+        }
+        OutFrame[] byFraming = new OutFrame[Framing.values().length];
+        boolean[] unrepresentable = new boolean[byFraming.length];
+        DeliveryBatch batch = new DeliveryBatch(message.id());
+        try {
+            for (Subscriber s : members) {
+                if (!s.active() || s.recipient() == exclude) {
+                    continue;
+                }
+                Framing framing = s.recipient().framing();
+                int f = framing.ordinal();
+                if (byFraming[f] == null && !unrepresentable[f]) {
+                    byFraming[f] = frames.broadcast(s.topic(), message, framing, false, alloc);
+                    unrepresentable[f] = byFraming[f] == null;
+                }
+                if (byFraming[f] != null) {
+                    batch.add(s, byFraming[f].retainedFrame());
+                }
+            }
+            batch.dispatch();
+        } finally {
+            batch.discard();
+            for (OutFrame frame : byFraming) {
+                if (frame != null) {
+                    frame.release();
+                }
+            }
+        }
+    }
+
+    /**
+     * {@code config.broadcast.replay}: sends the channel's history broadcasts sent at or after
+     * {@code sinceMs} to one member, the newest {@code limit} of them (at most
+     * {@code HISTORY_SIZE}), oldest first, as replayed broadcasts ({@code meta.replayed = true}).
+     * Call on the member's event loop after its join reply (realtime-js drops channel pushes before
+     * it). A broadcast arriving between the member's activation and this snapshot may come twice;
+     * {@code meta.id} tells them apart.
+     */
+    public void replaySince(Subscriber s, long sinceMs, int limit) {
+        int capped = Math.min(limit, Math.max(1, history.perChannel()));
+        for (HistoryStore.Entry e : history.since(s.projectId(), s.channelName(), sinceMs, capped, clock.millis())) {
+            replay(s, e.message());
+        }
+    }
+
+    /**
+     * SSE {@code Last-Event-ID}: sends one member the channel's history broadcasts after the one
+     * with id {@code lastEventId}, oldest first, as replayed broadcasts; their live copies still
+     * in flight are then skipped ({@link Subscriber#markResumed}). When that id is no longer in
+     * history the member gets a {@code reset} push instead: it cannot know what it missed. Call on
+     * the member's event loop after its join reply.
+     */
+    public void resume(Subscriber s, String lastEventId) {
+        Optional<List<HistoryStore.Entry>> missed =
+                history.after(s.projectId(), s.channelName(), lastEventId, clock.millis());
+        if (missed.isEmpty()) {
+            ObjectNode reset = JsonNodeFactory.instance.objectNode();
+            reset.put("reason", Reasons.HISTORY_GAP);
+            reset.put("last_event_id", lastEventId);
+            s.push("reset", reset);
+            return;
+        }
+        for (HistoryStore.Entry e : missed.get()) {
+            if (replay(s, e.message())) {
+                s.markResumed(e.message().id());
+            }
+        }
+    }
+
+    /** Sends one history broadcast; false when it has no form in the member's framing. */
+    private boolean replay(Subscriber s, UserBroadcast message) {
+        OutFrame frame = frames.broadcast(s.topic(), message, s.recipient().framing(), true, alloc);
+        if (frame == null) {
+            return false;
+        }
+        s.recipient().deliver(frame.retainedFrame());
+        frame.release();
+        return true;
+    }
+
+    @Override
+    public void onBroadcast(String projectId, String channel, UserBroadcast message) {
+        broadcastLocal(projectId, channel, message, null);
+    }
+
+    @Override
+    public void onChange(ChangeEvent event) {
+        Map<Subscriber, Set<Integer>> groups = new LinkedHashMap<>();
+        for (String subId : event.allowedSubIds()) {
+            LocalTopics.BindingRef ref = topics.binding(subId);
+            if (ref == null
+                    || !ref.subscriber().active()
+                    || !ref.subscriber().projectId().equals(event.projectId())) {
+                continue;
+            }
+            groups.computeIfAbsent(ref.subscriber(), k -> new LinkedHashSet<>())
+                    .add(ref.binding().id());
+        }
+        if (groups.isEmpty()) {
+            return;
+        }
+        ByteBuf data;
+        try {
+            data = frames.changeData(event.data());
+        } catch (JsonProcessingException e) {
+            LogCode.ChangeEncodeFailed.warn(log, "event {}: {}", event.eventId(), e.toString());
+            return;
+        }
+        Map<String, OutFrame> cache = new HashMap<>();
+        DeliveryBatch batch = new DeliveryBatch(null);
+        try {
+            for (Map.Entry<Subscriber, Set<Integer>> g : groups.entrySet()) {
+                Subscriber s = g.getKey();
+                Framing framing = s.recipient().framing();
+                String ids = idsJson(g.getValue());
+                OutFrame frame = cache.computeIfAbsent(
+                        framing.name() + '\u0000' + s.topic() + '\u0000' + ids,
+                        k -> frames.postgresChanges(s.topic(), ids, data, framing, alloc));
+                batch.add(s, frame.retainedFrame());
+            }
+            batch.dispatch();
+            metrics.changesDelivered(groups.size());
+        } finally {
+            batch.discard();
+            cache.values().forEach(OutFrame::release);
+        }
+    }
+
+    private static String idsJson(Set<Integer> ids) {
+        StringBuilder sb = new StringBuilder("[");
+        for (Integer id : ids) {
+            if (sb.length() > 1) {
+                sb.append(',');
+            }
+            sb.append(id.intValue());
+        }
+        return sb.append(']').toString();
+    }
+
+    @Override
+    public void onCdcStatus(CdcStatus status) {
+        lastCdcStatusAtMs = clock.millis();
+        applyCdcStatus(status.active(), status.reason(), status.gapTo());
+    }
+
+    /**
+     * Declares CDC inactive when a cdc-worker was heard from once but has been silent for longer
+     * than {@code timeoutMs} (the leader publishes a status every {@link CdcStatus#HEARTBEAT}; a
+     * killed worker publishes no inactive status of its own). Called periodically by
+     * {@link CdcWatchdog}.
+     */
+    public void checkCdcSilence(long timeoutMs) {
+        long last = lastCdcStatusAtMs;
+        long silentMs = clock.millis() - last;
+        if (last == 0 || silentMs <= timeoutMs || Boolean.FALSE.equals(cdcActive)) {
+            return;
+        }
+        applyCdcStatus(false, Reasons.cdcSilent(silentMs / 1000), null);
+    }
+
+    private synchronized void applyCdcStatus(boolean active, String reason, String gapTo) {
+        Boolean previous = cdcActive;
+        cdcReason = reason;
+        cdcActive = active;
+        boolean flippedDown = !active && !Boolean.FALSE.equals(previous);
+        boolean recovered = active && Boolean.FALSE.equals(previous);
+        // a lost slot is a gap clients must hear about even when CDC was already inactive (e.g.
+        // "starting" after the worker restarted): an inactive status with a new gap is pushed too
+        boolean newGap = !active && gapTo != null && !gapTo.equals(lastGapTo);
+        if (gapTo != null) {
+            lastGapTo = gapTo;
+        }
+        if (!flippedDown && !recovered && !newGap) {
+            return;
+        }
+        log.info("CDC status changed to {} ({})", active ? "active" : "inactive", reason);
+        for (Subscriber s : topics.withPostgresBindings()) {
+            s.push(
+                    "system",
+                    recovered
+                            ? SystemMessages.ok(SystemMessages.EXT_POSTGRES, Reasons.SUBSCRIBED, s.channelName())
+                            : SystemMessages.error(SystemMessages.EXT_POSTGRES, inactiveMessage(), s.channelName()));
+        }
+    }
+
+    /** True only when the last status said the cdc-worker is not active (unknown counts as active). */
+    public boolean cdcKnownInactive() {
+        return Boolean.FALSE.equals(cdcActive);
+    }
+
+    /** The message sent to postgres_changes subscribers while CDC is inactive. */
+    public String inactiveMessage() {
+        String reason = cdcReason;
+        return reason == null || reason.isBlank() ? "CDC unavailable" : reason;
+    }
+}

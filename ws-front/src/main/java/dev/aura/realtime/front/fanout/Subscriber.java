@@ -1,0 +1,39 @@
+package dev.aura.realtime.front.fanout;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
+
+/**
+ * One joined channel of one connection as the fan-out sees it. Identity fields never change;
+ * {@link #active()} may turn false at any time (the channel closed), after which nothing more is
+ * delivered to it.
+ */
+public interface Subscriber {
+    /** The connection the channel belongs to. */
+    Recipient recipient();
+
+    /** Full topic, e.g. {@code realtime:room-1}. */
+    String topic();
+
+    String projectId();
+
+    /** Topic without {@code realtime:}. */
+    String channelName();
+
+    boolean active();
+
+    /** The channel's postgres_changes bindings (empty for none). */
+    List<PostgresBinding> bindings();
+
+    /** Sends a server push on this channel. Any thread. */
+    void push(String event, JsonNode payload);
+
+    /**
+     * Remembers that the broadcast with this id was just sent from history by a resume
+     * ({@link Fanout#resume}), so its live copy still in flight is not sent again. Event loop only.
+     */
+    void markResumed(String messageId);
+
+    /** Whether {@link #markResumed} saw this id. Event loop only. */
+    boolean resumed(String messageId);
+}

@@ -1,0 +1,25 @@
+package dev.aura.realtime.front.presence;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+/**
+ * One joined channel of one connection as presence sees it. Identity fields never change;
+ * {@link #active()} turns false when the channel closes.
+ */
+public interface PresenceMember {
+    String projectId();
+
+    /** Topic without {@code realtime:}. */
+    String channelName();
+
+    /** The join's {@code config} object ({@code config.presence.key}, {@code config.presence.enabled}). */
+    JsonNode config();
+
+    boolean active();
+
+    /** Sends a server push on this channel. Any thread. */
+    void push(String event, JsonNode payload);
+
+    /** Replies to a client push on this channel. Any thread. */
+    void reply(String ref, String status, JsonNode response);
+}

@@ -1,0 +1,54 @@
+package dev.aura.realtime.front.protocol;
+
+/**
+ * The closed set of error reasons ws-front sends, in Supabase Realtime's {@code "Code: message"}
+ * wording where Supabase has one. Token errors come from {@code AuthException#reason()}.
+ */
+public final class Reasons {
+    public static final String TOPIC_NAME_REQUIRED = "TopicNameRequired: You must provide a topic name";
+    public static final String TOO_MANY_CHANNELS = "ChannelRateLimitReached: Too many channels";
+    public static final String TOO_MANY_JOINS = "ClientJoinRateLimitReached: Too many joins per second";
+    public static final String UNMATCHED_TOPIC = "unmatched topic";
+    public static final String PROJECT_MISMATCH =
+            "InvalidJWTToken: The access token belongs to another project than the API key";
+    public static final String TOO_MANY_MESSAGES = "Too many messages per second";
+    public static final String CDC_UNAVAILABLE = "Unable to validate subscription: CDC unavailable";
+    public static final String REGISTRY_UNAVAILABLE =
+            "Unable to register subscription: subscription registry unavailable";
+    public static final String SUBSCRIBED = "Subscribed to PostgreSQL";
+    public static final String SERVER_DISCONNECT = "Server requested disconnect";
+    public static final String PRESENCE_UNAVAILABLE = "PresenceUnavailable: presence is not enabled on this server";
+    public static final String PRESENCE_NOT_A_MAP = "Presence track payload must be a map";
+    public static final String PRESENCE_UNKNOWN_EVENT = "Presence event must be track or untrack";
+    public static final String TOO_MANY_PRESENCE_MESSAGES = "Too many presence messages per second";
+
+    private Reasons() {}
+
+    /** Supabase's refusal of a postgres_changes binding it cannot serve. */
+    public static String unableToSubscribe(String event, String schema, String table, String filter, String why) {
+        return "Unable to subscribe to changes with given parameters. Please check Realtime is enabled for the given"
+                + " connect parameters: [event: " + event + ", schema: " + schema + ", table: " + table
+                + ", filters: [" + (filter == null ? "" : filter) + "]]" + (why == null ? "" : " (" + why + ")");
+    }
+
+    /** Broadcast payload over the configured limit. */
+    public static String payloadTooLarge(int limitBytes) {
+        return "PayloadTooLarge: Payload size exceeds the limit of " + limitBytes + " bytes";
+    }
+
+    public static final String INVALID_REPLAY =
+            "UnableToReplayMessages: config.broadcast.replay needs a numeric since (epoch ms) and a positive limit";
+
+    /** The cdc-worker stopped sending its status heartbeat (killed, partitioned, or NATS is down). */
+    public static String cdcSilent(long seconds) {
+        return "CdcWorkerSilent: no status from the cdc-worker for " + seconds + " seconds";
+    }
+
+    /** Last-Event-ID (SSE) no longer in the channel's history. */
+    public static final String HISTORY_GAP = "HistoryGap: Last-Event-ID is no longer in the channel's history";
+
+    /** A frame the codec could not read. */
+    public static String malformed(String detail) {
+        return "MalformedMessage: " + detail;
+    }
+}

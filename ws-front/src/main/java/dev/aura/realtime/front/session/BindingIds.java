@@ -1,0 +1,24 @@
+package dev.aura.realtime.front.session;
+
+import java.nio.charset.StandardCharsets;
+import java.util.zip.CRC32C;
+
+/**
+ * Server ids of postgres_changes bindings: a positive 32-bit integer derived only from
+ * (event, schema, table, filter), so identical parameters get identical ids on every replica
+ * and across reconnects. Never 0: realtime-js treats a falsy id as "no id".
+ */
+public final class BindingIds {
+    private BindingIds() {}
+
+    public static int of(String event, String schema, String table, String filter) {
+        CRC32C crc = new CRC32C();
+        for (String part : new String[] {event, schema, table, filter}) {
+            byte[] bytes = (part == null ? "\u0000null" : part).getBytes(StandardCharsets.UTF_8);
+            crc.update(bytes);
+            crc.update(0x1F); // unit separator: ("ab","c") and ("a","bc") differ
+        }
+        int id = (int) (crc.getValue() & 0x7FFF_FFFFL);
+        return id == 0 ? 1 : id;
+    }
+}

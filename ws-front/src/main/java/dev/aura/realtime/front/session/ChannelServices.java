@@ -1,0 +1,45 @@
+package dev.aura.realtime.front.session;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.common.auth.JwtVerifier;
+import dev.aura.realtime.front.fanout.Fanout;
+import dev.aura.realtime.front.fanout.LocalTopics;
+import dev.aura.realtime.front.metrics.FrontMetrics;
+import dev.aura.realtime.front.presence.PresenceExtension;
+import dev.aura.realtime.front.relay.BroadcastPublisher;
+import dev.aura.realtime.front.relay.SubscriptionChecker;
+import dev.aura.realtime.front.relay.SubscriptionRegistry;
+import java.time.Clock;
+
+/**
+ * Everything the channel layer talks to, passed to each connection's {@link SessionHandler}.
+ * The relay and presence members are interfaces, so tests run the protocol in memory with fakes.
+ *
+ * @param verifier verifies join and refresh tokens
+ * @param checker asks a cdc-worker whether a postgres_changes binding is valid
+ * @param registry the subscription registry (JetStream KV)
+ * @param publisher publishes broadcasts to the other replicas
+ * @param topics local channel index
+ * @param fanout local delivery of broadcasts, changes and CDC status
+ * @param presence the presence seam
+ * @param sessions open connections
+ * @param limits per-connection limits
+ * @param metrics meters
+ * @param instanceId this replica's id (registry entries' {@code instance})
+ * @param clock wall clock (token expiry, rate windows)
+ * @param mapper wire JSON mapper
+ */
+public record ChannelServices(
+        JwtVerifier verifier,
+        SubscriptionChecker checker,
+        SubscriptionRegistry registry,
+        BroadcastPublisher publisher,
+        LocalTopics topics,
+        Fanout fanout,
+        PresenceExtension presence,
+        Sessions sessions,
+        Limits limits,
+        FrontMetrics metrics,
+        String instanceId,
+        Clock clock,
+        ObjectMapper mapper) {}

@@ -1,0 +1,250 @@
+package dev.aura.realtime.front.session;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.aura.realtime.common.auth.AuthException;
+import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.common.wire.SubscriptionCheck;
+import dev.aura.realtime.front.fanout.PostgresBinding;
+import dev.aura.realtime.front.log.LogCode;
+import dev.aura.realtime.front.protocol.PhoenixMessage;
+import dev.aura.realtime.front.protocol.Reasons;
+import dev.aura.realtime.front.protocol.Replies;
+import dev.aura.realtime.front.protocol.SystemMessages;
+import dev.aura.realtime.front.protocol.Topics;
+import dev.aura.realtime.front.relay.SubscriptionChecker.Outcome;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code phx_join} of one connection (event loop only).
+ *
+ * <p>Order of a join with postgres_changes: validate topic, rate and channel limits, token and
+ * payload; ask a cdc-worker about every binding (asynchronously; a later join or leave of the
+ * same topic supersedes the pending one); on any refusal reply the first refusal's reason; else
+ * make the channel live, put the registry entries and, once they are written, reply ok with the
+ * bindings echoed in client order and push {@code system} "Subscribed to PostgreSQL" (or the
+ * CDC-unavailable error). A second join of a joined topic first closes the old channel with
+ * {@code phx_close} carrying the old join ref, as Phoenix does. History is replayed right after
+ * the ok reply: {@code config.broadcast.replay}, or the SSE endpoint's {@code Last-Event-ID}.
+ */
+final class JoinFlow {
+    private static final Logger log = LoggerFactory.getLogger(JoinFlow.class);
+
+    private final ChannelServices services;
+    private final ClientSession session;
+    private final ChannelLifecycle lifecycle;
+
+    JoinFlow(ChannelServices services, ClientSession session, ChannelLifecycle lifecycle) {
+        this.services = services;
+        this.session = session;
+        this.lifecycle = lifecycle;
+    }
+
+    void join(PhoenixMessage.Join j) {
+        String topic = j.topic();
+        if (!topic.startsWith(Topics.PREFIX)) {
+            replyError(j, Reasons.UNMATCHED_TOPIC);
+            return;
+        }
+        if (!Topics.isChannel(topic)) {
+            replyError(j, Reasons.TOPIC_NAME_REQUIRED);
+            return;
+        }
+        if (!session.joins.tryAcquire(services.clock().millis())) {
+            replyError(j, Reasons.TOO_MANY_JOINS);
+            return;
+        }
+        Membership previous = session.memberships.get(topic);
+        if (previous != null) {
+            lifecycle.close(previous, true);
+        }
+        session.pendingJoins.remove(topic);
+        if (session.memberships.size() + session.pendingJoins.size()
+                >= services.limits().maxChannels()) {
+            replyError(j, Reasons.TOO_MANY_CHANNELS);
+            return;
+        }
+        JoinRequest request;
+        try {
+            request = JoinRequest.parse(j.payload());
+        } catch (JoinRequest.Refused e) {
+            replyError(j, e.reason());
+            return;
+        }
+        Claims claims = session.apiKeyClaims();
+        if (request.accessToken() != null) {
+            try {
+                claims = services.verifier().verify(request.accessToken());
+            } catch (AuthException e) {
+                replyError(j, e.reason());
+                return;
+            }
+            if (!claims.projectId().equals(session.apiKeyClaims().projectId())) {
+                replyError(j, Reasons.PROJECT_MISMATCH);
+                return;
+            }
+        }
+        if (request.bindings().isEmpty()) {
+            accept(j, request, claims, List.of(), false);
+            return;
+        }
+        Object token = new Object();
+        session.pendingJoins.put(topic, token);
+        List<CompletableFuture<Outcome>> checks = new ArrayList<>();
+        for (JoinRequest.Binding b : request.bindings()) {
+            checks.add(check(new SubscriptionCheck.Request(claims.projectId(), b.table(), b.filter())));
+        }
+        Claims joinClaims = claims;
+        CompletableFuture.allOf(checks.toArray(CompletableFuture[]::new))
+                .whenComplete((v, e) -> onEventLoop(j, () -> afterChecks(j, request, joinClaims, token, checks)));
+    }
+
+    private CompletableFuture<Outcome> check(SubscriptionCheck.Request request) {
+        try {
+            return services.checker().check(request).exceptionally(e -> new Outcome.Unavailable(String.valueOf(e)));
+        } catch (RuntimeException e) {
+            return CompletableFuture.completedFuture(new Outcome.Unavailable(e.toString()));
+        }
+    }
+
+    private void afterChecks(
+            PhoenixMessage.Join j,
+            JoinRequest request,
+            Claims claims,
+            Object token,
+            List<CompletableFuture<Outcome>> checks) {
+        if (session.pendingJoins.get(j.topic()) != token) {
+            return; // superseded by a later join or a leave
+        }
+        session.pendingJoins.remove(j.topic());
+        if (!session.channel().isActive()) {
+            return;
+        }
+        boolean unavailable = false;
+        for (CompletableFuture<Outcome> c : checks) {
+            Outcome outcome = c.join();
+            if (outcome instanceof Outcome.Invalid invalid) {
+                replyError(j, invalid.reason());
+                return;
+            }
+            if (outcome instanceof Outcome.Unavailable u) {
+                log.debug("subscription check unavailable for {}: {}", j.topic(), u.detail());
+                unavailable = true;
+            }
+        }
+        List<PostgresBinding> bindings = new ArrayList<>();
+        for (JoinRequest.Binding b : request.bindings()) {
+            bindings.add(new PostgresBinding(
+                    b.id(), UUID.randomUUID().toString(), b.event(), b.table(), b.filter(), b.echo()));
+        }
+        accept(j, request, claims, bindings, unavailable);
+    }
+
+    private void accept(
+            PhoenixMessage.Join j,
+            JoinRequest request,
+            Claims claims,
+            List<PostgresBinding> bindings,
+            boolean cdcUnavailable) {
+        Membership m = new Membership(
+                session,
+                j.topic(),
+                j.joinRef(),
+                request.self(),
+                request.ack(),
+                request.config(),
+                bindings,
+                claims,
+                request.accessToken());
+        lifecycle.activate(m);
+        if (bindings.isEmpty()) {
+            replyOk(j, m, bindings);
+            replay(m, j, request.replay());
+            return;
+        }
+        // The registry entries are written before the ok reply: realtime-js reports SUBSCRIBED on
+        // that reply, and a change committed right after it must find the binding registered.
+        lifecycle
+                .putEntries(m)
+                .whenComplete((v, err) -> onEventLoop(j, () -> {
+                    if (!m.active()) {
+                        return;
+                    }
+                    replyOk(j, m, bindings);
+                    replay(m, j, request.replay());
+                    if (err != null) {
+                        LogCode.RegistryPutFailed.warn(log, "{} on {}: {}", m.topic(), session, err.toString());
+                    }
+                    if (cdcUnavailable) {
+                        m.push(
+                                "system",
+                                SystemMessages.error(
+                                        SystemMessages.EXT_POSTGRES, Reasons.CDC_UNAVAILABLE, m.channelName()));
+                    } else if (err != null) {
+                        m.push(
+                                "system",
+                                SystemMessages.error(
+                                        SystemMessages.EXT_POSTGRES, Reasons.REGISTRY_UNAVAILABLE, m.channelName()));
+                        return;
+                    } else {
+                        m.push(
+                                "system",
+                                SystemMessages.ok(SystemMessages.EXT_POSTGRES, Reasons.SUBSCRIBED, m.channelName()));
+                    }
+                    if (services.fanout().cdcKnownInactive()) {
+                        m.push(
+                                "system",
+                                SystemMessages.error(
+                                        SystemMessages.EXT_POSTGRES,
+                                        services.fanout().inactiveMessage(),
+                                        m.channelName()));
+                    }
+                }));
+    }
+
+    /**
+     * History after the ok reply (realtime-js drops channel pushes before it):
+     * {@code config.broadcast.replay}, or the SSE {@code Last-Event-ID} of the join.
+     */
+    private void replay(Membership m, PhoenixMessage.Join j, JoinRequest.Replay replay) {
+        if (replay != null) {
+            services.fanout().replaySince(m, replay.sinceMs(), replay.limit());
+        }
+        if (j.lastEventId() != null) {
+            services.fanout().resume(m, j.lastEventId());
+        }
+    }
+
+    /** Runs a step of the join on the connection's event loop; a failure is logged, never thrown into Netty. */
+    private void onEventLoop(PhoenixMessage.Join j, Runnable step) {
+        session.channel().eventLoop().execute(() -> {
+            try {
+                step.run();
+            } catch (RuntimeException e) {
+                LogCode.HandlerFailed.warn(log, "join of {} on {}: {}", j.topic(), session, e.toString(), e);
+            }
+        });
+    }
+
+    private void replyOk(PhoenixMessage.Join j, Membership m, List<PostgresBinding> bindings) {
+        ObjectNode response = JsonNodeFactory.instance.objectNode();
+        ArrayNode echoed = response.putArray("postgres_changes");
+        bindings.forEach(b -> echoed.add(b.echo()));
+        session.send(new PhoenixMessage.Reply(j.joinRef(), j.ref(), j.topic(), "ok", response));
+        try {
+            services.presence().onJoined(m);
+        } catch (RuntimeException e) {
+            LogCode.PresenceJoinFailed.warn(log, "{}: {}", m.topic(), e.toString());
+        }
+    }
+
+    private void replyError(PhoenixMessage.Join j, String reason) {
+        session.send(new PhoenixMessage.Reply(j.joinRef(), j.ref(), j.topic(), "error", Replies.reason(reason)));
+    }
+}

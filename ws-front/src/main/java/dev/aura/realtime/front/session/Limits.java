@@ -1,0 +1,31 @@
+package dev.aura.realtime.front.session;
+
+import dev.aura.realtime.front.config.FrontConfig;
+
+/**
+ * Per-connection limits (docs/design.md D8).
+ *
+ * @param maxChannels joined channels per connection
+ * @param maxJoinsPerSecond joins per connection per second
+ * @param maxEventsPerSecond client events (broadcast, presence) per connection per second
+ * @param maxPresenceEventsPerSecond presence pushes (track, untrack) per connection per second
+ * @param maxBroadcastPayloadBytes user payload bytes of one broadcast
+ * @param maxOutboundBytes queued outbound bytes that disconnect a client at once
+ */
+public record Limits(
+        int maxChannels,
+        int maxJoinsPerSecond,
+        int maxEventsPerSecond,
+        int maxPresenceEventsPerSecond,
+        int maxBroadcastPayloadBytes,
+        long maxOutboundBytes) {
+    public static Limits from(FrontConfig config) {
+        return new Limits(
+                config.maxChannelsPerConnection(),
+                config.maxJoinsPerSecond(),
+                config.maxEventsPerSecond(),
+                config.presence().maxEventsPerSecond(),
+                config.maxBroadcastPayloadBytes(),
+                config.maxOutboundBytes());
+    }
+}

@@ -1,0 +1,102 @@
+package dev.aura.realtime.front.transport;
+
+import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.front.protocol.Framing;
+import dev.aura.realtime.front.protocol.PhoenixCodec;
+import dev.aura.realtime.front.protocol.Vsn;
+import dev.aura.realtime.front.session.SessionHandler;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
+import io.netty.handler.codec.http.websocketx.WebSocketServerHandshaker;
+import io.netty.handler.timeout.IdleStateHandler;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The pipelines of the one port, and nothing else. Every accepted socket starts as HTTP:
+ *
+ * <pre>
+ * http (codec) → first-request-deadline → http-aggregator → router ({@link HttpRouter})
+ * </pre>
+ *
+ * The router answers plain requests itself; an accepted WebSocket upgrade or SSE request
+ * replaces it with one of:
+ *
+ * <pre>
+ * WebSocket: http → ws-aggregator → ws-idle → ws-control → ws-slow → phoenix-codec → session
+ * SSE:       http → sse-encoder → sse-slow → session
+ * </pre>
+ *
+ * Sharable: holds only immutable settings; handlers with state are created per socket.
+ */
+final class FrontInitializer extends ChannelInitializer<Channel> {
+    /** Largest HTTP request (head and body) before the upgrade. */
+    static final int MAX_HTTP_REQUEST_BYTES = 64 * 1024;
+    /** A connection must send its first request head within this (slowloris; browsers send it at once). */
+    static final Duration FIRST_REQUEST_DEADLINE = Duration.ofSeconds(5);
+
+    private final TransportContext context;
+    private final AtomicBoolean draining;
+
+    /** @param draining set once the server stops accepting; new upgrades are then refused */
+    FrontInitializer(TransportContext context, AtomicBoolean draining) {
+        this.context = context;
+        this.draining = draining;
+    }
+
+    @Override
+    protected void initChannel(Channel ch) {
+        ch.pipeline()
+                .addLast("http", new HttpServerCodec())
+                .addLast("first-request-deadline", new FirstRequestDeadline(FIRST_REQUEST_DEADLINE))
+                .addLast("http-aggregator", new HttpObjectAggregator(MAX_HTTP_REQUEST_BYTES))
+                .addLast("router", new HttpRouter(context, draining, this));
+    }
+
+    /** Replaces the handler named {@code router} with the WebSocket handlers (before the handshake). */
+    void webSocket(ChannelPipeline p, String router, WebSocketServerHandshaker handshaker, Vsn vsn, Claims claims) {
+        p.addAfter(router, "ws-aggregator", new WebSocketFrameAggregator(context.maxFrameBytes()));
+        p.addAfter(
+                "ws-aggregator",
+                "ws-idle",
+                new IdleStateHandler(context.idleTimeout().toMillis(), 0, 0, TimeUnit.MILLISECONDS));
+        p.addAfter("ws-idle", "ws-control", new WebSocketControlHandler(handshaker));
+        p.addAfter("ws-control", "ws-slow", new SlowClientGuard(context.slowClientTimeout()));
+        p.addAfter(
+                "ws-slow",
+                "phoenix-codec",
+                new PhoenixCodec(
+                        vsn,
+                        context.json(),
+                        context.binary(),
+                        context.services().metrics()::malformed));
+        p.addAfter("phoenix-codec", "session", new SessionHandler(context.services(), Framing.of(vsn), claims));
+        p.remove(router);
+    }
+
+    /**
+     * Replaces the handler named {@code router} with the SSE handlers of one channel (after the
+     * response head was written).
+     *
+     * @return the name of the handler to fire the channel's join from
+     */
+    String sse(ChannelPipeline p, String router, Claims claims, String channel) {
+        p.addAfter(
+                router,
+                "sse-encoder",
+                new SseEncoder(
+                        context.services().mapper(),
+                        channel,
+                        SseEndpoint.JOIN_REF,
+                        context.sseHeartbeat().toMillis()));
+        p.addAfter("sse-encoder", "sse-slow", new SlowClientGuard(context.slowClientTimeout()));
+        p.addAfter("sse-slow", "session", new SessionHandler(context.services(), Framing.SSE, claims));
+        p.remove(router);
+        return "sse-encoder";
+    }
+}

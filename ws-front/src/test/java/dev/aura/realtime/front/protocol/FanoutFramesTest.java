@@ -1,0 +1,148 @@
+package dev.aura.realtime.front.protocol;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import dev.aura.realtime.common.wire.WireJson;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufHolder;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.UnpooledByteBufAllocator;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+class FanoutFramesTest {
+    private static final ByteBufAllocator ALLOC = UnpooledByteBufAllocator.DEFAULT;
+    private final JsonFrames json = new JsonFrames(WireJson.mapper());
+    private final FanoutFrames frames = new FanoutFrames(json, new BinaryFrames(json));
+
+    private static UserBroadcast jsonBroadcast(String event, String payload, String id) {
+        return new UserBroadcast(event, payload.getBytes(StandardCharsets.UTF_8), true, id);
+    }
+
+    private static String text(OutFrame frame) {
+        try {
+            return frame.content().toString(StandardCharsets.UTF_8);
+        } finally {
+            frame.release();
+        }
+    }
+
+    @Test
+    void broadcastIsAByteExactKind4FrameForVsn2() {
+        OutFrame frame =
+                frames.broadcast("realtime:t", jsonBroadcast("ev", "{\"a\":1}", "id1"), Framing.V2, false, ALLOC);
+        ByteArrayOutputStream expected = new ByteArrayOutputStream();
+        byte[] meta = "{\"id\":\"id1\"}".getBytes(StandardCharsets.UTF_8);
+        expected.writeBytes(new byte[] {4, 10, 2, (byte) meta.length, 1});
+        expected.writeBytes("realtime:t".getBytes(StandardCharsets.UTF_8));
+        expected.writeBytes("ev".getBytes(StandardCharsets.UTF_8));
+        expected.writeBytes(meta);
+        expected.writeBytes("{\"a\":1}".getBytes(StandardCharsets.UTF_8));
+        assertThat(frame.kind()).isEqualTo(OutFrame.Kind.BINARY);
+        assertThat(ByteBufUtil.getBytes(frame.content())).containsExactly(expected.toByteArray());
+        frame.release();
+
+        OutFrame noId = frames.broadcast(
+                "realtime:t", new UserBroadcast("ev", new byte[] {7}, false, null), Framing.V2, false, ALLOC);
+        assertThat(ByteBufUtil.getBytes(noId.content()))
+                .containsExactly(4, 10, 2, 0, 0, 'r', 'e', 'a', 'l', 't', 'i', 'm', 'e', ':', 't', 'e', 'v', 7);
+        noId.release();
+    }
+
+    @Test
+    void broadcastIsJsonForVsn1AndABinaryPayloadHasNoVsn1Form() {
+        OutFrame frame = frames.broadcast("realtime:t", jsonBroadcast("ev", "[1]", "i"), Framing.V1, false, ALLOC);
+        assertThat(frame.kind()).isEqualTo(OutFrame.Kind.TEXT);
+        assertThat(text(frame))
+                .isEqualTo(
+                        "{\"topic\":\"realtime:t\",\"event\":\"broadcast\",\"payload\":{\"type\":\"broadcast\",\"event\":\"ev\",\"payload\":[1],\"meta\":{\"id\":\"i\"}},\"ref\":null}");
+        assertThat(frames.broadcast(
+                        "realtime:t", new UserBroadcast("ev", new byte[] {1}, false, null), Framing.V1, false, ALLOC))
+                .isNull();
+    }
+
+    @Test
+    void kind4FallsBackToTextWhenEventExceeds255Bytes() {
+        String longEvent = "e".repeat(300);
+        OutFrame frame = frames.broadcast("realtime:t", jsonBroadcast(longEvent, "1", null), Framing.V2, false, ALLOC);
+        assertThat(frame.kind()).isEqualTo(OutFrame.Kind.TEXT);
+        assertThat(text(frame))
+                .startsWith("[null,null,\"realtime:t\",\"broadcast\",{\"type\":\"broadcast\",\"event\":\"eee");
+    }
+
+    @Test
+    void aReplayedBroadcastSaysSoInItsMeta() {
+        OutFrame frame = frames.broadcast("realtime:t", jsonBroadcast("ev", "{}", "i"), Framing.V1, true, ALLOC);
+        assertThat(text(frame)).contains("\"meta\":{\"replayed\":true,\"id\":\"i\"}");
+    }
+
+    @Test
+    void broadcastIsAnSseEventCarryingTheMessageIdAndThePushedPayload() {
+        OutFrame frame =
+                frames.broadcast("realtime:t", jsonBroadcast("hello", "{\"n\":1}", "id-1"), Framing.SSE, false, ALLOC);
+        assertThat(frame.kind()).isEqualTo(OutFrame.Kind.SSE);
+        assertThat(text(frame))
+                .isEqualTo(
+                        "id: id-1\nevent: broadcast\ndata: {\"type\":\"broadcast\",\"event\":\"hello\",\"payload\":{\"n\":1},"
+                                + "\"meta\":{\"id\":\"id-1\"}}\n\n");
+        OutFrame replayed =
+                frames.broadcast("realtime:t", jsonBroadcast("hello", "{}", "id-1"), Framing.SSE, true, ALLOC);
+        assertThat(text(replayed)).contains("\"meta\":{\"replayed\":true,\"id\":\"id-1\"}}\n\n");
+        assertThat(frames.broadcast(
+                        "realtime:t", new UserBroadcast("e", new byte[] {1}, false, "x"), Framing.SSE, false, ALLOC))
+                .as("binary payloads have no SSE form")
+                .isNull();
+    }
+
+    @Test
+    void lineBreaksBetweenJsonTokensNeverSplitAnSseDataLine() {
+        UserBroadcast pretty = jsonBroadcast("e", "{\r\n  \"a\": \"x\\ny\",\n  \"b\": 2\r}", "i");
+        String event = text(frames.broadcast("realtime:t", pretty, Framing.SSE, false, ALLOC));
+        assertThat(event.substring(0, event.length() - 2))
+                .doesNotContain("\n\n")
+                .doesNotContain("\r");
+        assertThat(event.split("\n")).hasSize(3);
+        assertThat(event).contains("\"payload\":{    \"a\": \"x\\ny\",   \"b\": 2 }");
+        assertThat(new String(pretty.payload(), StandardCharsets.UTF_8))
+                .as("the shared payload is not modified")
+                .contains("\r\n");
+    }
+
+    @Test
+    void postgresChangesShareOneDataSerialisationInEveryFraming() throws Exception {
+        ByteBuf data = frames.changeData(JsonNodeFactory.instance.objectNode().put("type", "INSERT"));
+        assertThat(text(frames.postgresChanges("realtime:db", "[7]", data, Framing.V2, ALLOC)))
+                .isEqualTo(
+                        "[null,null,\"realtime:db\",\"postgres_changes\",{\"ids\":[7],\"data\":{\"type\":\"INSERT\"}}]");
+        assertThat(text(frames.postgresChanges("realtime:db", "[7]", data, Framing.V1, ALLOC)))
+                .isEqualTo("{\"topic\":\"realtime:db\",\"event\":\"postgres_changes\",\"payload\":{\"ids\":[7],"
+                        + "\"data\":{\"type\":\"INSERT\"}},\"ref\":null}");
+        assertThat(text(frames.postgresChanges("realtime:db", "[7]", data, Framing.SSE, ALLOC)))
+                .isEqualTo("event: postgres_changes\ndata: {\"ids\":[7],\"data\":{\"type\":\"INSERT\"}}\n\n");
+        assertThat(data.refCnt()).isEqualTo(1);
+        data.release();
+    }
+
+    @Test
+    void eachRecipientGetsItsOwnMessageOverTheSharedBytes() {
+        for (var c : new Object[][] {
+            {OutFrame.Kind.TEXT, TextWebSocketFrame.class},
+            {OutFrame.Kind.BINARY, BinaryWebSocketFrame.class},
+            {OutFrame.Kind.SSE, HttpContent.class}
+        }) {
+            OutFrame frame = new OutFrame(ALLOC.buffer().writeByte(1), (OutFrame.Kind) c[0]);
+            ByteBufHolder message = frame.retainedFrame();
+            assertThat(message).isInstanceOf((Class<?>) c[1]);
+            assertThat(message.content().refCnt()).isEqualTo(2);
+            message.release();
+            frame.release();
+            assertThat(frame.content().refCnt()).isZero();
+        }
+    }
+}

@@ -1,0 +1,152 @@
+package dev.aura.realtime.front.testing;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.common.auth.AuthException;
+import dev.aura.realtime.common.auth.JwtVerifier;
+import dev.aura.realtime.common.wire.WireJson;
+import dev.aura.realtime.front.fanout.Fanout;
+import dev.aura.realtime.front.fanout.LocalTopics;
+import dev.aura.realtime.front.history.HistoryStore;
+import dev.aura.realtime.front.metrics.FrontMetrics;
+import dev.aura.realtime.front.presence.PresenceExtension;
+import dev.aura.realtime.front.protocol.BinaryFrames;
+import dev.aura.realtime.front.protocol.FanoutFrames;
+import dev.aura.realtime.front.protocol.Framing;
+import dev.aura.realtime.front.protocol.JsonFrames;
+import dev.aura.realtime.front.protocol.PhoenixCodec;
+import dev.aura.realtime.front.protocol.Vsn;
+import dev.aura.realtime.front.session.ChannelServices;
+import dev.aura.realtime.front.session.Limits;
+import dev.aura.realtime.front.session.SessionHandler;
+import dev.aura.realtime.front.session.Sessions;
+import dev.aura.realtime.testkit.TestTokens;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.UnpooledByteBufAllocator;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocketFrame;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The channel layer in memory: real index, fan-out and history, fake relay seams, unavailable
+ * presence, EmbeddedChannel sockets, a clock moved by hand.
+ */
+public final class ChannelHarness {
+    public final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+    public final ObjectMapper mapper = WireJson.mapper();
+    public final JsonFrames json = new JsonFrames(mapper);
+    public final BinaryFrames binary = new BinaryFrames(json);
+    public final FrontMetrics metrics = new FrontMetrics(new SimpleMeterRegistry());
+    public final Fakes.Checker checker = new Fakes.Checker();
+    public final Fakes.Registry registry = new Fakes.Registry();
+    public final Fakes.Publisher publisher = new Fakes.Publisher();
+    public final LocalTopics topics = new LocalTopics();
+    public final HistoryStore history = new HistoryStore(10, 100, 1 << 20, 600_000);
+    public final Fanout fanout = new Fanout(
+            topics, new FanoutFrames(json, binary), UnpooledByteBufAllocator.DEFAULT, metrics, clock, history);
+    public final Sessions sessions = new Sessions();
+    public final JwtVerifier verifier = new JwtVerifier(FrontFixture.SECRET, clock);
+    /** Tokens whose iat and exp count from {@link #clock}. */
+    public final TestTokens tokens = FrontFixture.TOKENS.clock(clock);
+
+    public final ChannelServices services = new ChannelServices(
+            verifier,
+            checker,
+            registry,
+            publisher,
+            topics,
+            fanout,
+            new PresenceExtension.Unavailable(),
+            sessions,
+            new Limits(3, 100, 100, 10, 64, 1 << 20),
+            metrics,
+            "front-test",
+            clock,
+            mapper);
+
+    /** An anon token of {@link FrontFixture#PROJECT} expiring {@code ttl} after the harness clock's now. */
+    public String token(Duration ttl) {
+        return tokens.ttl(ttl).anon(FrontFixture.PROJECT);
+    }
+
+    /** A WebSocket connection in memory (Phoenix codec and session handler). */
+    public Conn connect(Vsn vsn) {
+        try {
+            return new Conn(new EmbeddedChannel(
+                    new PhoenixCodec(vsn, json, binary, metrics::malformed),
+                    new SessionHandler(services, Framing.of(vsn), verifier.verify(token(Duration.ofHours(1))))));
+        } catch (AuthException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** One client socket. */
+    public final class Conn {
+        public final EmbeddedChannel ch;
+
+        Conn(EmbeddedChannel ch) {
+            this.ch = ch;
+        }
+
+        public void send(String text) {
+            ch.writeInbound(new TextWebSocketFrame(text));
+            ch.runPendingTasks();
+        }
+
+        public void sendBinary(byte[] bytes) {
+            ch.writeInbound(new BinaryWebSocketFrame(ch.alloc().buffer().writeBytes(bytes)));
+            ch.runPendingTasks();
+        }
+
+        /** Next text frame as JSON, or null when none is queued. */
+        public JsonNode next() {
+            ch.runPendingTasks();
+            WebSocketFrame f = ch.readOutbound();
+            if (f == null) {
+                return null;
+            }
+            try {
+                if (!(f instanceof TextWebSocketFrame t)) {
+                    throw new AssertionError("expected text frame, got " + f);
+                }
+                return mapper.readTree(t.text());
+            } catch (java.io.IOException e) {
+                throw new AssertionError(e);
+            } finally {
+                f.release();
+            }
+        }
+
+        /** Next frame's bytes (binary frames). */
+        public byte[] nextBinary() {
+            ch.runPendingTasks();
+            WebSocketFrame f = ch.readOutbound();
+            try {
+                if (!(f instanceof BinaryWebSocketFrame)) {
+                    throw new AssertionError("expected binary frame, got " + f);
+                }
+                return ByteBufUtil.getBytes(f.content());
+            } finally {
+                f.release();
+            }
+        }
+
+        public List<JsonNode> drain() {
+            List<JsonNode> out = new ArrayList<>();
+            for (JsonNode n = next(); n != null; n = next()) {
+                out.add(n);
+            }
+            return out;
+        }
+
+        public void close() {
+            ch.finishAndReleaseAll();
+        }
+    }
+}
