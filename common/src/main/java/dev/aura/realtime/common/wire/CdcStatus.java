@@ -6,7 +6,7 @@ import java.time.Duration;
 /**
  * The cdc-worker's state as published on {@link Subjects#CDC_STATUS} at every change of
  * {@code active} and every {@link #HEARTBEAT} (heartbeat), so ws-front can tell postgres_changes
- * subscribers when changes cannot flow (PRODUCT.md D6). The heartbeat period is a contract
+ * subscribers when changes cannot flow (docs/design.md D6). The heartbeat period is a contract
  * between the binaries: ws-front's silence timeout ({@code WS_CDC_STATUS_TIMEOUT_MS}) must exceed it.
  *
  * @param instance the publishing worker's instance id

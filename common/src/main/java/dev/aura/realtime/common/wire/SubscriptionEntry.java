@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 
 /**
  * One postgres_changes binding of one client channel, as ws-front stores it in the JetStream KV
- * bucket {@link #BUCKET} under key {@link #key} (PRODUCT.md C8). The cdc-worker watches the
+ * bucket {@link #BUCKET} under key {@link #key} (docs/design.md C8). The cdc-worker watches the
  * bucket and matches every change against these entries.
  *
  * @param subId unique id of this binding instance (uuid); listed in {@link ChangeEvent#allowedSubIds}
