@@ -127,7 +127,7 @@ public final class EnvVars {
             "WS_CDC_STATUS_TIMEOUT_MS",
             "15000",
             "ms",
-            "No cdc-worker status heartbeat (every 5 s) for this long: postgres_changes subscribers get a system error");
+            "No cdc-worker status heartbeat (every 5 s) for this long: postgres_changes subscribers get a system error; must exceed 5000");
     public static final EnvVar SSE_HEARTBEAT_MS =
             new EnvVar("SSE_HEARTBEAT_MS", "15000", "ms", "Interval of SSE keep-alive comments");
     public static final EnvVar SUBSCRIPTION_CHECK_TIMEOUT_MS = new EnvVar(
