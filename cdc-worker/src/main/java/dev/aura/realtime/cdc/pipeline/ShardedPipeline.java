@@ -1,9 +1,9 @@
 package dev.aura.realtime.cdc.pipeline;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.cdc.event.BuiltEvent;
 import dev.aura.realtime.cdc.event.ChangeSink;
+import dev.aura.realtime.cdc.event.Delivery;
 import dev.aura.realtime.cdc.event.RowChange;
 import dev.aura.realtime.cdc.failure.CdcFailure;
 import dev.aura.realtime.cdc.failure.CdcReason;
@@ -14,10 +14,8 @@ import dev.aura.realtime.cdc.metrics.CdcMetrics;
 import dev.aura.realtime.cdc.publish.ChangePublisher;
 import dev.aura.realtime.cdc.registry.SubscriptionRegistry;
 import dev.aura.realtime.cdc.rls.AccessPolicy;
-import dev.aura.realtime.common.wire.ChangeEvent;
 import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
-import dev.aura.realtime.common.wire.WireJson;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -63,7 +61,7 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
     private final AccessPolicy policy;
     private final ChangePublisher publisher;
     private final CdcMetrics metrics;
-    private final ObjectMapper mapper = WireJson.mapper();
+    private final EventRenderer renderer = new EventRenderer();
     private final List<Shard> shards = new ArrayList<>();
     private volatile LeaderGate gate;
 
@@ -230,25 +228,26 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
                 List<SubscriptionEntry> matched = matcher.match(e, registry.candidates(w.projectId(), e.table()));
                 candidates.add(new AccessPolicy.Candidates(e, matched));
             }
-            List<List<String>> allowed = policy.allowed(candidates);
+            List<List<Delivery>> allowed = policy.allowed(candidates);
             LeaderGate g = gate;
             for (int i = 0; i < candidates.size(); i++) {
-                List<String> ids = allowed.get(i);
+                List<Delivery> deliveries = allowed.get(i);
                 BuiltEvent e = candidates.get(i).event();
-                if (ids.isEmpty()) {
+                if (deliveries.isEmpty()) {
                     metrics.eventsUnmatched.increment();
                     continue;
                 }
-                if (g != null) {
-                    g.checkFence();
+                for (Delivery d : deliveries) {
+                    if (g != null) {
+                        g.checkFence();
+                    }
+                    publisher.publish(
+                            Subjects.changes(e.projectId(), e.table()),
+                            EventRenderer.messageId(e, d),
+                            g == null ? 0 : g.leaseEpoch(),
+                            renderer.render(e, d));
+                    metrics.eventsPublished.increment();
                 }
-                ChangeEvent event = new ChangeEvent(e.eventId(), e.projectId(), e.table(), e.type(), ids, e.data());
-                publisher.publish(
-                        Subjects.changes(e.projectId(), e.table()),
-                        e.eventId(),
-                        g == null ? 0 : g.leaseEpoch(),
-                        mapper.writeValueAsBytes(event));
-                metrics.eventsPublished.increment();
             }
         }
     }

@@ -1,6 +1,7 @@
 package dev.aura.realtime.cdc.rls;
 
 import dev.aura.realtime.cdc.event.BuiltEvent;
+import dev.aura.realtime.cdc.event.Delivery;
 import dev.aura.realtime.cdc.failure.CdcFailure;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import java.util.List;
@@ -14,10 +15,12 @@ public interface AccessPolicy {
     record Candidates(BuiltEvent event, List<SubscriptionEntry> matched) {}
 
     /**
-     * @return for each element of {@code batch}, in order, the {@code sub_id}s allowed; a check
-     *     that fails denies (fails closed) the affected subscribers only, never the batch
+     * @return for each element of {@code batch}, in order, the messages to publish: the allowed
+     *     {@code sub_id}s grouped by the {@link dev.aura.realtime.cdc.event.View} they get (empty
+     *     when nobody may see the change); a check that fails denies (fails closed) the affected
+     *     subscribers only, never the batch
      * @throws CdcFailure ({@code postgres_unavailable}) when Postgres itself was unreachable: that
      *     says nothing about any subscriber, so the batch fails and is re-read instead of dropped
      */
-    List<List<String>> allowed(List<Candidates> batch) throws CdcFailure;
+    List<List<Delivery>> allowed(List<Candidates> batch) throws CdcFailure;
 }

@@ -1,8 +1,9 @@
 package dev.aura.realtime.cdc.rls;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.aura.realtime.cdc.event.BuiltEvent;
+import dev.aura.realtime.cdc.event.Delivery;
+import dev.aura.realtime.cdc.event.View;
 import dev.aura.realtime.cdc.failure.CdcFailure;
 import dev.aura.realtime.cdc.failure.CdcReason;
 import dev.aura.realtime.cdc.failure.LogCode;
@@ -58,13 +59,15 @@ public final class RlsPolicy implements AccessPolicy {
     private record TableCheck(TableSecurity.Facts facts, List<Integer> indexes) {}
 
     @Override
-    public List<List<String>> allowed(List<Candidates> batch) throws CdcFailure {
+    public List<List<Delivery>> allowed(List<Candidates> batch) throws CdcFailure {
         List<Set<String>> out = new ArrayList<>(batch.size());
+        List<View> views = new ArrayList<>(batch.size());
         Map<String, TableCheck> toCheckByTable = new LinkedHashMap<>();
         for (int i = 0; i < batch.size(); i++) {
             Candidates c = batch.get(i);
             Set<String> allowed = new HashSet<>();
             out.add(allowed);
+            views.add(View.FULL);
             if (c.matched().isEmpty()) {
                 continue;
             }
@@ -76,7 +79,8 @@ public final class RlsPolicy implements AccessPolicy {
             if (!facts.rowSecurity()) {
                 c.matched().forEach(s -> allowed.add(s.subId()));
             } else if (!"INSERT".equals(e.type()) && !"UPDATE".equals(e.type())) {
-                cutOldRecordToKey(e, facts);
+                // the row is gone and cannot be checked: reveal only its key (Supabase's rule)
+                views.set(i, View.OLD_RECORD_KEY_ONLY);
                 c.matched().forEach(s -> allowed.add(s.subId()));
             } else {
                 toCheckByTable
@@ -89,16 +93,16 @@ public final class RlsPolicy implements AccessPolicy {
         for (TableCheck check : toCheckByTable.values()) {
             checkTable(batch, check.facts(), check.indexes(), out);
         }
-        List<List<String>> result = new ArrayList<>(out.size());
+        List<List<Delivery>> result = new ArrayList<>(out.size());
         for (int i = 0; i < out.size(); i++) {
             Set<String> allowed = out.get(i);
             // keep the registry's order, which is stable per binding
-            result.add(batch.get(i).matched().stream()
+            List<String> ids = batch.get(i).matched().stream()
                     .map(SubscriptionEntry::subId)
                     .filter(allowed::contains)
-                    .toList());
-            metrics.rlsDenied.increment(
-                    batch.get(i).matched().size() - result.get(i).size());
+                    .toList();
+            result.add(ids.isEmpty() ? List.of() : List.of(new Delivery(views.get(i), ids)));
+            metrics.rlsDenied.increment(batch.get(i).matched().size() - ids.size());
         }
         return result;
     }
@@ -232,13 +236,6 @@ public final class RlsPolicy implements AccessPolicy {
             k.append(c == 0 ? "" : "\u0000").append(v.isTextual() ? v.asText() : v.toString());
         }
         return k.toString();
-    }
-
-    private static void cutOldRecordToKey(BuiltEvent e, TableSecurity.Facts facts) {
-        JsonNode old = e.data().get("old_record");
-        if (old instanceof ObjectNode oldObj) {
-            oldObj.retain(facts.pkColumns());
-        }
     }
 
     private static String abbreviate(String s) {

@@ -7,7 +7,9 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.aura.realtime.cdc.event.DecodedColumn;
+import dev.aura.realtime.cdc.event.Delivery;
 import dev.aura.realtime.cdc.event.RowChange;
+import dev.aura.realtime.cdc.event.View;
 import dev.aura.realtime.cdc.failure.CdcFailure;
 import dev.aura.realtime.cdc.failure.CdcReason;
 import dev.aura.realtime.cdc.fence.FencedException;
@@ -99,6 +101,7 @@ class ShardedPipelineTest {
                         .map(SubscriptionEntry::subId)
                         .filter("allowed"::equals)
                         .toList())
+                .map(ShardedPipelineTest::fullView)
                 .toList();
         start(1, 8);
         pipeline.accept(change("p1", 1), "p1");
@@ -246,10 +249,15 @@ class ShardedPipelineTest {
         return meters.get(name).counter().count();
     }
 
-    private static List<List<String>> allowEveryMatch(List<AccessPolicy.Candidates> batch) {
+    private static List<List<Delivery>> allowEveryMatch(List<AccessPolicy.Candidates> batch) {
         return batch.stream()
                 .map(c -> c.matched().stream().map(SubscriptionEntry::subId).toList())
+                .map(ShardedPipelineTest::fullView)
                 .toList();
+    }
+
+    private static List<Delivery> fullView(List<String> subIds) {
+        return subIds.isEmpty() ? List.of() : List.of(new Delivery(View.FULL, subIds));
     }
 
     private static RowChange change(String project, int id) {
