@@ -29,6 +29,8 @@ import dev.aura.realtime.cdc.slot.SlotManager;
 import dev.aura.realtime.cdc.slot.SlotPoller;
 import dev.aura.realtime.cdc.tenant.TenantDb;
 import dev.aura.realtime.common.auth.JwtVerifier;
+import dev.aura.realtime.common.wire.KvBuckets;
+import dev.aura.realtime.common.wire.Subjects;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.nats.client.Connection;
@@ -96,8 +98,8 @@ public final class CdcWorker implements AutoCloseable {
         http.start();
         started.push(http);
 
-        Options options = new Options.Builder()
-                .server(config.natsUrl())
+        Options options = config.nats()
+                .builder(Subjects.CDC_WORKER_INBOX)
                 .connectionName("aura-cdc-worker " + config.instanceId())
                 .maxReconnects(-1)
                 .reconnectWait(timings.natsReconnectWait())
@@ -129,12 +131,17 @@ public final class CdcWorker implements AutoCloseable {
     private void bootstrap(HikariDataSource pool) {
         PlatformDb platform = new PlatformDb(pool);
         TenantDb tenant = new TenantDb(pool);
-        RegistryWatch watch = new RegistryWatch(
-                nats,
-                clock,
-                new RegistryWatch.Settings(
-                        timings.registryResyncPeriod(), timings.registryLoadTimeout(), timings.registryReputTimeout()));
         try {
+            RegistryWatch watch = new RegistryWatch(
+                    nats,
+                    clock,
+                    new RegistryWatch.Settings(
+                            timings.registryResyncPeriod(),
+                            timings.registryLoadTimeout(),
+                            timings.registrySyncTimeout(),
+                            timings.registryReputTimeout(),
+                            KvBuckets.registry(config.registryBucketMaxBytes())),
+                    metrics);
             if (!retryUntilUp(
                     "platform bootstrap",
                     CdcReason.POSTGRES_UNAVAILABLE,

@@ -22,6 +22,8 @@ public final class CdcMetrics {
     public final Counter rlsQueries;
     public final Counter rlsDenied;
     public final Counter rlsErrors;
+    public final Counter registryEntriesInvalid;
+    public final Timer registrySync;
     private final AtomicLong lagBytes = new AtomicLong();
     private final AtomicLong redecodeBytes = new AtomicLong();
     private final AtomicLong retainedBytes = new AtomicLong();
@@ -51,6 +53,13 @@ public final class CdcMetrics {
                 registry,
                 "aura.cdc.rls.errors",
                 "RLS checks that could not be done or raised (their subscribers denied, fail closed; logged with a code)");
+        registryEntriesInvalid = counter(
+                registry,
+                "aura.cdc.registry.entries.invalid",
+                "Registry entries ignored as invalid (size, shape, project, role, claims or filter; logged RegistryEntryInvalid)");
+        registrySync = Timer.builder("aura.cdc.registry.sync")
+                .description("Read-your-writes wait of a batch: bucket sequence read plus catching up with it")
+                .register(registry);
         bytesGauge(registry, "aura.cdc.slot.lag.bytes", lagBytes, "pg_current_wal_flush_lsn - confirmed_flush_lsn");
         bytesGauge(
                 registry,
