@@ -109,10 +109,9 @@ class NatsSecurityTest {
                 var volumes = d.getSpec().getTemplate().getSpec().getVolumes();
                 String credsSecret = component.equals("cdc-worker") ? "aura-cdc-worker-nats" : "aura-ws-front-nats";
                 assertThat(volumes)
-                        .anySatisfy(
-                                v -> assertThat(v.getSecret().getSecretName()).isEqualTo(credsSecret))
-                        .anySatisfy(
-                                v -> assertThat(v.getSecret().getSecretName()).isEqualTo("aura-nats-client-tls"));
+                        .filteredOn(v -> v.getSecret() != null)
+                        .extracting(v -> v.getSecret().getSecretName())
+                        .containsExactlyInAnyOrder(credsSecret, "aura-nats-client-tls");
                 assertThat(c.getVolumeMounts())
                         .extracting(io.fabric8.kubernetes.api.model.VolumeMount::getMountPath)
                         .contains("/etc/aura/nats-auth", "/etc/aura/nats-tls");
