@@ -75,7 +75,7 @@ public final class KvBuckets {
             }
             return nats.keyValue(spec.name());
         }
-        if (status.getMaxBucketSize() != spec.maxBytes() || status.getMaxValueSize() != spec.maxValueBytes()) {
+        if (status.getMaxBucketSize() != spec.maxBytes() || status.getMaximumValueSize() != spec.maxValueBytes()) {
             kvm.update(configuration(spec, status.getTtl()));
             log.info(
                     "updated KV bucket {}: {} bytes (was {}), values up to {} bytes (was {})",
@@ -83,7 +83,7 @@ public final class KvBuckets {
                     spec.maxBytes(),
                     status.getMaxBucketSize(),
                     spec.maxValueBytes(),
-                    status.getMaxValueSize());
+                    status.getMaximumValueSize());
         }
         return nats.keyValue(spec.name());
     }
@@ -95,7 +95,7 @@ public final class KvBuckets {
                 .maxHistoryPerKey(1)
                 .ttl(maxAge)
                 .maxBucketSize(spec.maxBytes())
-                .maxValueSize(spec.maxValueBytes())
+                .maximumValueSize(spec.maxValueBytes())
                 .build();
     }
 }
