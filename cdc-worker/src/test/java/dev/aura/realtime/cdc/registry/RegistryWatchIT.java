@@ -19,6 +19,7 @@ import io.nats.client.KeyValue;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -86,7 +87,11 @@ class RegistryWatchIT {
                     .extracting(SubscriptionEntry::subId)
                     .containsExactly(entry.subId());
         }
-        assertThat(meters.get("aura.cdc.registry.sync").timer().count()).isEqualTo(50);
+        var sync = meters.get("aura.cdc.registry.sync").timer();
+        assertThat(sync.count()).isEqualTo(50);
+        System.out.printf(
+                "read-your-writes wait per batch: mean %.3f ms, max %.3f ms over %d batches%n",
+                sync.mean(TimeUnit.MILLISECONDS), sync.max(TimeUnit.MILLISECONDS), sync.count());
     }
 
     @Test

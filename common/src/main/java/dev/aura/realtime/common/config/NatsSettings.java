@@ -141,11 +141,6 @@ public record NatsSettings(List<String> servers, Auth auth, Tls tls) {
         return settings;
     }
 
-    /** Plain URLs without credentials (tests, local use). */
-    public static NatsSettings of(String url) {
-        return new NatsSettings(List.of(url.split(",")), new NoAuth(), null);
-    }
-
     /**
      * A jnats builder with the servers, the credentials, TLS and {@code inboxPrefix} set; the
      * caller adds connection name, listeners and timings.
