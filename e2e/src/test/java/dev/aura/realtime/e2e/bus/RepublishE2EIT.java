@@ -110,12 +110,13 @@ class RepublishE2EIT {
                 ServiceHttp cdc = stack.cdcHttp();
                 System.out.printf(
                         "re-publish: %d rows published twice, %.0f copies dropped by ws-front; cdc-worker read-your-writes "
-                                + "wait %.2f ms per batch (%.0f batches) in polls of %.2f ms on average%n",
+                                + "wait %.2f ms per batch (max %.2f ms, %.0f batches) in polls of %.2f ms on average%n",
                         ROWS,
                         front.metric("aura_relay_duplicates_total"),
                         1000
                                 * cdc.metric("aura_cdc_registry_sync_seconds_sum")
                                 / cdc.metric("aura_cdc_registry_sync_seconds_count"),
+                        1000 * cdc.metric("aura_cdc_registry_sync_seconds_max"),
                         cdc.metric("aura_cdc_registry_sync_seconds_count"),
                         1000
                                 * cdc.metric("aura_cdc_poll_duration_seconds_sum")
