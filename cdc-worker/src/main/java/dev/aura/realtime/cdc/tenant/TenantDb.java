@@ -1,168 +1,455 @@
 package dev.aura.realtime.cdc.tenant;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
-import javax.sql.DataSource;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import org.postgresql.PGConnection;
+import org.postgresql.ds.PGSimpleDataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The pool for <em>tenant SQL</em>: statements that evaluate SQL a tenant wrote, i.e. RLS policies
- * (read under {@code SET LOCAL ROLE}) and casts to a tenant's column types (whose input functions
- * and domain checks the tenant may define). Every such statement of the worker is in this class,
- * runs in a transaction that is rolled back, and never touches {@code aura_platform}; platform
- * SQL runs on {@code platform.PlatformDb}. Both wrap the same pool today.
+ * The pool for <em>tenant SQL</em>: every statement that evaluates SQL a tenant wrote, i.e. RLS
+ * policies (read under the subscriber's client role) and casts to a tenant's column types (whose
+ * input functions and domain checks the tenant may define). Its login is not the worker's: it has
+ * no privilege beyond the client roles ({@link TenantLoginCheck}), so {@code RESET ROLE} in tenant
+ * code reaches nothing more (docs/security.md). Platform SQL runs on {@code platform.PlatformDb}.
  *
- * <p>Thread-safe; every call takes its own connection.
+ * <p>Every use is one read-only transaction ({@code default_transaction_read_only}, so
+ * non-transactional side effects such as {@code setval} fail) with {@code statement_timeout},
+ * {@code lock_timeout}, the client role, the claims and {@code search_path = pg_catalog,
+ * <project schema>} set locally, a {@link Watchdog} for statements that catch their timeout, then
+ * a rollback and {@code DISCARD ALL}, so nothing a tenant left in the session (advisory locks,
+ * temporary tables, prepared statements, settings) reaches the next user of the connection.
+ *
+ * <p>Failures are classified without trusting what the tenant can raise: a timeout (ours, or the
+ * watchdog's) is {@link Kind#TIMEOUT}; any other error is {@link Kind#ERROR} when the session (or,
+ * if the tenant ended it, a fresh one) still answers {@code SELECT 1}, whatever its SQLSTATE, and
+ * {@link Unavailable} only when Postgres itself does not answer. Tenant error text stays in
+ * {@link Failure#tenantText} (for the log) and never enters an {@link Unavailable}.
+ *
+ * <p>Thread-safe; every call takes its own connection. Join-time casts use at most
+ * {@code joinConnections} of the pool, so they never starve the RLS checks.
  */
-public final class TenantDb {
-    private final DataSource pool;
+public final class TenantDb implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(TenantDb.class);
+    private static final String SETUP = "SELECT set_config('role', ?, true), set_config('request.jwt.claims', ?, true),"
+            + " set_config('search_path', ?, true)";
 
-    public TenantDb(DataSource pool) {
-        this.pool = pool;
+    /**
+     * @param url JDBC URL (its user and password are replaced by {@code user}/{@code password} when those are set)
+     * @param user the login, or null to take the URL's
+     * @param password its password, or null
+     * @param statementTimeout {@code statement_timeout}
+     * @param lockTimeout {@code lock_timeout}
+     * @param checkConnections connections for RLS checks (one per shard)
+     * @param joinConnections connections join-time casts may use at most
+     * @param checkoutTimeout how long a caller waits for a connection before Postgres counts as unavailable
+     * @param clientRoles the only roles the login may be a member of
+     * @param statusRecheck how often the login is verified again
+     */
+    public record Settings(
+            String url,
+            String user,
+            String password,
+            Duration statementTimeout,
+            Duration lockTimeout,
+            int checkConnections,
+            int joinConnections,
+            Duration checkoutTimeout,
+            List<String> clientRoles,
+            Duration statusRecheck) {
+        @Override
+        public String toString() {
+            return "TenantDb.Settings[user=" + user + ", statementTimeout=" + statementTimeout + "]";
+        }
+    }
+
+    /** A table's primary key, as {@code format_type} names usable in casts. */
+    public record KeyedTable(String schema, String table, List<String> columns, List<String> types) {}
+
+    /** How a tenant statement failed. */
+    public enum Kind {
+        /** It raised (whatever SQLSTATE) and Postgres still answers. */
+        ERROR,
+        /** {@code statement_timeout}, {@code lock_timeout} or the watchdog ended it. */
+        TIMEOUT
+    }
+
+    /** A tenant statement's failure; {@code tenantText} may contain tenant-authored text: logs only. */
+    public record Failure(Kind kind, String sqlState, String tenantText) {}
+
+    /** The outcome of an RLS check. */
+    public sealed interface Verdict {
+        /**
+         * @param keys the visible keys
+         * @param failedKeys keys whose own check raised, with the SQLSTATE ({@link #visibleEach} only)
+         */
+        record Visible(Set<String> keys, Map<String, String> failedKeys) implements Verdict {}
+
+        record Failed(Failure failure) implements Verdict {}
+    }
+
+    /** The outcome of a join-time cast. */
+    public enum CastVerdict {
+        CASTS,
+        /** The type refused the value (or its tenant-defined input or check raised). */
+        INVALID,
+        /** The cast did not finish within the timeouts. */
+        TIMED_OUT,
+        /** Every connection join-time checks may use stayed busy for the checkout timeout. */
+        BUSY
+    }
+
+    /** Postgres (or the tenant pool) did not answer: says nothing about any subscriber. */
+    public static final class Unavailable extends Exception {
+        Unavailable(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    private static final class TenantFailure extends Exception {
+        final Failure failure;
+
+        TenantFailure(Failure failure) {
+            super(failure.kind() + " " + failure.sqlState(), null, false, false);
+            this.failure = failure;
+        }
+    }
+
+    @FunctionalInterface
+    private interface Body<T> {
+        T run(Connection c) throws SQLException;
+    }
+
+    private final Settings settings;
+    private final HikariDataSource pool;
+    private final HikariDataSource terminator;
+    private final ScheduledExecutorService scheduler;
+    private final Watchdog watchdog;
+    private final Semaphore joinLane;
+    private volatile TenantSqlStatus status;
+    private volatile TenantSqlStatus missing;
+
+    private TenantDb(Settings settings) {
+        this.settings = settings;
+        this.pool = pool(settings, "aura-cdc-tenant", settings.checkConnections() + settings.joinConnections() + 1);
+        this.terminator = pool(settings, "aura-cdc-tenant-watchdog", 1);
+        this.scheduler = Executors.newSingleThreadScheduledExecutor(
+                Thread.ofPlatform().name("aura-tenant-watchdog").daemon().factory());
+        Duration t = settings.statementTimeout();
+        this.watchdog = new Watchdog(
+                scheduler,
+                terminator,
+                t.plus(t.dividedBy(2).compareTo(Duration.ofMillis(250)) > 0 ? t.dividedBy(2) : Duration.ofMillis(250)));
+        this.joinLane = new Semaphore(settings.joinConnections());
+        this.status = TenantSqlStatus.not(settings.user(), TenantSqlStatus.STARTING, "verifying the tenant login");
     }
 
     /**
-     * A table's primary key, as {@code format_type} names usable in casts.
+     * Opens the pools and verifies the login now and every {@code statusRecheck}.
      *
-     * @param schema the table's schema
-     * @param table the table
-     * @param columns primary key column names, in key order
-     * @param types their types, in the same order
+     * @param missing null, or why there is no tenant login (the worker could not provision one and
+     *     none was configured): tenant SQL then stays off until a restart
      */
-    public record KeyedTable(String schema, String table, List<String> columns, List<String> types) {}
+    public static TenantDb open(Settings settings, String missing) {
+        TenantDb db = new TenantDb(settings);
+        if (missing != null) {
+            db.missing = TenantSqlStatus.not(settings.user(), TenantSqlStatus.MISSING, missing);
+            db.setStatus(db.missing);
+            return db;
+        }
+        db.refreshStatus();
+        long every = settings.statusRecheck().toMillis();
+        db.scheduler.scheduleWithFixedDelay(db::refreshStatus, every, every, TimeUnit.MILLISECONDS);
+        return db;
+    }
+
+    /** Whether tenant SQL runs, and why not. */
+    public TenantSqlStatus status() {
+        return status;
+    }
+
+    /** Verifies the login again (also run periodically). */
+    public void refreshStatus() {
+        if (missing != null) {
+            return;
+        }
+        TenantSqlStatus next;
+        try (Connection c = pool.getConnection()) {
+            next = TenantLoginCheck.verify(c, settings.clientRoles());
+        } catch (SQLException e) {
+            next = TenantSqlStatus.not(
+                    status.login(),
+                    TenantSqlStatus.UNAVAILABLE,
+                    "the tenant login cannot connect or be verified: " + e.getMessage());
+        }
+        setStatus(next);
+    }
+
+    private synchronized void setStatus(TenantSqlStatus next) {
+        TenantSqlStatus previous = status;
+        status = next;
+        if (next.usable() && !previous.usable()) {
+            log.info("tenant SQL runs as login {} (no privilege beyond {})", next.login(), settings.clientRoles());
+        } else if (!next.usable() && !next.reasonCode().equals(previous.reasonCode())) {
+            log.warn("[TenantSqlDisabled] {}: {}", next.reasonCode(), next.reason());
+        }
+    }
 
     /**
-     * Which of {@code keys} the role with these JWT claims may read, in one rolled-back
-     * transaction: {@code SET LOCAL ROLE <role>; set_config('request.jwt.claims', <claims>, true);
-     * SELECT <pk> FROM <table> WHERE <pk> = ANY(<keys>)}. The table's RLS policies decide.
+     * Which of {@code keys} the role with these claims may read, in one statement:
+     * {@code SELECT <pk> FROM <table> WHERE <pk> = ANY(<keys>)}; the table's policies decide.
      *
-     * @param pgRole {@code aura_anon} or {@code aura_authenticated}
-     * @param claims the JWT claims as JSON text
      * @param keys primary keys, each as its column values (as text) joined by NUL
-     * @return the visible subset of {@code keys}, in the same encoding
-     * @throws SQLException when the check raises (e.g. a policy casting a malformed claim) or
-     *     Postgres is unreachable
+     * @throws Unavailable when Postgres did not answer
      */
-    public Set<String> visibleKeys(String pgRole, String claims, KeyedTable table, Collection<String> keys)
-            throws SQLException {
-        Set<String> visible = new HashSet<>();
+    public Verdict visibleKeys(String pgRole, String claims, KeyedTable table, Collection<String> keys)
+            throws Unavailable {
         if (keys.isEmpty()) {
-            return visible;
+            return new Verdict.Visible(Set.of(), Map.of());
         }
+        try {
+            Set<String> visible = session(pgRole, claims, table.schema(), c -> batch(c, table, keys));
+            return new Verdict.Visible(visible, Map.of());
+        } catch (TenantFailure f) {
+            return new Verdict.Failed(f.failure);
+        }
+    }
+
+    /**
+     * Like {@link #visibleKeys}, but each key checked on its own inside one statement
+     * ({@code aura_rls.visible_each}): a key whose check raises is reported in
+     * {@link Verdict.Visible#failedKeys} and the others are still decided. Only a timeout fails the
+     * whole call.
+     */
+    public Verdict visibleEach(String pgRole, String claims, KeyedTable table, List<String> keys) throws Unavailable {
+        try {
+            return session(pgRole, claims, table.schema(), c -> each(c, table, keys));
+        } catch (TenantFailure f) {
+            return new Verdict.Failed(f.failure);
+        }
+    }
+
+    /**
+     * Whether {@code value} casts to the type under the subscriber's role, asked of Postgres
+     * itself so "castable" means exactly what the database accepts (a join-time filter check).
+     *
+     * @param formattedType a {@code format_type} name read from the catalog
+     * @throws Unavailable when Postgres did not answer
+     */
+    public CastVerdict casts(String pgRole, String schema, String value, String formattedType) throws Unavailable {
+        try {
+            if (!joinLane.tryAcquire(settings.checkoutTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
+                return CastVerdict.BUSY;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return CastVerdict.BUSY;
+        }
+        try {
+            return session(pgRole, "{}", schema, c -> {
+                try (PreparedStatement ps = c.prepareStatement("SELECT CAST(?::text AS " + formattedType + ")")) {
+                    ps.setString(1, value);
+                    ps.executeQuery().close();
+                    return CastVerdict.CASTS;
+                }
+            });
+        } catch (TenantFailure f) {
+            return f.failure.kind() == Kind.TIMEOUT ? CastVerdict.TIMED_OUT : CastVerdict.INVALID;
+        } finally {
+            joinLane.release();
+        }
+    }
+
+    private static Set<String> batch(Connection c, KeyedTable table, Collection<String> keys) throws SQLException {
+        Set<String> visible = new HashSet<>();
         int n = table.columns().size();
-        try (Connection c = pool.getConnection()) {
-            c.setAutoCommit(false);
-            try {
-                try (Statement s = c.createStatement()) {
-                    s.execute("SET LOCAL ROLE " + pgRole);
-                }
-                try (PreparedStatement ps = c.prepareStatement("SELECT set_config('request.jwt.claims', ?, true)")) {
-                    ps.setString(1, claims);
-                    ps.execute();
-                }
-                try (PreparedStatement ps = c.prepareStatement(visibleKeysSql(table))) {
-                    List<String[]> parts =
-                            keys.stream().map(k -> k.split("\u0000", -1)).toList();
-                    for (int col = 0; col < n; col++) {
-                        final int cc = col;
-                        Array arr = c.createArrayOf(
-                                "text", parts.stream().map(p -> p[cc]).toArray());
-                        ps.setArray(col + 1, arr);
+        List<String[]> parts = keys.stream().map(k -> k.split("\u0000", -1)).toList();
+        try (PreparedStatement ps = c.prepareStatement(KeyQueries.batch(table))) {
+            for (int col = 0; col < n; col++) {
+                final int cc = col;
+                Array arr =
+                        c.createArrayOf("text", parts.stream().map(p -> p[cc]).toArray());
+                ps.setArray(col + 1, arr);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    StringBuilder k = new StringBuilder();
+                    for (int col = 1; col <= n; col++) {
+                        k.append(col == 1 ? "" : "\u0000").append(rs.getString(col));
                     }
-                    try (ResultSet rs = ps.executeQuery()) {
-                        while (rs.next()) {
-                            StringBuilder k = new StringBuilder();
-                            for (int col = 1; col <= n; col++) {
-                                k.append(col == 1 ? "" : "\u0000").append(rs.getString(col));
-                            }
-                            visible.add(k.toString());
-                        }
-                    }
+                    visible.add(k.toString());
                 }
-            } finally {
-                c.rollback();
-                c.setAutoCommit(true);
             }
         }
         return visible;
     }
 
-    /** {@code SELECT pk::text... FROM t WHERE pk = ANY(?)} (one key column) or {@code (pk...) IN (unnest...)}. */
-    private static String visibleKeysSql(KeyedTable table) {
-        List<String> cols = table.columns();
-        List<String> types = table.types();
-        int n = cols.size();
-        StringBuilder sql = new StringBuilder("SELECT ");
-        for (int c = 0; c < n; c++) {
-            sql.append(c == 0 ? "" : ", ").append(ident(cols.get(c))).append("::text");
+    private static Verdict each(Connection c, KeyedTable table, List<String> keys) throws SQLException {
+        int n = table.columns().size();
+        Object[] flat = keys.stream()
+                .flatMap(k -> List.of(k.split("\u0000", -1)).stream())
+                .toArray();
+        Set<String> visible = new HashSet<>();
+        Map<String, String> failed = new HashMap<>();
+        try (PreparedStatement ps =
+                c.prepareStatement("SELECT k, visible, err_state FROM aura_rls.visible_each(?, ?::text[], ?)")) {
+            ps.setString(1, KeyQueries.single(table));
+            ps.setArray(2, c.createArrayOf("text", flat));
+            ps.setInt(3, n);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    String key = keys.get(rs.getInt(1) - 1);
+                    if (rs.getString(3) != null) {
+                        failed.put(key, rs.getString(3));
+                    } else if (rs.getBoolean(2)) {
+                        visible.add(key);
+                    }
+                }
+            }
         }
-        sql.append(" FROM ")
-                .append(ident(table.schema()))
-                .append('.')
-                .append(ident(table.table()))
-                .append(" WHERE ");
-        if (n == 1) {
-            sql.append(ident(cols.get(0)))
-                    .append(" = ANY(?::text[]::")
-                    .append(types.get(0))
-                    .append("[])");
-            return sql.toString();
-        }
-        sql.append('(');
-        for (int c = 0; c < n; c++) {
-            sql.append(c == 0 ? "" : ", ").append(ident(cols.get(c)));
-        }
-        sql.append(") IN (SELECT ");
-        for (int c = 0; c < n; c++) {
-            sql.append(c == 0 ? "" : ", ").append("k").append(c).append("::").append(types.get(c));
-        }
-        sql.append(" FROM unnest(");
-        for (int c = 0; c < n; c++) {
-            sql.append(c == 0 ? "" : ", ").append("?::text[]");
-        }
-        sql.append(") AS u(");
-        for (int c = 0; c < n; c++) {
-            sql.append(c == 0 ? "" : ", ").append("k").append(c);
-        }
-        return sql.append("))").toString();
+        return new Verdict.Visible(visible, failed);
     }
 
-    /**
-     * Whether {@code value} casts to the type, asked of Postgres itself so "castable" means
-     * exactly what the database accepts (a join-time filter check).
-     *
-     * @param formattedType a {@code format_type} name read from the catalog
-     * @throws SQLException when the check fails for another reason than the value (SQLState
-     *     classes 22 and 42 mean "does not cast")
-     */
-    public boolean casts(String value, String formattedType) throws SQLException {
-        try (Connection c = pool.getConnection()) {
+    /** One tenant transaction: setup, {@code body}, then classification of any failure, then cleanup. */
+    private <T> T session(String pgRole, String claims, String schema, Body<T> body) throws Unavailable, TenantFailure {
+        if (!status.usable()) {
+            throw new IllegalStateException("tenant SQL is off: " + status.reasonCode());
+        }
+        Connection c;
+        try {
+            c = pool.getConnection();
+        } catch (SQLException e) {
+            throw new Unavailable("no connection of the tenant login: " + e.getMessage(), e);
+        }
+        Watchdog.Guard guard = null;
+        boolean usable = true;
+        try {
+            guard = watchdog.watch(c.unwrap(PGConnection.class).getBackendPID());
             c.setAutoCommit(false);
-            try (PreparedStatement ps = c.prepareStatement("SELECT CAST(?::text AS " + formattedType + ")")) {
-                ps.setString(1, value);
+            try (PreparedStatement ps = c.prepareStatement(SETUP)) {
+                ps.setString(1, pgRole);
+                ps.setString(2, claims);
+                ps.setString(3, KeyQueries.searchPath(schema));
                 ps.executeQuery().close();
-                return true;
-            } catch (SQLException e) {
-                if (e.getSQLState() != null
-                        && (e.getSQLState().startsWith("22") || e.getSQLState().startsWith("42"))) {
-                    return false;
-                }
-                throw e;
-            } finally {
+            }
+            return body.run(c);
+        } catch (SQLException e) {
+            boolean fired = guard != null && guard.fired();
+            String state = e.getSQLState();
+            if (fired || "57014".equals(state) || "55P03".equals(state)) {
+                usable = !fired;
+                throw new TenantFailure(new Failure(Kind.TIMEOUT, state, e.getMessage()));
+            }
+            if (answers(c)) {
+                throw new TenantFailure(new Failure(Kind.ERROR, state, e.getMessage()));
+            }
+            usable = false;
+            pool.evictConnection(c);
+            if (freshSessionAnswers()) {
+                // the session ended but Postgres answers: tenant code ended it (or it broke alone)
+                throw new TenantFailure(new Failure(Kind.ERROR, state, "session ended: " + e.getMessage()));
+            }
+            throw new Unavailable("Postgres does not answer the tenant login (SQLState " + state + ")", null);
+        } finally {
+            if (guard != null) {
+                guard.close();
+                usable &= !guard.fired();
+            }
+            release(c, usable);
+        }
+    }
+
+    /** Whether this session still answers a trivial statement (after rolling back the failed one). */
+    private static boolean answers(Connection c) {
+        try (Statement s = c.createStatement()) {
+            c.rollback();
+            s.execute("SELECT 1");
+            return true;
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
+    private boolean freshSessionAnswers() {
+        try (Connection c = pool.getConnection();
+                Statement s = c.createStatement()) {
+            s.execute("SELECT 1");
+            return true;
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
+    /** Rolls back and resets the session, then returns it to the pool; a session that fails that is dropped. */
+    private void release(Connection c, boolean usable) {
+        try {
+            if (usable && !c.isClosed()) {
                 c.rollback();
                 c.setAutoCommit(true);
+                try (Statement s = c.createStatement()) {
+                    s.execute("DISCARD ALL");
+                }
+            } else {
+                pool.evictConnection(c);
+            }
+        } catch (SQLException e) {
+            pool.evictConnection(c);
+        } finally {
+            try {
+                c.close();
+            } catch (SQLException ignored) {
+                // already evicted
             }
         }
     }
 
-    private static String ident(String name) {
-        return "\"" + name.replace("\"", "\"\"") + "\"";
+    private static HikariDataSource pool(Settings s, String name, int size) {
+        PGSimpleDataSource pg = new PGSimpleDataSource();
+        pg.setUrl(s.url());
+        if (s.user() != null) {
+            pg.setUser(s.user());
+            pg.setPassword(s.password());
+        }
+        String ours = "-c statement_timeout=" + s.statementTimeout().toMillis() + " -c lock_timeout="
+                + s.lockTimeout().toMillis() + " -c default_transaction_read_only=on"
+                + " -c idle_in_transaction_session_timeout=60000";
+        pg.setOptions(pg.getOptions() == null ? ours : pg.getOptions() + " " + ours);
+        pg.setApplicationName("aura-cdc-worker-tenant");
+        pg.setPrepareThreshold(0); // no named server statements a tenant's DEALLOCATE could pull away
+        // the last resort against a backend that neither times out nor dies: the socket gives up
+        pg.setSocketTimeout((int) Math.max(10, s.statementTimeout().toSeconds() * 4));
+        pg.setConnectTimeout((int) Math.max(1, s.checkoutTimeout().toSeconds()));
+        HikariConfig hc = new HikariConfig();
+        hc.setDataSource(pg);
+        hc.setPoolName(name);
+        hc.setMaximumPoolSize(size);
+        hc.setInitializationFailTimeout(-1);
+        hc.setConnectionTimeout(s.checkoutTimeout().toMillis());
+        return new HikariDataSource(hc);
+    }
+
+    @Override
+    public void close() {
+        scheduler.shutdownNow();
+        pool.close();
+        terminator.close();
     }
 }
