@@ -240,7 +240,7 @@ public final class CdcWorker implements AutoCloseable {
                 new ShardedPipeline.Settings(config.numShards(), timings.shardQueueCapacity(), timings.flushTimeout()),
                 new EventBuilder(new TypeCatalog(platform), config.maxRecordBytes()),
                 watch,
-                new RlsPolicy(tenant, security, metrics, timings.tenantTimeoutsPerRun()),
+                new RlsPolicy(tenant, security, metrics, config.tenantSql().statementTimeout()),
                 publisher,
                 metrics);
         pipeline.start();
@@ -384,6 +384,19 @@ public final class CdcWorker implements AutoCloseable {
     public EnabledTables enabledTables() {
         EnabledTablesCache cache = tables;
         return cache == null ? EnabledTables.empty() : cache.current();
+    }
+
+    /**
+     * Verifies the tenant login now, as the periodic check does, and returns the result
+     * ({@code starting} before start-up opened the tenant pool).
+     */
+    public TenantSqlStatus verifyTenantSql() {
+        TenantDb db = tenantDb;
+        if (db == null) {
+            return new TenantSqlStatus(false, config.tenantSql().provisionedLogin(), TenantSqlStatus.STARTING, null);
+        }
+        db.refreshStatus();
+        return db.status();
     }
 
     public CdcState state() {

@@ -74,9 +74,6 @@ public record CdcConfig(
      * @param natsReconnectWait pause between NATS reconnect attempts
      * @param tenantJoinConnections tenant pool connections for join-time checks, beyond one per
      *     shard; join-time checks never take more, so they cannot starve the RLS checks
-     * @param tenantTimeoutsPerRun tenant statements of one project that may time out in one shard
-     *     run before its remaining checks of that run are denied without a query (bounds how long
-     *     one project's slow policies hold a shard and the batch)
      * @param tenantStatusRecheck how often the tenant login's privileges are verified again
      * @param controlLockTimeout how long the control API's {@code ALTER TABLE} waits for the
      *     table's lock before answering 409
@@ -97,7 +94,6 @@ public record CdcConfig(
             Duration connectTimeout,
             Duration natsReconnectWait,
             int tenantJoinConnections,
-            int tenantTimeoutsPerRun,
             Duration tenantStatusRecheck,
             Duration controlLockTimeout) {
 
@@ -116,7 +112,6 @@ public record CdcConfig(
                 4,
                 Duration.ofSeconds(5),
                 Duration.ofMillis(500),
-                2,
                 2,
                 Duration.ofSeconds(30),
                 Duration.ofSeconds(3));

@@ -13,6 +13,7 @@ import dev.aura.realtime.cdc.platform.TableSecurity;
 import dev.aura.realtime.cdc.tenant.TenantDb;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -37,9 +38,12 @@ import org.slf4j.LoggerFactory;
  *       {@link TenantDb#visibleKeys} round trip per group for all the run's changes of the table.
  *       A check that raises is re-run per key in one statement ({@link TenantDb#visibleEach}), so a
  *       row whose policy raises denies that change only. A check that times out is re-run per
- *       change, but one project may time out only {@code timeoutsPerRun} times in a shard run: its
- *       remaining checks of the run are then denied without a query, which bounds how long one
- *       project's slow policies hold the shard and the batch for everyone else.
+ *       change (each with a quarter of the statement timeout: one row's check is much cheaper than
+ *       the batch's), but once one of a project's checks timed out in a shard run, all its further
+ *       statements of that run share an allowance of one statement timeout (each runs with what is
+ *       left as its {@code statement_timeout}); what is still undecided when it is spent is denied
+ *       without a query. So one project holds the shard, and the batch everyone waits for, for
+ *       about two statement timeouts per run at most, however slow or numerous its checks.
  *   <li>Fail closed: whatever prevents a check denies the subscribers it concerns, logged with a
  *       code and counted ({@code aura_cdc_rls_errors}); tenant SQL switched off (a privileged or
  *       missing tenant login) denies every check.
@@ -50,16 +54,26 @@ import org.slf4j.LoggerFactory;
  */
 public final class RlsPolicy implements AccessPolicy {
     private static final Logger log = LoggerFactory.getLogger(RlsPolicy.class);
+    /** Below this allowance a statement is not started: it could not finish anyway. */
+    private static final long MIN_STATEMENT_NANOS = Duration.ofMillis(10).toNanos();
+
     private final TenantDb tenant;
     private final TableSecurity security;
     private final CdcMetrics metrics;
-    private final int timeoutsPerRun;
+    private final Duration statementTimeout;
 
-    public RlsPolicy(TenantDb tenant, TableSecurity security, CdcMetrics metrics, int timeoutsPerRun) {
+    /** @param statementTimeout the tenant statement timeout, also a project's allowance after a timeout */
+    public RlsPolicy(TenantDb tenant, TableSecurity security, CdcMetrics metrics, Duration statementTimeout) {
         this.tenant = tenant;
         this.security = security;
         this.metrics = metrics;
-        this.timeoutsPerRun = timeoutsPerRun;
+        this.statementTimeout = statementTimeout;
+    }
+
+    /** A project's time in one run: unlimited until a timeout, then an allowance of one statement timeout. */
+    private static final class Budget {
+        boolean timedOut;
+        long allowanceNanos;
     }
 
     /** The subscribers of one (table, role, claims) among a run's INSERT/UPDATE changes, and their views. */
@@ -76,7 +90,7 @@ public final class RlsPolicy implements AccessPolicy {
         final List<Candidates> batch;
         final List<Map<String, View>> allowed = new ArrayList<>();
         final Map<String, Group> groups = new LinkedHashMap<>();
-        final Map<String, Integer> timeouts = new HashMap<>();
+        final Map<String, Budget> budgets = new HashMap<>();
 
         Run(List<Candidates> batch) {
             this.batch = batch;
@@ -152,7 +166,7 @@ public final class RlsPolicy implements AccessPolicy {
             View view = ViewRules.clientView(facts, pgRole, e.type());
             if (!facts.rowSecurity() || !ViewRules.rowChange(e.type()) || view.equals(ViewRules.UNAUTHORIZED_VIEW)) {
                 run.allow(i, s.subId(), view);
-            } else if (!tenant.status().usable()) {
+            } else if (tenant.status().off()) {
                 deny(
                         LogCode.RLS_CHECK_FAILED,
                         e.schemaName() + "." + e.table() + ": tenant SQL is off ("
@@ -212,11 +226,7 @@ public final class RlsPolicy implements AccessPolicy {
         if (keys.isEmpty()) {
             return;
         }
-        if (overBudget(run, g)) {
-            skip(g, keys, changesByKey);
-            return;
-        }
-        TenantDb.Verdict verdict = query(run, g, keys, false);
+        TenantDb.Verdict verdict = query(run, g, keys, false, statementTimeout);
         if (verdict instanceof TenantDb.Verdict.Failed failed
                 && failed.failure().kind() == TenantDb.Kind.ERROR
                 && keys.size() > 1) {
@@ -227,9 +237,10 @@ public final class RlsPolicy implements AccessPolicy {
                     failed.failure().sqlState(),
                     sanitize(failed.failure().tenantText()),
                     keys.size());
-            verdict = query(run, g, keys, true);
+            verdict = query(run, g, keys, true, statementTimeout);
         }
         switch (verdict) {
+            case null -> skip(g, keys, changesByKey);
             case TenantDb.Verdict.Visible v -> {
                 v.keys().forEach(k -> allowKey(run, g, changesByKey.get(k)));
                 if (!v.failedKeys().isEmpty()) {
@@ -252,51 +263,64 @@ public final class RlsPolicy implements AccessPolicy {
                         f.failure().sqlState(),
                         keys.size());
                 for (String key : keys) {
-                    if (overBudget(run, g)) {
-                        skip(g, List.of(key), changesByKey);
-                        continue;
-                    }
-                    TenantDb.Verdict one = query(run, g, List.of(key), false);
-                    if (one instanceof TenantDb.Verdict.Visible v) {
-                        v.keys().forEach(k -> allowKey(run, g, changesByKey.get(k)));
-                    } else if (one instanceof TenantDb.Verdict.Failed f1) {
-                        fail(g, f1.failure(), subscriptions(g, List.of(key), changesByKey));
+                    switch (query(run, g, List.of(key), false, statementTimeout.dividedBy(4))) {
+                        case null -> skip(g, List.of(key), changesByKey);
+                        case TenantDb.Verdict.Visible v -> v.keys().forEach(k -> allowKey(run, g, changesByKey.get(k)));
+                        case TenantDb.Verdict.Failed one ->
+                            fail(g, one.failure(), subscriptions(g, List.of(key), changesByKey));
                     }
                 }
             }
         }
     }
 
-    /** Denies {@code keys} of a project that used up its timeouts in this run, without a query. */
+    /** Denies {@code keys} of a project whose allowance after a timeout is spent, without a query. */
     private void skip(Group g, List<String> keys, Map<String, List<Integer>> changesByKey) {
         deny(
                 LogCode.RLS_CHECK_SKIPPED,
-                describe(g) + ": project " + g.projectId() + " timed out " + timeoutsPerRun + " times in this run",
+                describe(g) + ": project " + g.projectId() + " spent its time for this run after a timeout",
                 subscriptions(g, keys, changesByKey));
     }
 
-    /** One tenant statement for {@code keys}; a timeout counts against the project's budget of the run. */
-    private TenantDb.Verdict query(Run run, Group g, List<String> keys, boolean each) throws CdcFailure {
+    /**
+     * One tenant statement for {@code keys}, within the project's budget of the run.
+     *
+     * @param limit the statement's own timeout (cut to what is left of the allowance after a timeout)
+     * @return null when the project's allowance is spent (nothing was run)
+     */
+    private TenantDb.Verdict query(Run run, Group g, List<String> keys, boolean each, Duration limit)
+            throws CdcFailure {
+        Budget budget = run.budgets.computeIfAbsent(g.projectId(), p -> new Budget());
+        Duration timeout = limit;
+        if (budget.timedOut) {
+            if (budget.allowanceNanos < MIN_STATEMENT_NANOS) {
+                return null;
+            }
+            timeout = Duration.ofNanos(Math.min(budget.allowanceNanos, limit.toNanos()));
+        }
         metrics.rlsQueries.increment();
+        long started = System.nanoTime();
         TenantDb.Verdict v;
         try {
             v = each
-                    ? tenant.visibleEach(g.pgRole(), g.claims(), g.table(), keys)
-                    : tenant.visibleKeys(g.pgRole(), g.claims(), g.table(), keys);
+                    ? tenant.visibleEach(g.pgRole(), g.claims(), g.table(), keys, timeout)
+                    : tenant.visibleKeys(g.pgRole(), g.claims(), g.table(), keys, timeout);
         } catch (TenantDb.Unavailable e) {
             // no tenant text in here: the message is the driver's or the pool's
             throw CdcFailure.retriable(
                     CdcReason.POSTGRES_UNAVAILABLE, "RLS check on " + describe(g) + ": " + e.getMessage(), e);
         }
+        if (budget.timedOut) {
+            budget.allowanceNanos -= System.nanoTime() - started;
+        }
         if (v instanceof TenantDb.Verdict.Failed f && f.failure().kind() == TenantDb.Kind.TIMEOUT) {
             metrics.rlsTimeouts.increment();
-            run.timeouts.merge(g.projectId(), 1, Integer::sum);
+            if (!budget.timedOut) {
+                budget.timedOut = true;
+                budget.allowanceNanos = statementTimeout.toNanos();
+            }
         }
         return v;
-    }
-
-    private boolean overBudget(Run run, Group g) {
-        return run.timeouts.getOrDefault(g.projectId(), 0) >= timeoutsPerRun;
     }
 
     private void allowKey(Run run, Group g, List<Integer> changes) {

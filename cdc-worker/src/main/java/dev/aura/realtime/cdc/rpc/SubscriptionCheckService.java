@@ -185,7 +185,7 @@ public final class SubscriptionCheckService implements AutoCloseable {
                 }
             }
         }
-        if (!tenant.status().usable()) {
+        if (tenant.status().off()) {
             return fail("DatabaseUnavailable: filter values cannot be checked on this server right now, try again");
         }
         String castRole = pgRole != null ? pgRole : ClientRoles.AUTHENTICATED;

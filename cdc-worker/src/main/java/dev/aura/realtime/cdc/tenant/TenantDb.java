@@ -2,6 +2,7 @@ package dev.aura.realtime.cdc.tenant;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.SQLExceptionOverride;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -49,8 +50,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class TenantDb implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(TenantDb.class);
+    /** Least time a statement gets beyond its timeout before the watchdog ends it. */
+    private static final Duration GRACE = Duration.ofMillis(100);
+
     private static final String SETUP = "SELECT set_config('role', ?, true), set_config('request.jwt.claims', ?, true),"
-            + " set_config('search_path', ?, true)";
+            + " set_config('search_path', ?, true), set_config('statement_timeout', ?, true)";
 
     /**
      * @param url JDBC URL (its user and password are replaced by {@code user}/{@code password} when those are set)
@@ -146,6 +150,7 @@ public final class TenantDb implements AutoCloseable {
     private final Semaphore joinLane;
     private volatile TenantSqlStatus status;
     private volatile TenantSqlStatus missing;
+    private volatile long verifiedAtNanos;
 
     private TenantDb(Settings settings) {
         this.settings = settings;
@@ -153,11 +158,8 @@ public final class TenantDb implements AutoCloseable {
         this.terminator = pool(settings, "aura-cdc-tenant-watchdog", 1);
         this.scheduler = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().name("aura-tenant-watchdog").daemon().factory());
-        Duration t = settings.statementTimeout();
-        this.watchdog = new Watchdog(
-                scheduler,
-                terminator,
-                t.plus(t.dividedBy(2).compareTo(Duration.ofMillis(250)) > 0 ? t.dividedBy(2) : Duration.ofMillis(250)));
+        Duration half = settings.statementTimeout().dividedBy(2);
+        this.watchdog = new Watchdog(scheduler, terminator, half.compareTo(GRACE) > 0 ? half : GRACE);
         this.joinLane = new Semaphore(settings.joinConnections());
         this.status = TenantSqlStatus.not(settings.user(), TenantSqlStatus.STARTING, "verifying the tenant login");
     }
@@ -176,8 +178,7 @@ public final class TenantDb implements AutoCloseable {
             return db;
         }
         db.refreshStatus();
-        long every = settings.statusRecheck().toMillis();
-        db.scheduler.scheduleWithFixedDelay(db::refreshStatus, every, every, TimeUnit.MILLISECONDS);
+        db.scheduler.scheduleWithFixedDelay(db::recheck, 1, 1, TimeUnit.SECONDS);
         return db;
     }
 
@@ -186,15 +187,31 @@ public final class TenantDb implements AutoCloseable {
         return status;
     }
 
-    /** Verifies the login again (also run periodically). */
+    /** Verifies the login every {@code statusRecheck}, and every second while it cannot connect. */
+    private void recheck() {
+        if (!status.usable()
+                || System.nanoTime() - verifiedAtNanos
+                        >= settings.statusRecheck().toNanos()) {
+            refreshStatus();
+        }
+    }
+
+    /** Verifies the login again. */
     public void refreshStatus() {
+        verifiedAtNanos = System.nanoTime();
         if (missing != null) {
             return;
         }
         TenantSqlStatus next;
-        try (Connection c = pool.getConnection()) {
+        Connection c = null;
+        try {
+            c = pool.getConnection();
             next = TenantLoginCheck.verify(c, settings.clientRoles());
+            c.close();
         } catch (SQLException e) {
+            if (c != null) {
+                release(c, false); // a session that failed our own query is not reused
+            }
             next = TenantSqlStatus.not(
                     status.login(),
                     TenantSqlStatus.UNAVAILABLE,
@@ -218,15 +235,17 @@ public final class TenantDb implements AutoCloseable {
      * {@code SELECT <pk> FROM <table> WHERE <pk> = ANY(<keys>)}; the table's policies decide.
      *
      * @param keys primary keys, each as its column values (as text) joined by NUL
+     * @param timeout the statement's {@code statement_timeout} (at most the configured one)
      * @throws Unavailable when Postgres did not answer
      */
-    public Verdict visibleKeys(String pgRole, String claims, KeyedTable table, Collection<String> keys)
+    public Verdict visibleKeys(
+            String pgRole, String claims, KeyedTable table, Collection<String> keys, Duration timeout)
             throws Unavailable {
         if (keys.isEmpty()) {
             return new Verdict.Visible(Set.of(), Map.of());
         }
         try {
-            Set<String> visible = session(pgRole, claims, table.schema(), c -> batch(c, table, keys));
+            Set<String> visible = session(pgRole, claims, table.schema(), timeout, c -> batch(c, table, keys));
             return new Verdict.Visible(visible, Map.of());
         } catch (TenantFailure f) {
             return new Verdict.Failed(f.failure);
@@ -239,9 +258,10 @@ public final class TenantDb implements AutoCloseable {
      * {@link Verdict.Visible#failedKeys} and the others are still decided. Only a timeout fails the
      * whole call.
      */
-    public Verdict visibleEach(String pgRole, String claims, KeyedTable table, List<String> keys) throws Unavailable {
+    public Verdict visibleEach(String pgRole, String claims, KeyedTable table, List<String> keys, Duration timeout)
+            throws Unavailable {
         try {
-            return session(pgRole, claims, table.schema(), c -> each(c, table, keys));
+            return session(pgRole, claims, table.schema(), timeout, c -> each(c, table, keys));
         } catch (TenantFailure f) {
             return new Verdict.Failed(f.failure);
         }
@@ -264,7 +284,7 @@ public final class TenantDb implements AutoCloseable {
             return CastVerdict.BUSY;
         }
         try {
-            return session(pgRole, "{}", schema, c -> {
+            return session(pgRole, "{}", schema, settings.statementTimeout(), c -> {
                 try (PreparedStatement ps = c.prepareStatement("SELECT CAST(?::text AS " + formattedType + ")")) {
                     ps.setString(1, value);
                     ps.executeQuery().close();
@@ -329,27 +349,17 @@ public final class TenantDb implements AutoCloseable {
     }
 
     /** One tenant transaction: setup, {@code body}, then classification of any failure, then cleanup. */
-    private <T> T session(String pgRole, String claims, String schema, Body<T> body) throws Unavailable, TenantFailure {
-        if (!status.usable()) {
+    private <T> T session(String pgRole, String claims, String schema, Duration timeout, Body<T> body)
+            throws Unavailable, TenantFailure {
+        Duration limit = timeout.compareTo(settings.statementTimeout()) < 0 ? timeout : settings.statementTimeout();
+        if (status.off()) {
             throw new IllegalStateException("tenant SQL is off: " + status.reasonCode());
         }
-        Connection c;
-        try {
-            c = pool.getConnection();
-        } catch (SQLException e) {
-            throw new Unavailable("no connection of the tenant login: " + e.getMessage(), e);
-        }
+        Connection c = prepared(pgRole, claims, schema, limit);
         Watchdog.Guard guard = null;
         boolean usable = true;
         try {
-            guard = watchdog.watch(c.unwrap(PGConnection.class).getBackendPID());
-            c.setAutoCommit(false);
-            try (PreparedStatement ps = c.prepareStatement(SETUP)) {
-                ps.setString(1, pgRole);
-                ps.setString(2, claims);
-                ps.setString(3, KeyQueries.searchPath(schema));
-                ps.executeQuery().close();
-            }
+            guard = watchdog.watch(c.unwrap(PGConnection.class).getBackendPID(), limit);
             return body.run(c);
         } catch (SQLException e) {
             boolean fired = guard != null && guard.fired();
@@ -375,6 +385,38 @@ public final class TenantDb implements AutoCloseable {
             }
             release(c, usable);
         }
+    }
+
+    /**
+     * A connection in a transaction set up for tenant code (role, claims, search_path, timeout).
+     * The setup is our SQL and runs no tenant code, so its failure means the pooled session was
+     * already broken (e.g. Postgres restarted since): that one is dropped and a fresh one tried once.
+     */
+    private Connection prepared(String pgRole, String claims, String schema, Duration limit) throws Unavailable {
+        SQLException last = null;
+        for (int attempt = 0; attempt < 2; attempt++) {
+            Connection c;
+            try {
+                c = pool.getConnection();
+            } catch (SQLException e) {
+                throw new Unavailable("no connection of the tenant login: " + e.getMessage(), e);
+            }
+            try {
+                c.setAutoCommit(false);
+                try (PreparedStatement ps = c.prepareStatement(SETUP)) {
+                    ps.setString(1, pgRole);
+                    ps.setString(2, claims);
+                    ps.setString(3, KeyQueries.searchPath(schema));
+                    ps.setString(4, Math.max(1, limit.toMillis()) + "ms");
+                    ps.executeQuery().close();
+                }
+                return c;
+            } catch (SQLException e) {
+                last = e;
+                release(c, false);
+            }
+        }
+        throw new Unavailable("the tenant login's sessions fail before any tenant code: " + last.getMessage(), last);
     }
 
     /** Whether this session still answers a trivial statement (after rolling back the failed one). */
@@ -443,7 +485,18 @@ public final class TenantDb implements AutoCloseable {
         hc.setMaximumPoolSize(size);
         hc.setInitializationFailTimeout(-1);
         hc.setConnectionTimeout(s.checkoutTimeout().toMillis());
+        // A SQLSTATE is no evidence here (tenant code raises 08006 at will): the pool must not drop
+        // a session for it; session() evicts what its probe finds broken.
+        hc.setExceptionOverride(new KeepSessions());
         return new HikariDataSource(hc);
+    }
+
+    /** Hikari's eviction by SQLSTATE, switched off: {@link #session} decides by probing. */
+    private static final class KeepSessions implements SQLExceptionOverride {
+        @java.lang.Override
+        public SQLExceptionOverride.Override adjudicate(SQLException e) {
+            return SQLExceptionOverride.Override.DO_NOT_EVICT;
+        }
     }
 
     @Override

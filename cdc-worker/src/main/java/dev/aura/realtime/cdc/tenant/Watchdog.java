@@ -32,16 +32,16 @@ final class Watchdog {
 
     private final ScheduledExecutorService scheduler;
     private final DataSource terminator;
-    private final Duration deadline;
+    private final Duration grace;
 
     /**
-     * @param deadline how long after its start a statement is terminated: longer than the
-     *     {@code statement_timeout}, so a statement that honours the timeout is never terminated
+     * @param grace how long after its {@code statement_timeout} a statement is terminated, so a
+     *     statement that honours the timeout is never terminated
      */
-    Watchdog(ScheduledExecutorService scheduler, DataSource terminator, Duration deadline) {
+    Watchdog(ScheduledExecutorService scheduler, DataSource terminator, Duration grace) {
         this.scheduler = scheduler;
         this.terminator = terminator;
-        this.deadline = deadline;
+        this.grace = grace;
     }
 
     /** One watched statement (or a few, run back to back on one backend). */
@@ -50,7 +50,7 @@ final class Watchdog {
         private final ScheduledFuture<?> timer;
         private final int pid;
 
-        private Guard(int pid) {
+        private Guard(int pid, Duration deadline) {
             this.pid = pid;
             this.timer = scheduler.schedule(this::fire, deadline.toMillis(), TimeUnit.MILLISECONDS);
         }
@@ -75,8 +75,9 @@ final class Watchdog {
         }
     }
 
-    Guard watch(int backendPid) {
-        return new Guard(backendPid);
+    /** Watches a backend whose statements run with {@code statementTimeout}. */
+    Guard watch(int backendPid, Duration statementTimeout) {
+        return new Guard(backendPid, statementTimeout.plus(grace));
     }
 
     private void terminate(int pid) {
