@@ -137,6 +137,15 @@ public final class PostgresServer implements AutoCloseable {
         return PostgresSql.knowsSetting(jdbcUrl(), name);
     }
 
+    /**
+     * Runs a query as superuser and returns the first column of its first row as text.
+     *
+     * @throws UncheckedSqlException if the query fails or returns no row
+     */
+    public String queryOne(String query) {
+        return PostgresSql.queryOne(jdbcUrl(), query);
+    }
+
     /** Returns {@code server_version} as the server reports it, e.g. {@code 15.18 (Debian 15.18-0+deb12u1)}. */
     public String serverVersion() {
         return PostgresSql.queryOne(jdbcUrl(), "show server_version");
