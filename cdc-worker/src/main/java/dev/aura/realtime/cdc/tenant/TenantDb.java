@@ -1,14 +1,11 @@
 package dev.aura.realtime.cdc.tenant;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import com.zaxxer.hikari.SQLExceptionOverride;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
@@ -20,8 +17,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import org.postgresql.PGConnection;
-import org.postgresql.ds.PGSimpleDataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,16 +40,14 @@ import org.slf4j.LoggerFactory;
  * {@link Unavailable} only when Postgres itself does not answer. Tenant error text stays in
  * {@link Failure#tenantText} (for the log) and never enters an {@link Unavailable}.
  *
- * <p>Thread-safe; every call takes its own connection. Join-time casts use at most
+ * <p>The transaction's mechanics are {@link TenantSessions}. Thread-safe; every call takes its own
+ * connection. Join-time casts use at most
  * {@code joinConnections} of the pool, so they never starve the RLS checks.
  */
 public final class TenantDb implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(TenantDb.class);
     /** Least time a statement gets beyond its timeout before the watchdog ends it. */
     private static final Duration GRACE = Duration.ofMillis(100);
-
-    private static final String SETUP = "SELECT set_config('role', ?, true), set_config('request.jwt.claims', ?, true),"
-            + " set_config('search_path', ?, true), set_config('statement_timeout', ?, true)";
 
     /**
      * @param url JDBC URL (its user and password are replaced by {@code user}/{@code password} when those are set)
@@ -128,25 +121,11 @@ public final class TenantDb implements AutoCloseable {
         }
     }
 
-    private static final class TenantFailure extends Exception {
-        final Failure failure;
-
-        TenantFailure(Failure failure) {
-            super(failure.kind() + " " + failure.sqlState(), null, false, false);
-            this.failure = failure;
-        }
-    }
-
-    @FunctionalInterface
-    private interface Body<T> {
-        T run(Connection c) throws SQLException;
-    }
-
     private final Settings settings;
     private final HikariDataSource pool;
     private final HikariDataSource terminator;
     private final ScheduledExecutorService scheduler;
-    private final Watchdog watchdog;
+    private final TenantSessions sessions;
     private final Semaphore joinLane;
     private volatile TenantSqlStatus status;
     private volatile TenantSqlStatus missing;
@@ -154,12 +133,14 @@ public final class TenantDb implements AutoCloseable {
 
     private TenantDb(Settings settings) {
         this.settings = settings;
-        this.pool = pool(settings, "aura-cdc-tenant", settings.checkConnections() + settings.joinConnections() + 1);
-        this.terminator = pool(settings, "aura-cdc-tenant-watchdog", 1);
+        this.pool = TenantSessions.pool(
+                settings, "aura-cdc-tenant", settings.checkConnections() + settings.joinConnections() + 1);
+        this.terminator = TenantSessions.pool(settings, "aura-cdc-tenant-watchdog", 1);
         this.scheduler = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().name("aura-tenant-watchdog").daemon().factory());
         Duration half = settings.statementTimeout().dividedBy(2);
-        this.watchdog = new Watchdog(scheduler, terminator, half.compareTo(GRACE) > 0 ? half : GRACE);
+        Watchdog watchdog = new Watchdog(scheduler, terminator, half.compareTo(GRACE) > 0 ? half : GRACE);
+        this.sessions = new TenantSessions(pool, watchdog, settings.statementTimeout());
         this.joinLane = new Semaphore(settings.joinConnections());
         this.status = TenantSqlStatus.not(settings.user(), TenantSqlStatus.STARTING, "verifying the tenant login");
     }
@@ -210,7 +191,7 @@ public final class TenantDb implements AutoCloseable {
             c.close();
         } catch (SQLException e) {
             if (c != null) {
-                release(c, false); // a session that failed our own query is not reused
+                sessions.release(c, false); // a session that failed our own query is not reused
             }
             next = TenantSqlStatus.not(
                     status.login(),
@@ -247,7 +228,7 @@ public final class TenantDb implements AutoCloseable {
         try {
             Set<String> visible = session(pgRole, claims, table.schema(), timeout, c -> batch(c, table, keys));
             return new Verdict.Visible(visible, Map.of());
-        } catch (TenantFailure f) {
+        } catch (TenantSessions.TenantFailure f) {
             return new Verdict.Failed(f.failure);
         }
     }
@@ -262,7 +243,7 @@ public final class TenantDb implements AutoCloseable {
             throws Unavailable {
         try {
             return session(pgRole, claims, table.schema(), timeout, c -> each(c, table, keys));
-        } catch (TenantFailure f) {
+        } catch (TenantSessions.TenantFailure f) {
             return new Verdict.Failed(f.failure);
         }
     }
@@ -291,7 +272,7 @@ public final class TenantDb implements AutoCloseable {
                     return CastVerdict.CASTS;
                 }
             });
-        } catch (TenantFailure f) {
+        } catch (TenantSessions.TenantFailure f) {
             return f.failure.kind() == Kind.TIMEOUT ? CastVerdict.TIMED_OUT : CastVerdict.INVALID;
         } finally {
             joinLane.release();
@@ -348,155 +329,13 @@ public final class TenantDb implements AutoCloseable {
         return new Verdict.Visible(visible, failed);
     }
 
-    /** One tenant transaction: setup, {@code body}, then classification of any failure, then cleanup. */
-    private <T> T session(String pgRole, String claims, String schema, Duration timeout, Body<T> body)
-            throws Unavailable, TenantFailure {
-        Duration limit = timeout.compareTo(settings.statementTimeout()) < 0 ? timeout : settings.statementTimeout();
+    /** Runs {@code body} in a tenant transaction, unless tenant SQL is off. */
+    private <T> T session(String pgRole, String claims, String schema, Duration timeout, TenantSessions.Body<T> body)
+            throws Unavailable, TenantSessions.TenantFailure {
         if (status.off()) {
             throw new IllegalStateException("tenant SQL is off: " + status.reasonCode());
         }
-        Connection c = prepared(pgRole, claims, schema, limit);
-        Watchdog.Guard guard = null;
-        boolean usable = true;
-        try {
-            guard = watchdog.watch(c.unwrap(PGConnection.class).getBackendPID(), limit);
-            return body.run(c);
-        } catch (SQLException e) {
-            boolean fired = guard != null && guard.fired();
-            String state = e.getSQLState();
-            if (fired || "57014".equals(state) || "55P03".equals(state)) {
-                usable = !fired;
-                throw new TenantFailure(new Failure(Kind.TIMEOUT, state, e.getMessage()));
-            }
-            if (answers(c)) {
-                throw new TenantFailure(new Failure(Kind.ERROR, state, e.getMessage()));
-            }
-            usable = false;
-            pool.evictConnection(c);
-            if (freshSessionAnswers()) {
-                // the session ended but Postgres answers: tenant code ended it (or it broke alone)
-                throw new TenantFailure(new Failure(Kind.ERROR, state, "session ended: " + e.getMessage()));
-            }
-            throw new Unavailable("Postgres does not answer the tenant login (SQLState " + state + ")", null);
-        } finally {
-            if (guard != null) {
-                guard.close();
-                usable &= !guard.fired();
-            }
-            release(c, usable);
-        }
-    }
-
-    /**
-     * A connection in a transaction set up for tenant code (role, claims, search_path, timeout).
-     * The setup is our SQL and runs no tenant code, so its failure means the pooled session was
-     * already broken (e.g. Postgres restarted since): that one is dropped and a fresh one tried once.
-     */
-    private Connection prepared(String pgRole, String claims, String schema, Duration limit) throws Unavailable {
-        SQLException last = null;
-        for (int attempt = 0; attempt < 2; attempt++) {
-            Connection c;
-            try {
-                c = pool.getConnection();
-            } catch (SQLException e) {
-                throw new Unavailable("no connection of the tenant login: " + e.getMessage(), e);
-            }
-            try {
-                c.setAutoCommit(false);
-                try (PreparedStatement ps = c.prepareStatement(SETUP)) {
-                    ps.setString(1, pgRole);
-                    ps.setString(2, claims);
-                    ps.setString(3, KeyQueries.searchPath(schema));
-                    ps.setString(4, Math.max(1, limit.toMillis()) + "ms");
-                    ps.executeQuery().close();
-                }
-                return c;
-            } catch (SQLException e) {
-                last = e;
-                release(c, false);
-            }
-        }
-        throw new Unavailable("the tenant login's sessions fail before any tenant code: " + last.getMessage(), last);
-    }
-
-    /** Whether this session still answers a trivial statement (after rolling back the failed one). */
-    private static boolean answers(Connection c) {
-        try (Statement s = c.createStatement()) {
-            c.rollback();
-            s.execute("SELECT 1");
-            return true;
-        } catch (SQLException e) {
-            return false;
-        }
-    }
-
-    private boolean freshSessionAnswers() {
-        try (Connection c = pool.getConnection();
-                Statement s = c.createStatement()) {
-            s.execute("SELECT 1");
-            return true;
-        } catch (SQLException e) {
-            return false;
-        }
-    }
-
-    /** Rolls back and resets the session, then returns it to the pool; a session that fails that is dropped. */
-    private void release(Connection c, boolean usable) {
-        try {
-            if (usable && !c.isClosed()) {
-                c.rollback();
-                c.setAutoCommit(true);
-                try (Statement s = c.createStatement()) {
-                    s.execute("DISCARD ALL");
-                }
-            } else {
-                pool.evictConnection(c);
-            }
-        } catch (SQLException e) {
-            pool.evictConnection(c);
-        } finally {
-            try {
-                c.close();
-            } catch (SQLException ignored) {
-                // already evicted
-            }
-        }
-    }
-
-    private static HikariDataSource pool(Settings s, String name, int size) {
-        PGSimpleDataSource pg = new PGSimpleDataSource();
-        pg.setUrl(s.url());
-        if (s.user() != null) {
-            pg.setUser(s.user());
-            pg.setPassword(s.password());
-        }
-        String ours = "-c statement_timeout=" + s.statementTimeout().toMillis() + " -c lock_timeout="
-                + s.lockTimeout().toMillis() + " -c default_transaction_read_only=on"
-                + " -c idle_in_transaction_session_timeout=60000";
-        pg.setOptions(pg.getOptions() == null ? ours : pg.getOptions() + " " + ours);
-        pg.setApplicationName("aura-cdc-worker-tenant");
-        pg.setPrepareThreshold(0); // no named server statements a tenant's DEALLOCATE could pull away
-        // the last resort against a backend that neither times out nor dies: the socket gives up
-        pg.setSocketTimeout((int) Math.max(10, s.statementTimeout().toSeconds() * 4));
-        pg.setConnectTimeout((int) Math.max(1, s.checkoutTimeout().toSeconds()));
-        HikariConfig hc = new HikariConfig();
-        hc.setDataSource(pg);
-        hc.setPoolName(name);
-        hc.setMaximumPoolSize(size);
-        hc.setInitializationFailTimeout(-1);
-        hc.setConnectionTimeout(s.checkoutTimeout().toMillis());
-        // A SQLSTATE is no evidence here (tenant code raises 08006 at will): the pool must not drop
-        // a session for it; session() evicts what its probe finds broken.
-        hc.setExceptionOverride(new KeepSessions());
-        return new HikariDataSource(hc);
-    }
-
-    /** Hikari's eviction by SQLSTATE, switched off: {@link #session} decides by probing. */
-    private static final class KeepSessions implements SQLExceptionOverride {
-        @java.lang.Override
-        public SQLExceptionOverride.Override adjudicate(SQLException e) {
-            return SQLExceptionOverride.Override.DO_NOT_EVICT;
-        }
+        return sessions.run(pgRole, claims, schema, timeout, body);
     }
 
     @Override
