@@ -163,26 +163,23 @@ public final class SubscriptionCheckService implements AutoCloseable {
         }
         TableSecurity.Facts facts = security.facts(schema.get(), table);
         String notice = null;
-        if (pgRole != null) {
-            if (!facts.selectsTable().contains(pgRole)
-                    && !facts.selectable(pgRole).contains(filter.column())) {
-                return fail("PostgresChangesInvalidFilter: invalid column for filter " + filter.column() + ": role "
-                        + req.role() + " may not select it");
+        if (pgRole != null
+                && !facts.selectsTable().contains(pgRole)
+                && !facts.selectable(pgRole).contains(filter.column())) {
+            return fail("PostgresChangesInvalidFilter: invalid column for filter " + filter.column() + ": role "
+                    + req.role() + " may not select it");
+        }
+        if (!service && facts.rowSecurity() && !facts.pkColumns().contains(filter.column())) {
+            String why = "table " + table + " has row level security and a deleted row cannot be checked, so"
+                    + " DELETE events can only be filtered by its primary key ("
+                    + String.join(", ", facts.pkColumns()) + ")";
+            if (event.equals("DELETE")) {
+                return fail("PostgresChangesInvalidFilter: invalid column for DELETE filter " + filter.column() + ": "
+                        + why);
             }
-            if (facts.rowSecurity() && !facts.pkColumns().contains(filter.column())) {
-                String why = "table " + table + " has row level security and a deleted row cannot be checked, so"
-                        + " DELETE events can only be filtered by its primary key ("
-                        + String.join(", ", facts.pkColumns())
-                        + ")";
-                if (event.equals("DELETE")) {
-                    return fail("PostgresChangesInvalidFilter: invalid column for DELETE filter " + filter.column()
-                            + ": " + why);
-                }
-                if (event.equals("*")) {
-                    notice = "PostgresChangesDeleteNotDelivered: DELETE events are not delivered to the binding with"
-                            + " filter " + req.filter() + ": " + why
-                            + ". Subscribe to DELETE separately to receive them";
-                }
+            if (event.equals("*")) {
+                notice = "PostgresChangesDeleteNotDelivered: DELETE events are not delivered to the binding with"
+                        + " filter " + req.filter() + ": " + why + ". Subscribe to DELETE separately to receive them";
             }
         }
         if (tenant.status().off()) {
