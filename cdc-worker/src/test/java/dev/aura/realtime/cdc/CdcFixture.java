@@ -13,13 +13,13 @@ import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.testkit.NatsServer;
 import dev.aura.realtime.testkit.PostgresServer;
+import dev.aura.realtime.testkit.ServiceEnv;
 import io.nats.client.Connection;
 import io.nats.client.Dispatcher;
 import io.nats.client.Nats;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -103,24 +103,17 @@ public final class CdcFixture implements AutoCloseable {
         return msg.getHeaders() == null ? null : msg.getHeaders().getFirst(name);
     }
 
+    /**
+     * The environment of this fixture's in-process worker (a new mutable map): the testkit's test
+     * worker on this fixture's slot, with an HTTP port picked by the worker.
+     */
     public Map<String, String> env() {
-        Map<String, String> env = new HashMap<>();
-        env.put("POSTGRES_REPLICATION_URL", pg.jdbcUrl());
-        env.put("NATS_URL", natsServer.url());
-        env.put("AURA_JWT_SECRET", SECRET);
-        env.put("CDC_HTTP_PORT", "0");
-        env.put("CDC_SLOT_NAME", slot);
-        env.put("CDC_TABLE_REFRESH_MS", "300");
-        env.put("CDC_IDLE_BACKOFF_MS", "20");
-        env.put("LEADER_ELECTION", "disabled");
-        return env;
+        return ServiceEnv.cdcWorker(pg, natsServer, SECRET, slot, 0);
     }
 
+    /** Starts a worker with {@link #env} plus {@code overrides} and waits until it is {@code cdc_active}. */
     public CdcWorker startWorker(Map<String, String> overrides) throws Exception {
-        Map<String, String> env = env();
-        env.putAll(overrides);
-        worker = new CdcWorker(CdcConfig.fromEnv(new Env(env)), Clock.systemUTC());
-        worker.start();
+        startWorkerInactive(overrides);
         Awaitility.await()
                 .atMost(Duration.ofSeconds(30))
                 .until(() -> worker.state().snapshot().active());

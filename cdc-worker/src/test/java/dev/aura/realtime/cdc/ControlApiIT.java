@@ -11,16 +11,15 @@ import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.common.wire.SubscriptionCheck;
 import dev.aura.realtime.common.wire.WireJson;
+import dev.aura.realtime.testkit.ControlApiClient;
 import dev.aura.realtime.testkit.NatsServer;
 import dev.aura.realtime.testkit.PostgresServer;
 import dev.aura.realtime.testkit.TestTokens;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -39,11 +38,13 @@ class ControlApiIT {
     private static final HttpClient http = HttpClient.newHttpClient();
     private static final ObjectMapper json = WireJson.mapper();
     private static TestTokens tokens;
+    private static ControlApiClient api;
 
     @BeforeAll
     static void setUp() throws Exception {
         fx = new CdcFixture(PostgresServer.shared(), NatsServer.shared());
         fx.startWorker(Map.of());
+        api = new ControlApiClient(fx.worker().httpPort());
         fx.createProject();
         tokens = TestTokens.of(CdcFixture.SECRET);
         String s = "\"" + fx.schema + "\"";
@@ -58,16 +59,18 @@ class ControlApiIT {
         fx.close();
     }
 
-    private HttpResponse<String> put(String table, String body, String token) throws Exception {
-        var b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-                        + fx.worker().httpPort() + "/v1/db/" + fx.projectId + "/schema/tables/"
-                        + URLEncoder.encode(table, StandardCharsets.UTF_8).replace("+", "%20") + "/realtime"))
-                .PUT(HttpRequest.BodyPublishers.ofString(body))
-                .header("Content-Type", "application/json");
-        if (token != null) {
-            b.header("apikey", token);
-        }
-        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    private HttpResponse<String> put(String table, String body, String token) {
+        return api.putRealtime(fx.projectId, table, body, token);
+    }
+
+    /** {@code GET /v1/db/{project}/realtime/tables} with the given authentication header. */
+    private HttpResponse<String> listTables(String header, String value) throws Exception {
+        return http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                                + fx.worker().httpPort() + "/v1/db/" + fx.projectId + "/realtime/tables"))
+                        .header(header, value)
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     @Test
@@ -103,23 +106,13 @@ class ControlApiIT {
             assertThat(rs.getString(1)).isEqualTo("f"); // REPLICA IDENTITY FULL
         }
 
-        HttpResponse<String> list = http.send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-                                + fx.worker().httpPort() + "/v1/db/" + fx.projectId + "/realtime/tables"))
-                        .header("Authorization", "Bearer " + service)
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> list = listTables("Authorization", "Bearer " + service);
         assertThat(list.statusCode()).isEqualTo(200);
         assertThat(json.readTree(list.body()).get("tables").findValuesAsText("table"))
                 .containsExactly("My Table", "todos");
 
         assertThat(put("My Table", "{\"enabled\":false}", service).statusCode()).isEqualTo(200);
-        list = http.send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-                                + fx.worker().httpPort() + "/v1/db/" + fx.projectId + "/realtime/tables"))
-                        .header("apikey", service)
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
+        list = listTables("apikey", service);
         assertThat(json.readTree(list.body()).get("tables").findValuesAsText("table"))
                 .containsExactly("todos");
     }

@@ -75,7 +75,7 @@ class CdcSourcesTest {
     @EnumSource(Scenario.class)
     void probesAndPortsMatchTheConfiguredHttpPort(Scenario scenario) {
         for (Deployment d : ChartFixture.render(scenario).deployments("cdc-worker")) {
-            var c = d.getSpec().getTemplate().getSpec().getContainers().get(0);
+            var c = RenderedManifests.mainContainer(d);
             assertThat(c.getPorts())
                     .singleElement()
                     .satisfies(p ->
@@ -93,15 +93,13 @@ class CdcSourcesTest {
     }
 
     static String envValue(Deployment d, String name) {
-        return EnvVarContractTest.env(
-                        d.getSpec().getTemplate().getSpec().getContainers().get(0))
+        return EnvVarContractTest.env(RenderedManifests.mainContainer(d))
                 .get(name)
                 .getValue();
     }
 
     private static String secretRef(Deployment d, String name) {
-        return EnvVarContractTest.env(
-                        d.getSpec().getTemplate().getSpec().getContainers().get(0))
+        return EnvVarContractTest.env(RenderedManifests.mainContainer(d))
                 .get(name)
                 .getValueFrom()
                 .getSecretKeyRef()

@@ -26,7 +26,7 @@ class EnvVarContractTest {
         var deployments = ChartFixture.render(scenario).deployments("cdc-worker");
         assertThat(deployments).isNotEmpty();
         for (var d : deployments) {
-            Container c = d.getSpec().getTemplate().getSpec().getContainers().get(0);
+            Container c = RenderedManifests.mainContainer(d);
             assertThat(envNames(c))
                     .as("%s env", d.getMetadata().getName())
                     .doesNotHaveDuplicates()
@@ -41,13 +41,7 @@ class EnvVarContractTest {
         var deployments = ChartFixture.render(scenario).deployments("ws-front");
         assertThat(deployments).hasSize(1);
         Set<String> allowed = new HashSet<>(names(EnvVars.WS_FRONT));
-        Container c = deployments
-                .get(0)
-                .getSpec()
-                .getTemplate()
-                .getSpec()
-                .getContainers()
-                .get(0);
+        Container c = RenderedManifests.mainContainer(deployments.get(0));
         assertThat(envNames(c)).doesNotHaveDuplicates().isSubsetOf(allowed).containsAll(required(EnvVars.WS_FRONT));
     }
 
@@ -55,8 +49,7 @@ class EnvVarContractTest {
     @EnumSource(Scenario.class)
     void identityComesFromTheDownwardApiAndElectionIsKubernetes(Scenario scenario) {
         for (var d : ChartFixture.render(scenario).deployments("cdc-worker")) {
-            Map<String, io.fabric8.kubernetes.api.model.EnvVar> env =
-                    env(d.getSpec().getTemplate().getSpec().getContainers().get(0));
+            Map<String, io.fabric8.kubernetes.api.model.EnvVar> env = env(RenderedManifests.mainContainer(d));
             assertThat(env.get("POD_NAME").getValueFrom().getFieldRef().getFieldPath())
                     .isEqualTo("metadata.name");
             assertThat(env.get("POD_NAMESPACE").getValueFrom().getFieldRef().getFieldPath())
@@ -69,7 +62,7 @@ class EnvVarContractTest {
     @EnumSource(Scenario.class)
     void secretsComeFromSecretsNeverFromPlainValues(Scenario scenario) {
         for (var d : ChartFixture.render(scenario).deployments("cdc-worker")) {
-            var env = env(d.getSpec().getTemplate().getSpec().getContainers().get(0));
+            var env = env(RenderedManifests.mainContainer(d));
             for (String secret : List.of("AURA_JWT_SECRET", "POSTGRES_REPLICATION_URL", "POSTGRES_URL")) {
                 EnvVarSource from = env.get(secret).getValueFrom();
                 assertThat(env.get(secret).getValue()).as(secret).isNull();

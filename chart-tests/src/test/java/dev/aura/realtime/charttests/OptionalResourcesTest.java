@@ -102,13 +102,8 @@ class OptionalResourcesTest {
     void anExistingSecretReplacesTheChartsSecret() {
         var external = ChartFixture.render(Scenario.EXTERNAL);
         assertThat(external.ofType(Secret.class)).isEmpty();
-        var jwt = EnvVarContractTest.env(external.deployments("ws-front")
-                        .get(0)
-                        .getSpec()
-                        .getTemplate()
-                        .getSpec()
-                        .getContainers()
-                        .get(0))
+        var jwt = EnvVarContractTest.env(RenderedManifests.mainContainer(
+                        external.deployments("ws-front").get(0)))
                 .get("AURA_JWT_SECRET")
                 .getValueFrom()
                 .getSecretKeyRef();

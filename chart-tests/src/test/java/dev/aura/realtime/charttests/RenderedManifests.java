@@ -86,6 +86,11 @@ final class RenderedManifests {
         return specs;
     }
 
+    /** The first container of {@code d}'s pod: the one running the binary. */
+    static Container mainContainer(Deployment d) {
+        return d.getSpec().getTemplate().getSpec().getContainers().get(0);
+    }
+
     static List<Container> allContainers(PodSpec spec) {
         List<Container> all = new ArrayList<>(spec.getContainers());
         if (spec.getInitContainers() != null) {

@@ -32,14 +32,8 @@ class WsFrontShutdownTest {
 
     @Test
     void chartDefaultDrainIsTheServersDefault() {
-        var container = ChartFixture.render(Scenario.DEFAULTS)
-                .deployments("ws-front")
-                .get(0)
-                .getSpec()
-                .getTemplate()
-                .getSpec()
-                .getContainers()
-                .get(0);
+        var container = RenderedManifests.mainContainer(
+                ChartFixture.render(Scenario.DEFAULTS).deployments("ws-front").get(0));
         String chartDefault = EnvVarContractTest.env(container).get(GRACE).getValue();
         // 20 is the default ws-front announced; once EnvVars lists the variable its default rules.
         String serverDefault = EnvVars.WS_FRONT.stream()

@@ -11,9 +11,9 @@ import dev.aura.realtime.common.wire.ChangeEvent;
 import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.common.wire.WireJson;
+import dev.aura.realtime.front.testing.FrontCluster;
 import dev.aura.realtime.front.testing.FrontFixture;
 import dev.aura.realtime.front.testing.WsTestClient;
-import dev.aura.realtime.testkit.NatsServer;
 import io.nats.client.Connection;
 import io.nats.client.KeyValue;
 import io.nats.client.Nats;
@@ -24,50 +24,30 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.WebSocketHandshakeException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionException;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Two ws-front replicas on one real nats-server, driven by raw WebSocket clients. */
 class FrontClusterIT {
     private static final Duration WAIT = Duration.ofSeconds(5);
-    private static NatsServer nats;
+
+    @AutoClose
+    private static FrontCluster cluster;
+
     private static FrontApp a;
     private static FrontApp b;
     private static final HttpClient http = HttpClient.newHttpClient();
     private final ObjectMapper mapper = WireJson.mapper();
-    private final List<WsTestClient> clients = new ArrayList<>();
 
     @BeforeAll
     static void start() throws Exception {
-        nats = NatsServer.start();
-        a = FrontApp.start(FrontFixture.config(nats.url(), "front-a", Map.of()));
-        b = FrontApp.start(FrontFixture.config(nats.url(), "front-b", Map.of()));
-    }
-
-    @AfterAll
-    static void stop() {
-        if (a != null) {
-            a.close();
-        }
-        if (b != null) {
-            b.close();
-        }
-        if (nats != null) {
-            nats.close();
-        }
-    }
-
-    private WsTestClient connect(FrontApp app) {
-        String key = FrontFixture.anonKey();
-        WsTestClient c = new WsTestClient(
-                http, "ws://127.0.0.1:" + app.port() + "/realtime/v1/websocket?apikey=" + key + "&vsn=2.0.0");
-        clients.add(c);
-        return c;
+        cluster = FrontCluster.start(Map.of());
+        a = cluster.replica("front-a");
+        b = cluster.replica("front-b");
     }
 
     private JsonNode nextJson(WsTestClient c) throws Exception {
@@ -88,9 +68,9 @@ class FrontClusterIT {
     @Test
     void broadcastCrossesReplicasExactlyOnceAndIsNotEchoed() throws Exception {
         try {
-            WsTestClient a1 = connect(a);
-            WsTestClient a2 = connect(a);
-            WsTestClient b1 = connect(b);
+            WsTestClient a1 = cluster.connect(a);
+            WsTestClient a2 = cluster.connect(a);
+            WsTestClient b1 = cluster.connect(b);
             joinOk(a1, "realtime:room", "{\"broadcast\":{\"self\":false,\"ack\":true}}");
             joinOk(a2, "realtime:room", "{}");
             joinOk(b1, "realtime:room", "{}");
@@ -118,14 +98,14 @@ class FrontClusterIT {
                     .isNull();
             assertThat(b1.poll(quiet)).as("no second copy on the other replica").isNull();
         } finally {
-            clients.forEach(WsTestClient::close);
+            cluster.closeClients();
         }
     }
 
     @Test
     void changeEventReachesTheMatchingBindingWithItsId() throws Exception {
-        try (Connection test = Nats.connect(nats.url())) {
-            WsTestClient b2 = connect(b);
+        try (Connection test = Nats.connect(cluster.nats().url())) {
+            WsTestClient b2 = cluster.connect(b);
             JsonNode reply = joinOk(
                     b2,
                     "realtime:db",
@@ -161,7 +141,7 @@ class FrontClusterIT {
             b2.close();
             await().atMost(WAIT).until(() -> findSubId(kv, "todos") == null);
         } finally {
-            clients.forEach(WsTestClient::close);
+            cluster.closeClients();
         }
     }
 

@@ -6,20 +6,15 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.wire.WireJson;
-import dev.aura.realtime.front.config.FrontConfig;
-import dev.aura.realtime.front.testing.FrontFixture;
+import dev.aura.realtime.front.testing.FrontCluster;
 import dev.aura.realtime.front.testing.WsTestClient;
-import dev.aura.realtime.testkit.NatsServer;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
-import java.net.http.HttpClient;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -34,55 +29,42 @@ import org.junit.jupiter.api.TestMethodOrder;
 class PresenceClusterIT {
     private static final Duration WAIT = Duration.ofSeconds(5);
     private static final long MAX_AGE_MS = 3000;
-    private static NatsServer nats;
+
+    @AutoClose
+    private static FrontCluster cluster;
+
     private static FrontApp a;
     private static FrontApp b;
-    private static final HttpClient http = HttpClient.newHttpClient();
     private final ObjectMapper mapper = WireJson.mapper();
-    private final List<WsTestClient> clients = new ArrayList<>();
 
     @BeforeAll
     static void start() throws Exception {
-        nats = NatsServer.start();
-        a = FrontApp.start(config("front-a"));
-        b = FrontApp.start(config("front-b"));
-    }
-
-    @AfterAll
-    static void stop() {
-        for (AutoCloseable c : new AutoCloseable[] {a, b, nats}) {
-            try {
-                if (c != null) {
-                    c.close();
-                }
-            } catch (Exception e) {
-                // best effort
-            }
-        }
+        cluster = FrontCluster.start(Map.of(
+                "WS_IO_THREADS", "1",
+                "PRESENCE_MAX_AGE_MS", Long.toString(MAX_AGE_MS),
+                "PRESENCE_RECONCILE_MS", "500",
+                "WS_MAX_PRESENCE_EVENTS_PER_SECOND", "5"));
+        a = cluster.replica("front-a");
+        b = cluster.replica("front-b");
     }
 
     @AfterEach
     void closeClients() {
-        clients.forEach(WsTestClient::close);
+        cluster.closeClients();
     }
 
-    private static FrontConfig config(String instance) {
-        return FrontFixture.config(
-                nats.url(),
-                instance,
-                Map.of(
-                        "WS_IO_THREADS", "1",
-                        "PRESENCE_MAX_AGE_MS", Long.toString(MAX_AGE_MS),
-                        "PRESENCE_RECONCILE_MS", "500",
-                        "WS_MAX_PRESENCE_EVENTS_PER_SECOND", "5"));
+    /** Connects to {@code app} and joins {@code topic} with presence enabled, without a key. */
+    private WsTestClient listener(FrontApp app, String topic) throws Exception {
+        WsTestClient c = cluster.connect(app);
+        join(c, topic, "{\"enabled\":true}");
+        return c;
     }
 
-    private WsTestClient connect(FrontApp app) {
-        WsTestClient c = new WsTestClient(
-                http,
-                "ws://127.0.0.1:" + app.port() + "/realtime/v1/websocket?apikey=" + FrontFixture.anonKey()
-                        + "&vsn=2.0.0");
-        clients.add(c);
+    /** Connects to {@code app}, joins {@code topic} with {@code presenceConfig} and tracks {@code meta} (ref 2). */
+    private WsTestClient tracker(FrontApp app, String topic, String presenceConfig, String meta) throws Exception {
+        WsTestClient c = cluster.connect(app);
+        join(c, topic, presenceConfig);
+        track(c, "2", topic, meta);
         return c;
     }
 
@@ -143,12 +125,10 @@ class PresenceClusterIT {
     @Test
     @Order(1)
     void trackReTrackUntrackAndCloseAreSeenOnTheOtherReplica() throws Exception {
-        WsTestClient b1 = connect(b);
+        WsTestClient b1 = cluster.connect(b);
         assertThat(join(b1, "realtime:lobby", "{\"enabled\":true}").size()).isZero();
-        WsTestClient a1 = connect(a);
-        join(a1, "realtime:lobby", "{\"key\":\"alice\",\"enabled\":true}");
-
-        track(a1, "2", "realtime:lobby", "{\"status\":\"online\"}");
+        WsTestClient a1 =
+                tracker(a, "realtime:lobby", "{\"key\":\"alice\",\"enabled\":true}", "{\"status\":\"online\"}");
         JsonNode join = next(b1, PresenceClusterIT::diff).get(4);
         JsonNode meta = join.at("/joins/alice/metas/0");
         assertThat(meta.get("status").asText()).isEqualTo("online");
@@ -160,7 +140,7 @@ class PresenceClusterIT {
                 .as("the tracker sees itself")
                 .isEqualTo(ref1);
 
-        WsTestClient b2 = connect(b);
+        WsTestClient b2 = cluster.connect(b);
         JsonNode state = join(b2, "realtime:lobby", "{\"enabled\":true}");
         assertThat(state.at("/alice/metas/0/phx_ref").asText())
                 .as("late joiner's presence_state")
@@ -198,11 +178,8 @@ class PresenceClusterIT {
     @Test
     @Order(2)
     void aClientThatOnlyTracksIsVisibleButGetsNoPresenceItself() throws Exception {
-        WsTestClient listener = connect(b);
-        join(listener, "realtime:quiet", "{\"enabled\":true}");
-        WsTestClient tracker = connect(a);
-        join(tracker, "realtime:quiet", "{\"key\":\"\",\"enabled\":false}");
-        track(tracker, "2", "realtime:quiet", "{\"n\":1}");
+        WsTestClient listener = listener(b, "realtime:quiet");
+        WsTestClient tracker = tracker(a, "realtime:quiet", "{\"key\":\"\",\"enabled\":false}", "{\"n\":1}");
         JsonNode joins = next(listener, PresenceClusterIT::diff).at("/4/joins");
         assertThat(joins.size()).isEqualTo(1);
         String generatedKey = joins.fieldNames().next();
@@ -214,7 +191,7 @@ class PresenceClusterIT {
     @Test
     @Order(3)
     void aNonObjectPayloadIsRefusedAndTooManyPresenceMessagesCloseTheChannel() throws Exception {
-        WsTestClient c = connect(a);
+        WsTestClient c = cluster.connect(a);
         join(c, "realtime:limits", "{\"enabled\":true}");
         JsonNode refused =
                 send(c, "2", "realtime:limits", "{\"type\":\"presence\",\"event\":\"track\",\"payload\":[1]}");
@@ -234,13 +211,10 @@ class PresenceClusterIT {
     @Test
     @Order(4)
     void aCrashedReplicasPresencesLeaveWithinTheMaxAge() throws Exception {
-        WsTestClient listener = connect(b);
-        join(listener, "realtime:crash", "{\"enabled\":true}");
-        FrontApp c = FrontApp.start(config("front-c"));
+        WsTestClient listener = listener(b, "realtime:crash");
+        FrontApp c = cluster.replica("front-c");
         try {
-            WsTestClient doomed = connect(c);
-            join(doomed, "realtime:crash", "{\"key\":\"ghost\",\"enabled\":true}");
-            track(doomed, "2", "realtime:crash", "{}");
+            tracker(c, "realtime:crash", "{\"key\":\"ghost\",\"enabled\":true}", "{}");
             assertThat(next(listener, PresenceClusterIT::diff).at("/4/joins").has("ghost"))
                     .isTrue();
 
@@ -262,25 +236,22 @@ class PresenceClusterIT {
     @Test
     @Order(5)
     void afterANatsRestartEveryReplicaRePutsItsPresences() throws Exception {
-        WsTestClient listener = connect(b);
-        join(listener, "realtime:restart", "{\"enabled\":true}");
-        WsTestClient tracker = connect(a);
-        join(tracker, "realtime:restart", "{\"key\":\"survivor\",\"enabled\":true}");
-        track(tracker, "2", "realtime:restart", "{}");
+        WsTestClient listener = listener(b, "realtime:restart");
+        tracker(a, "realtime:restart", "{\"key\":\"survivor\",\"enabled\":true}", "{}");
         String ref = next(listener, PresenceClusterIT::diff)
                 .at("/4/joins/survivor/metas/0/phx_ref")
                 .asText();
 
-        nats.kill();
-        nats.restart(); // a new server process: the memory bucket is lost
-        try (Connection test = Nats.connect(nats.url())) {
+        cluster.nats().kill();
+        cluster.nats().restart(); // a new server process: the memory bucket is lost
+        try (Connection test = Nats.connect(cluster.nats().url())) {
             // a reconnect (500 ms), then JetStream answering the restarted server (retried every second)
             await().atMost(Duration.ofSeconds(15))
                     .alias("re-put after the restart")
                     .ignoreExceptions() // the bucket does not exist until a replica re-creates it
                     .until(() -> test.keyValue("aura_presence").keys().stream().anyMatch(k -> k.contains("survivor")));
         }
-        WsTestClient late = connect(b);
+        WsTestClient late = cluster.connect(b);
         JsonNode state = join(late, "realtime:restart", "{\"enabled\":true}");
         assertThat(state.at("/survivor/metas/0/phx_ref").asText())
                 .as("replica B re-watched the new bucket")

@@ -5,36 +5,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.aura.realtime.cdc.CdcFixture;
-import dev.aura.realtime.cdc.LogCapture;
-import dev.aura.realtime.testkit.NatsServer;
-import dev.aura.realtime.testkit.PostgresServer;
+import dev.aura.realtime.cdc.CdcFixtureAndLogs;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** C6: wal2json rows become Supabase-shaped events with exact values and typnames. */
-class DecodingIT {
-    private CdcFixture fx;
-    private LogCapture logs;
+class DecodingIT extends CdcFixtureAndLogs {
 
     @BeforeEach
-    void setUp() throws Exception {
-        logs = new LogCapture();
-        fx = new CdcFixture(PostgresServer.shared(), NatsServer.shared());
+    void startWorker() throws Exception {
         fx.startWorker(Map.of());
         fx.createProject();
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        fx.close();
-        logs.close();
     }
 
     private void enableAndSubscribe(String table) throws Exception {

@@ -3,12 +3,14 @@ package dev.aura.realtime.cdc.registry;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.aura.realtime.common.wire.SubscriptionEntry;
+import dev.aura.realtime.testkit.MutableClock;
 import java.time.Duration;
+import java.time.Instant;
 import org.junit.jupiter.api.Test;
 
 /** After a NATS reconnect, matching waits for the replicas that owned bindings, at most the timeout. */
 class ResyncGateTest {
-    private final MutableClock clock = new MutableClock();
+    private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
     private final SubscriptionIndex view = new SubscriptionIndex(Duration.ofSeconds(120));
     private final ResyncGate gate = new ResyncGate(clock, Duration.ofSeconds(10));
 

@@ -4,10 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.aura.realtime.cdc.CdcFixture;
-import dev.aura.realtime.cdc.LogCapture;
+import dev.aura.realtime.cdc.CdcFixtureAndLogs;
 import dev.aura.realtime.common.lsn.Lsn;
-import dev.aura.realtime.testkit.NatsServer;
 import dev.aura.realtime.testkit.PostgresServer;
 import java.math.BigDecimal;
 import java.sql.Connection;
@@ -16,27 +14,11 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** C4: the poll loop's advance rule, idle backoff, session pinning and the re-decode gauge. */
-class PollLoopIT {
+class PollLoopIT extends CdcFixtureAndLogs {
     private final PostgresServer pg = PostgresServer.shared();
-    private CdcFixture fx;
-    private LogCapture logs;
-
-    @BeforeEach
-    void setUp() throws Exception {
-        logs = new LogCapture();
-        fx = new CdcFixture(pg, NatsServer.shared());
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        fx.close();
-        logs.close();
-    }
 
     private void watchedAndBulkTables() throws Exception {
         fx.createProject();

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.aura.realtime.cdc.CdcFixture;
-import dev.aura.realtime.cdc.LogCapture;
+import dev.aura.realtime.cdc.CdcFixtureAndLogs;
 import dev.aura.realtime.testkit.NatsServer;
 import dev.aura.realtime.testkit.PostgresServer;
 import java.time.Duration;
@@ -14,7 +14,6 @@ import java.util.Map;
 import java.util.UUID;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,23 +24,14 @@ import org.junit.jupiter.api.Test;
  * wal2json failures are Postgres's own errors: a {@code dynamic_library_path} without wal2json
  * and, on servers that know it, an {@code output_plugin_libraries} without it).
  */
-class PrerequisitesIT {
+class PrerequisitesIT extends CdcFixtureAndLogs {
     private final PostgresServer pg = PostgresServer.shared();
     private final String role =
             "aura_pre_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
-    private CdcFixture fx;
-    private LogCapture logs;
-
-    @BeforeEach
-    void setUp() throws Exception {
-        logs = new LogCapture();
-        fx = new CdcFixture(pg, NatsServer.shared());
-    }
 
     @AfterEach
-    void tearDown() throws Exception {
-        fx.close();
-        logs.close();
+    void dropRole() {
+        fx.stopWorker(); // the worker connects as the role: stop it before the role goes
         pg.execute("DROP ROLE IF EXISTS " + role);
     }
 

@@ -4,10 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.aura.realtime.cdc.CdcFixture;
-import dev.aura.realtime.cdc.LogCapture;
+import dev.aura.realtime.cdc.CdcFixtureAndLogs;
 import dev.aura.realtime.common.lsn.Lsn;
-import dev.aura.realtime.testkit.NatsServer;
 import dev.aura.realtime.testkit.PostgresServer;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -17,9 +15,7 @@ import java.util.Map;
 import java.util.Properties;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.postgresql.PGConnection;
 import org.postgresql.PGProperty;
@@ -30,10 +26,8 @@ import org.postgresql.replication.PGReplicationStream;
  * ({@code max_slot_wal_keep_size=1MB}, {@code wal_keep_size=0}) and where no table is enabled
  * unless a test enables it.
  */
-class SlotLifecycleIT {
+class SlotLifecycleIT extends CdcFixtureAndLogs {
     private static PostgresServer pg;
-    private CdcFixture fx;
-    private LogCapture logs;
 
     @BeforeAll
     static void startServer() {
@@ -48,16 +42,9 @@ class SlotLifecycleIT {
         pg.close();
     }
 
-    @BeforeEach
-    void setUp() throws Exception {
-        logs = new LogCapture();
-        fx = new CdcFixture(pg, NatsServer.shared());
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        fx.close();
-        logs.close();
+    @Override
+    protected PostgresServer postgres() {
+        return pg;
     }
 
     @Test

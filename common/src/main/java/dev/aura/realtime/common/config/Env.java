@@ -42,15 +42,8 @@ public final class Env {
 
     /** @throws ConfigException when the value is not an integer within [min, max] */
     public int integer(String name, int defaultValue, int min, int max) {
-        Optional<String> raw = optional(name);
-        if (raw.isEmpty()) {
-            return defaultValue;
-        }
-        long parsed = parseLong(name, raw.get());
-        if (parsed < min || parsed > max) {
-            throw new ConfigException(name + "=" + raw.get() + " is out of range [" + min + ", " + max + "]");
-        }
-        return (int) parsed;
+        // the range check keeps the result within int
+        return (int) longValue(name, defaultValue, min, max);
     }
 
     /** @throws ConfigException when the value is not a long within [min, max] */

@@ -15,7 +15,7 @@ import dev.aura.realtime.front.protocol.FanoutFrames;
 import dev.aura.realtime.front.protocol.Framing;
 import dev.aura.realtime.front.protocol.JsonFrames;
 import dev.aura.realtime.front.protocol.UserBroadcast;
-import dev.aura.realtime.front.testing.MutableClock;
+import dev.aura.realtime.testkit.MutableClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.buffer.ByteBufHolder;
 import io.netty.buffer.UnpooledByteBufAllocator;

@@ -24,6 +24,27 @@ class SessionHandlerTest {
         return "[\"" + joinRef + "\",\"" + joinRef + "\",\"" + topic + "\",\"phx_join\",{\"config\":" + config + "}]";
     }
 
+    /** A phx_join of {@code realtime:db} with one postgres_changes binding to every event of {@code schema.table}. */
+    private static String joinChanges(String joinRef, String schema, String table) {
+        return join(
+                joinRef,
+                "realtime:db",
+                "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"" + schema + "\",\"table\":\"" + table + "\"}]}");
+    }
+
+    /** A vsn 2.0.0 connection joined to {@code realtime:db} with every change of {@code public.t}, replies drained. */
+    private ChannelHarness.Conn joinedToChangesOfT() {
+        ChannelHarness.Conn c = h.connect(Vsn.V2);
+        c.send(joinChanges("1", "public", "t"));
+        c.drain();
+        return c;
+    }
+
+    /** The {@code reason} of a reply frame. */
+    private static String reason(JsonNode reply) {
+        return reply.get(4).get("response").get("reason").asText();
+    }
+
     private static void assertReply(JsonNode frame, String ref, String status) {
         assertThat(frame.get(3).asText()).isEqualTo("phx_reply");
         assertThat(frame.get(1).asText()).isEqualTo(ref);
@@ -57,13 +78,12 @@ class SessionHandlerTest {
     void bareTopicAndBadTokenAreRefused() {
         ChannelHarness.Conn c = h.connect(Vsn.V2);
         c.send(join("1", "realtime:", "{}"));
-        assertThat(c.next().get(4).get("response").get("reason").asText()).isEqualTo(Reasons.TOPIC_NAME_REQUIRED);
+        assertThat(reason(c.next())).isEqualTo(Reasons.TOPIC_NAME_REQUIRED);
         String expired = h.token(Duration.ofSeconds(-12));
         c.send("[\"2\",\"2\",\"realtime:a\",\"phx_join\",{\"config\":{},\"access_token\":\"" + expired + "\"}]");
-        assertThat(c.next().get(4).get("response").get("reason").asText())
-                .isEqualTo("InvalidJWTToken: Token has expired 12 seconds ago");
+        assertThat(reason(c.next())).isEqualTo("InvalidJWTToken: Token has expired 12 seconds ago");
         c.send("[\"3\",\"3\",\"realtime:a\",\"phx_join\",{\"config\":{},\"access_token\":\"garbage\"}]");
-        assertThat(c.next().get(4).get("response").get("reason").asText()).startsWith("MalformedJWT");
+        assertThat(reason(c.next())).startsWith("MalformedJWT");
         c.close();
     }
 
@@ -75,7 +95,7 @@ class SessionHandlerTest {
             assertReply(c.next(), "" + i, "ok");
         }
         c.send(join("9", "realtime:r9", "{}"));
-        assertThat(c.next().get(4).get("response").get("reason").asText()).isEqualTo(Reasons.TOO_MANY_CHANNELS);
+        assertThat(reason(c.next())).isEqualTo(Reasons.TOO_MANY_CHANNELS);
         c.close();
     }
 
@@ -129,13 +149,10 @@ class SessionHandlerTest {
         h.checker.byTable.put(
                 "secret", new Outcome.Invalid("RealtimeDisabledForConfiguration: table secret is not enabled"));
         ChannelHarness.Conn c = h.connect(Vsn.V2);
-        c.send(join(
-                "1",
-                "realtime:db",
-                "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"secret\"}]}"));
+        c.send(joinChanges("1", "public", "secret"));
         JsonNode reply = c.next();
         assertReply(reply, "1", "error");
-        assertThat(reply.get(4).get("response").get("reason").asText()).startsWith("RealtimeDisabledForConfiguration");
+        assertThat(reason(reply)).startsWith("RealtimeDisabledForConfiguration");
         assertThat(h.registry.live).isEmpty();
         assertThat(c.next()).isNull();
         c.close();
@@ -181,45 +198,28 @@ class SessionHandlerTest {
     @Test
     void otherSchemasAreRefused() {
         ChannelHarness.Conn c = h.connect(Vsn.V2);
-        c.send(join(
-                "1",
-                "realtime:db",
-                "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"auth\",\"table\":\"users\"}]}"));
-        assertThat(c.next().get(4).get("response").get("reason").asText())
-                .startsWith("Unable to subscribe to changes with given parameters");
+        c.send(joinChanges("1", "auth", "users"));
+        assertThat(reason(c.next())).startsWith("Unable to subscribe to changes with given parameters");
         c.close();
     }
 
     @Test
     void leaveRepliesOkThenCloses() {
-        ChannelHarness.Conn c = h.connect(Vsn.V2);
-        c.send(join(
-                "1",
-                "realtime:db",
-                "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"t\"}]}"));
-        c.drain();
+        ChannelHarness.Conn c = joinedToChangesOfT();
         c.send("[\"1\",\"2\",\"realtime:db\",\"phx_leave\",{}]");
         assertReply(c.next(), "2", "ok");
         assertThat(c.next().toString()).isEqualTo("[\"1\",\"1\",\"realtime:db\",\"phx_close\",{}]");
         assertThat(h.registry.live).isEmpty();
         c.send("[\"1\",\"3\",\"realtime:db\",\"broadcast\",{\"type\":\"broadcast\",\"event\":\"e\",\"payload\":{}}]");
-        assertThat(c.next().get(4).get("response").get("reason").asText()).isEqualTo(Reasons.UNMATCHED_TOPIC);
+        assertThat(reason(c.next())).isEqualTo(Reasons.UNMATCHED_TOPIC);
         c.close();
     }
 
     @Test
     void secondJoinOfATopicReplacesTheFirst() {
-        ChannelHarness.Conn c = h.connect(Vsn.V2);
-        c.send(join(
-                "1",
-                "realtime:db",
-                "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"t\"}]}"));
-        c.drain();
+        ChannelHarness.Conn c = joinedToChangesOfT();
         String firstKey = h.registry.live.keySet().iterator().next();
-        c.send(join(
-                "5",
-                "realtime:db",
-                "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"t\"}]}"));
+        c.send(joinChanges("5", "public", "t"));
         assertThat(c.next().toString()).isEqualTo("[\"1\",\"1\",\"realtime:db\",\"phx_close\",{}]");
         assertReply(c.next(), "5", "ok");
         assertThat(h.registry.live).hasSize(1).doesNotContainKey(firstKey);
@@ -274,7 +274,7 @@ class SessionHandlerTest {
                 + "x".repeat(100) + "\"}]");
         JsonNode refused = c.next();
         assertReply(refused, "3", "error");
-        assertThat(refused.get(4).get("response").get("reason").asText()).startsWith("PayloadTooLarge");
+        assertThat(reason(refused)).startsWith("PayloadTooLarge");
         c.close();
     }
 
@@ -298,12 +298,7 @@ class SessionHandlerTest {
 
     @Test
     void accessTokenRefreshRePutsEntriesAndABadOneCloses() {
-        ChannelHarness.Conn c = h.connect(Vsn.V2);
-        c.send(join(
-                "1",
-                "realtime:db",
-                "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"t\"}]}"));
-        c.drain();
+        ChannelHarness.Conn c = joinedToChangesOfT();
         String fresh = h.tokens.ttl(Duration.ofHours(2)).authenticated(FrontFixture.PROJECT, "user-1");
         c.send("[\"1\",\"2\",\"realtime:db\",\"access_token\",{\"access_token\":\"" + fresh + "\"}]");
         assertThat(c.next()).isNull();
@@ -322,12 +317,7 @@ class SessionHandlerTest {
 
     @Test
     void cdcStatusFlipsReachPostgresChannels() {
-        ChannelHarness.Conn c = h.connect(Vsn.V2);
-        c.send(join(
-                "1",
-                "realtime:db",
-                "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"t\"}]}"));
-        c.drain();
+        ChannelHarness.Conn c = joinedToChangesOfT();
         h.fanout.onCdcStatus(new CdcStatus("w1", false, "slot lost", null, null, 0));
         h.fanout.onCdcStatus(new CdcStatus("w1", false, "slot lost", null, null, 0));
         JsonNode down = c.next();
@@ -345,7 +335,7 @@ class SessionHandlerTest {
         c.send("[\"1\",\"4\",\"realtime:a\",17,{}]");
         JsonNode reply = c.next();
         assertReply(reply, "4", "error");
-        assertThat(reply.get(4).get("response").get("reason").asText()).startsWith("MalformedMessage");
+        assertThat(reason(reply)).startsWith("MalformedMessage");
         c.send("garbage");
         assertThat(c.next()).isNull();
         assertThat(c.ch.isActive()).isTrue();

@@ -20,6 +20,7 @@ import dev.aura.realtime.front.session.ChannelServices;
 import dev.aura.realtime.front.session.Limits;
 import dev.aura.realtime.front.session.SessionHandler;
 import dev.aura.realtime.front.session.Sessions;
+import dev.aura.realtime.testkit.MutableClock;
 import dev.aura.realtime.testkit.TestTokens;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.buffer.ByteBufUtil;

@@ -4,10 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.aura.realtime.front.FrontApp;
+import dev.aura.realtime.front.testing.FrontCluster;
 import dev.aura.realtime.front.testing.FrontFixture;
 import dev.aura.realtime.front.testing.LeakWatch;
 import dev.aura.realtime.front.testing.WsTestClient;
-import dev.aura.realtime.testkit.NatsServer;
+import dev.aura.realtime.testkit.RawWebSocket;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
@@ -32,7 +33,7 @@ import org.junit.jupiter.api.Test;
  */
 class HostileClientsIT {
     private static final int MAX_FRAME = 64 * 1024;
-    private static NatsServer nats;
+    private static FrontCluster cluster;
     private static FrontApp app;
     private static final HttpClient http = HttpClient.newHttpClient();
     private Probe probe;
@@ -40,29 +41,23 @@ class HostileClientsIT {
     @BeforeAll
     static void start() throws Exception {
         LeakWatch.install();
-        nats = NatsServer.start();
-        app = FrontApp.start(FrontFixture.config(
-                nats.url(),
-                "hostile",
-                Map.of(
-                        "WS_MAX_FRAME_BYTES",
-                        Integer.toString(MAX_FRAME),
-                        "WS_MAX_OUTBOUND_BYTES",
-                        Integer.toString(2 * 1024 * 1024),
-                        "WS_SLOW_CLIENT_TIMEOUT_MS",
-                        "2000",
-                        // the firehose sender must not hit the per-connection event rate: the point is the reader
-                        "WS_MAX_EVENTS_PER_SECOND",
-                        "100000")));
+        cluster = FrontCluster.start(Map.of(
+                "WS_MAX_FRAME_BYTES",
+                Integer.toString(MAX_FRAME),
+                "WS_MAX_OUTBOUND_BYTES",
+                Integer.toString(2 * 1024 * 1024),
+                "WS_SLOW_CLIENT_TIMEOUT_MS",
+                "2000",
+                // the firehose sender must not hit the per-connection event rate: the point is the reader
+                "WS_MAX_EVENTS_PER_SECOND",
+                "100000"));
+        app = cluster.replica("hostile");
     }
 
     @AfterAll
     static void stop() {
-        if (app != null) {
-            app.close();
-        }
-        if (nats != null) {
-            nats.close();
+        if (cluster != null) {
+            cluster.close();
         }
         LeakWatch.assertNoLeaks();
     }
@@ -84,8 +79,7 @@ class HostileClientsIT {
     }
 
     private static String url() {
-        return "ws://127.0.0.1:" + app.port() + "/realtime/v1/websocket?apikey=" + FrontFixture.anonKey()
-                + "&vsn=2.0.0";
+        return FrontFixture.wsUrl(app.port());
     }
 
     private static WsTestClient connect() {
@@ -236,11 +230,10 @@ class HostileClientsIT {
         lazy.setReceiveBufferSize(4096);
         OutputStream out = lazy.getOutputStream();
         String path = url().substring(url().indexOf("/realtime"));
-        out.write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                        + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
-                .getBytes(StandardCharsets.US_ASCII));
-        readHandshakeResponse(lazy.getInputStream()); // bytes sent before the 101 would go to the HTTP codec
-        out.write(maskedText(
+        out.write(RawWebSocket.upgradeRequest(path));
+        // wait for the 101: bytes sent before it would go to the HTTP codec
+        assertThat(RawWebSocket.readUntil(lazy.getInputStream(), "\r\n\r\n")).startsWith("HTTP/1.1 101");
+        out.write(RawWebSocket.maskedText(
                 "[\"1\",\"1\",\"realtime:firehose\",\"phx_join\",{\"config\":{\"broadcast\":{\"self\":true}}}]"));
         await().atMost(Duration.ofSeconds(5))
                 .alias("the join reply reached the lazy client's socket")
@@ -272,49 +265,14 @@ class HostileClientsIT {
         lazy.close();
     }
 
-    private static void readHandshakeResponse(InputStream in) throws java.io.IOException {
-        StringBuilder head = new StringBuilder();
-        while (!head.toString().endsWith("\r\n\r\n")) {
-            int c = in.read();
-            if (c < 0) {
-                throw new AssertionError("handshake refused: " + head);
-            }
-            head.append((char) c);
-        }
-        assertThat(head.toString()).startsWith("HTTP/1.1 101");
-    }
-
     private static boolean isClosedByServer(Socket s) throws java.io.IOException {
         // peeking would read; instead try a tiny write: after the server closed, writes fail (RST)
         try {
-            s.getOutputStream().write(maskedPing());
+            s.getOutputStream().write(RawWebSocket.maskedPing());
             s.getOutputStream().flush();
             return false;
         } catch (java.io.IOException closed) {
             return true;
         }
-    }
-
-    private static byte[] maskedPing() {
-        return new byte[] {(byte) 0x89, (byte) 0x80, 1, 2, 3, 4};
-    }
-
-    private static byte[] maskedText(String text) {
-        byte[] data = text.getBytes(StandardCharsets.UTF_8);
-        byte[] mask = {1, 2, 3, 4};
-        java.io.ByteArrayOutputStream f = new java.io.ByteArrayOutputStream();
-        f.write(0x81);
-        if (data.length < 126) {
-            f.write(0x80 | data.length);
-        } else {
-            f.write(0x80 | 126);
-            f.write(data.length >>> 8);
-            f.write(data.length & 0xFF);
-        }
-        f.writeBytes(mask);
-        for (int i = 0; i < data.length; i++) {
-            f.write(data[i] ^ mask[i % 4]);
-        }
-        return f.toByteArray();
     }
 }

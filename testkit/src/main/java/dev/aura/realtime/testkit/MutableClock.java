@@ -1,4 +1,4 @@
-package dev.aura.realtime.front.testing;
+package dev.aura.realtime.testkit;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -6,7 +6,10 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 
-/** A clock tests move by hand. */
+/**
+ * A clock tests move by hand: it stands still until {@link #advance} moves it. Safe to read from
+ * any thread while the test advances it.
+ */
 public final class MutableClock extends Clock {
     private volatile Instant now;
 
