@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -91,6 +92,8 @@ public final class RlsPolicy implements AccessPolicy {
         final List<Map<String, View>> allowed = new ArrayList<>();
         final Map<String, Group> groups = new LinkedHashMap<>();
         final Map<String, Budget> budgets = new HashMap<>();
+        /** Each binding's claims as JSON text, serialised once per run (not once per change). */
+        final Map<JsonNode, String> claimsText = new IdentityHashMap<>();
 
         Run(List<Candidates> batch) {
             this.batch = batch;
@@ -178,7 +181,8 @@ public final class RlsPolicy implements AccessPolicy {
                         e.schemaName() + "." + e.table() + " has RLS on but no primary key; changes cannot be checked",
                         1);
             } else {
-                String claims = s.claims() == null ? "{}" : s.claims().toString();
+                String claims =
+                        s.claims() == null ? "{}" : run.claimsText.computeIfAbsent(s.claims(), JsonNode::toString);
                 Group g = run.groups.computeIfAbsent(
                         e.schemaName() + "\u0000" + e.table() + "\u0000" + pgRole + "\u0000" + claims,
                         k -> new Group(
