@@ -22,6 +22,8 @@ public final class CdcMetrics {
     public final Counter rlsQueries;
     public final Counter rlsDenied;
     public final Counter rlsErrors;
+    public final Counter rlsTimeouts;
+    public final Counter rlsWithheld;
     private final AtomicLong lagBytes = new AtomicLong();
     private final AtomicLong redecodeBytes = new AtomicLong();
     private final AtomicLong retainedBytes = new AtomicLong();
@@ -51,6 +53,15 @@ public final class CdcMetrics {
                 registry,
                 "aura.cdc.rls.errors",
                 "RLS checks that could not be done or raised (their subscribers denied, fail closed; logged with a code)");
+        rlsTimeouts = counter(
+                registry,
+                "aura.cdc.rls.timeouts",
+                "Tenant statements (RLS checks) ended by statement_timeout, lock_timeout or the watchdog");
+        rlsWithheld = counter(
+                registry,
+                "aura.cdc.rls.withheld",
+                "(change, subscriber) pairs withheld because the binding's filter tests a column its role may not"
+                        + " select, or a non-key column of a DELETE on a table with row level security");
         bytesGauge(registry, "aura.cdc.slot.lag.bytes", lagBytes, "pg_current_wal_flush_lsn - confirmed_flush_lsn");
         bytesGauge(
                 registry,
