@@ -3,6 +3,7 @@ package dev.aura.realtime.cdc;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.aura.realtime.cdc.config.CdcConfig;
+import dev.aura.realtime.cdc.config.TenantSqlConfig;
 import dev.aura.realtime.cdc.control.ControlApi;
 import dev.aura.realtime.cdc.failure.CdcReason;
 import dev.aura.realtime.cdc.failure.LogCode;
@@ -13,12 +14,14 @@ import dev.aura.realtime.cdc.leader.LeadershipStatus;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
 import dev.aura.realtime.cdc.pipeline.EventBuilder;
 import dev.aura.realtime.cdc.pipeline.ShardedPipeline;
+import dev.aura.realtime.cdc.platform.ClientRoles;
 import dev.aura.realtime.cdc.platform.EnabledTables;
 import dev.aura.realtime.cdc.platform.EnabledTablesCache;
 import dev.aura.realtime.cdc.platform.PlatformDb;
 import dev.aura.realtime.cdc.platform.PlatformSchema;
 import dev.aura.realtime.cdc.platform.ProjectCatalog;
 import dev.aura.realtime.cdc.platform.TableSecurity;
+import dev.aura.realtime.cdc.platform.TenantLoginProvisioning;
 import dev.aura.realtime.cdc.platform.TypeCatalog;
 import dev.aura.realtime.cdc.publish.EventPublisher;
 import dev.aura.realtime.cdc.publish.StatusPublisher;
@@ -28,6 +31,7 @@ import dev.aura.realtime.cdc.rpc.SubscriptionCheckService;
 import dev.aura.realtime.cdc.slot.SlotManager;
 import dev.aura.realtime.cdc.slot.SlotPoller;
 import dev.aura.realtime.cdc.tenant.TenantDb;
+import dev.aura.realtime.cdc.tenant.TenantSqlStatus;
 import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.common.wire.KvBuckets;
 import dev.aura.realtime.common.wire.Subjects;
@@ -56,8 +60,10 @@ import org.slf4j.LoggerFactory;
  * subscription check responder, the RLS shards, the status publisher and finally leadership,
  * which runs the poll loop while this process leads.
  *
- * <p>One Postgres pool serves both kinds of SQL, wrapped as {@link PlatformDb} (platform tables
- * and catalogs) and {@link TenantDb} (statements that evaluate tenant-authored SQL).
+ * <p>Two Postgres logins, two pools: {@link PlatformDb} ({@code POSTGRES_URL}: platform tables,
+ * catalogs, the control API) and {@link TenantDb} (statements that evaluate tenant-authored SQL,
+ * on a login with no privilege beyond the client roles, provisioned here from the platform login
+ * unless {@code POSTGRES_TENANT_URL} names one; docs/security.md).
  */
 public final class CdcWorker implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CdcWorker.class);
@@ -76,6 +82,7 @@ public final class CdcWorker implements AutoCloseable {
     private volatile LeaderElection election;
     private volatile EnabledTablesCache tables;
     private volatile RegistryWatch subscriptions;
+    private volatile TenantDb tenantDb;
     private HttpApi http;
 
     public CdcWorker(CdcConfig config, Clock clock) {
@@ -91,6 +98,7 @@ public final class CdcWorker implements AutoCloseable {
                 config.httpPort(),
                 state,
                 this::leaderView,
+                this::tenantSqlView,
                 this::ready,
                 meters,
                 config.instanceId(),
@@ -124,13 +132,13 @@ public final class CdcWorker implements AutoCloseable {
         hc.addDataSourceProperty("ApplicationName", "aura-cdc-worker-pool");
         HikariDataSource pool = new HikariDataSource(hc);
         started.push(pool);
+        // the tenant pool (TenantDb) is opened during bootstrap, once its login is provisioned
 
         bootstrap = Thread.ofPlatform().name("aura-bootstrap").daemon().start(() -> bootstrap(pool));
     }
 
     private void bootstrap(HikariDataSource pool) {
         PlatformDb platform = new PlatformDb(pool);
-        TenantDb tenant = new TenantDb(pool);
         try {
             RegistryWatch watch = new RegistryWatch(
                     nats,
@@ -147,6 +155,10 @@ public final class CdcWorker implements AutoCloseable {
                     CdcReason.POSTGRES_UNAVAILABLE,
                     LogCode.PLATFORM_BOOTSTRAP_FAILED,
                     () -> PlatformSchema.ensure(platform))) {
+                return;
+            }
+            TenantDb tenant = openTenantSql(platform);
+            if (tenant == null) {
                 return;
             }
             synchronized (this) {
@@ -172,9 +184,60 @@ public final class CdcWorker implements AutoCloseable {
         }
     }
 
+    /**
+     * Provisions the tenant login when the worker provisions it (every replica, every start: the
+     * same login and password, docs/security.md), then opens the tenant pool, which verifies the
+     * login. A platform login that may not provision leaves tenant SQL off, said in {@code /health}.
+     *
+     * @return null when the worker was closed meanwhile
+     */
+    private TenantDb openTenantSql(PlatformDb platform) {
+        TenantSqlConfig t = config.tenantSql();
+        String[] notPermitted = {null};
+        if (t.provisioned()
+                && !retryUntilUp(
+                        "tenant login " + t.provisionedLogin(),
+                        CdcReason.POSTGRES_UNAVAILABLE,
+                        LogCode.PLATFORM_BOOTSTRAP_FAILED,
+                        () -> {
+                            if (TenantLoginProvisioning.ensure(platform, t.provisionedLogin(), t.provisionedPassword())
+                                    instanceof TenantLoginProvisioning.Outcome.NotPermitted np) {
+                                notPermitted[0] = np.why();
+                            }
+                        })) {
+            return null;
+        }
+        TenantDb db = TenantDb.open(
+                new TenantDb.Settings(
+                        t.url(),
+                        t.provisionedLogin(),
+                        t.provisionedPassword(),
+                        t.statementTimeout(),
+                        t.lockTimeout(),
+                        config.numShards(),
+                        timings.tenantJoinConnections(),
+                        timings.connectTimeout(),
+                        ClientRoles.ALL,
+                        timings.tenantStatusRecheck()),
+                notPermitted[0] == null
+                        ? null
+                        : notPermitted[0] + "; set POSTGRES_TENANT_URL to an unprivileged login (docs/security.md)");
+        synchronized (this) {
+            if (closed.get()) {
+                db.close();
+                return null;
+            }
+            started.push(db);
+            tenantDb = db;
+        }
+        return db;
+    }
+
     /** Starts everything after the platform schema and the registry; called once, holding this. */
     private void startCdc(PlatformDb platform, TenantDb tenant, RegistryWatch watch) throws Exception {
-        SubscriptionCheckService checks = new SubscriptionCheckService(nats, new ProjectCatalog(platform), tenant);
+        TableSecurity security = new TableSecurity(platform, clock, timings.tableSecurityTtl());
+        SubscriptionCheckService checks = new SubscriptionCheckService(
+                nats, new ProjectCatalog(platform), security, tenant, timings.extraPoolConnections());
         checks.start();
         started.push(checks);
 
@@ -184,7 +247,7 @@ public final class CdcWorker implements AutoCloseable {
                 new ShardedPipeline.Settings(config.numShards(), timings.shardQueueCapacity(), timings.flushTimeout()),
                 new EventBuilder(new TypeCatalog(platform), config.maxRecordBytes()),
                 watch,
-                new RlsPolicy(tenant, new TableSecurity(platform, clock, timings.tableSecurityTtl()), metrics),
+                new RlsPolicy(tenant, security, metrics, config.tenantSql().statementTimeout()),
                 publisher,
                 metrics);
         pipeline.start();
@@ -199,7 +262,10 @@ public final class CdcWorker implements AutoCloseable {
         http.mount(
                 "/v1/",
                 new ControlApi(
-                        new ProjectCatalog(platform), new JwtVerifier(config.jwtSecret(), clock), cache::invalidate));
+                        new ProjectCatalog(platform),
+                        new JwtVerifier(config.jwtSecret(), clock),
+                        cache::invalidate,
+                        timings.controlLockTimeout()));
         SlotPoller poller = new SlotPoller(
                 new SlotPoller.Settings(
                         config.replicationUrl(),
@@ -300,6 +366,16 @@ public final class CdcWorker implements AutoCloseable {
         }
     }
 
+    private HttpApi.TenantSqlView tenantSqlView() {
+        TenantDb db = tenantDb;
+        if (db == null) {
+            String login = config.tenantSql().provisionedLogin();
+            return new HttpApi.TenantSqlView(false, login, TenantSqlStatus.STARTING, "not set up yet");
+        }
+        TenantSqlStatus s = db.status();
+        return new HttpApi.TenantSqlView(s.usable(), s.login(), s.reasonCode(), s.reason());
+    }
+
     private boolean ready() {
         Connection n = nats;
         return bootstrapped && n != null && n.getStatus() == Connection.Status.CONNECTED;
@@ -315,6 +391,19 @@ public final class CdcWorker implements AutoCloseable {
     public EnabledTables enabledTables() {
         EnabledTablesCache cache = tables;
         return cache == null ? EnabledTables.empty() : cache.current();
+    }
+
+    /**
+     * Verifies the tenant login now, as the periodic check does, and returns the result
+     * ({@code starting} before start-up opened the tenant pool).
+     */
+    public TenantSqlStatus verifyTenantSql() {
+        TenantDb db = tenantDb;
+        if (db == null) {
+            return new TenantSqlStatus(false, config.tenantSql().provisionedLogin(), TenantSqlStatus.STARTING, null);
+        }
+        db.refreshStatus();
+        return db.status();
     }
 
     public CdcState state() {

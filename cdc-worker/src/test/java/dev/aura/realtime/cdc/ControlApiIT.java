@@ -3,6 +3,11 @@ package dev.aura.realtime.cdc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpServer;
+import dev.aura.realtime.cdc.control.ControlApi;
+import dev.aura.realtime.cdc.platform.PlatformDb;
+import dev.aura.realtime.cdc.platform.ProjectCatalog;
+import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.common.wire.SubscriptionCheck;
 import dev.aura.realtime.common.wire.WireJson;
@@ -10,17 +15,22 @@ import dev.aura.realtime.testkit.ControlApiClient;
 import dev.aura.realtime.testkit.NatsServer;
 import dev.aura.realtime.testkit.PostgresServer;
 import dev.aura.realtime.testkit.TestTokens;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.sql.Connection;
 import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
 
 /** The control API (docs/design.md C9) and the join-time subscription check. */
 class ControlApiIT {
@@ -107,12 +117,121 @@ class ControlApiIT {
                 .containsExactly("todos");
     }
 
+    @Test
+    void enablingWaitsForTheTablesLockOnlyBrieflySkipsTablesAlreadyFullAndRefusesLongNames() throws Exception {
+        String service = tokens.serviceRole(fx.projectId);
+        String s = "\"" + fx.schema + "\"";
+        fx.sql(
+                "CREATE TABLE " + s + ".busy(id int PRIMARY KEY)",
+                "CREATE TABLE " + s + ".ready(id int PRIMARY KEY)",
+                "ALTER TABLE " + s + ".ready REPLICA IDENTITY FULL");
+        try (Connection tenant = fx.pg.connect()) {
+            // a tenant's open transaction holds both tables
+            tenant.setAutoCommit(false);
+            try (Statement st = tenant.createStatement()) {
+                st.execute("LOCK TABLE " + s + ".busy, " + s + ".ready IN ACCESS SHARE MODE");
+            }
+            long started = System.nanoTime();
+            HttpResponse<String> busy = put("busy", "{\"enabled\":true}", service);
+            assertThat(busy.statusCode()).as(busy.body()).isEqualTo(409);
+            assertThat(busy.body()).contains("locked by another transaction");
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
+            // already REPLICA IDENTITY FULL: nothing to alter, so nothing to wait for
+            HttpResponse<String> ready = put("ready", "{\"enabled\":true}", service);
+            assertThat(ready.statusCode()).as(ready.body()).isEqualTo(200);
+            tenant.rollback();
+        }
+        HttpResponse<String> longName = put("x".repeat(64), "{\"enabled\":true}", service);
+        assertThat(longName.statusCode()).isEqualTo(422);
+        assertThat(longName.body()).contains("longer than 63 bytes");
+        assertThat(put("é".repeat(32), "{\"enabled\":true}", service).statusCode())
+                .isEqualTo(422); // 64 bytes in UTF-8
+    }
+
+    @Test
+    void aLoginThatMayNotAlterTheTableIsAnsweredForbiddenWithPostgresReason() throws Exception {
+        String s = "\"" + fx.schema + "\"";
+        String login = "ctl_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
+        fx.sql(
+                "CREATE TABLE " + s + ".theirs(id int PRIMARY KEY)",
+                "CREATE ROLE " + login + " LOGIN",
+                "GRANT USAGE ON SCHEMA aura_platform, " + s + " TO " + login,
+                "GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA aura_platform TO " + login);
+        PGSimpleDataSource ds = new PGSimpleDataSource();
+        ds.setUrl(fx.pg.jdbcUrl(login, "unused"));
+        ControlApi api = new ControlApi(
+                new ProjectCatalog(new PlatformDb(ds)),
+                new JwtVerifier(CdcFixture.SECRET, Clock.systemUTC()),
+                () -> {},
+                Duration.ofSeconds(3));
+        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        server.createContext("/v1/", api);
+        server.start();
+        try {
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(URI.create(
+                                    "http://127.0.0.1:" + server.getAddress().getPort() + "/v1/db/" + fx.projectId
+                                            + "/schema/tables/theirs/realtime"))
+                            .PUT(HttpRequest.BodyPublishers.ofString("{\"enabled\":true}"))
+                            .header("apikey", tokens.serviceRole(fx.projectId))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(403);
+            assertThat(r.body()).contains("must be owner of table theirs");
+        } finally {
+            server.stop(0);
+        }
+    }
+
     private SubscriptionCheck.Reply check(String project, String table, String filter) throws Exception {
-        var msg = fx.nats.request(
-                Subjects.SUBSCRIPTION_CHECK,
-                json.writeValueAsBytes(new SubscriptionCheck.Request(project, table, filter)),
-                Duration.ofSeconds(5));
+        return check(new SubscriptionCheck.Request(project, table, filter));
+    }
+
+    private SubscriptionCheck.Reply check(SubscriptionCheck.Request request) throws Exception {
+        var msg = fx.nats.request(Subjects.SUBSCRIPTION_CHECK, json.writeValueAsBytes(request), Duration.ofSeconds(5));
         return json.readValue(msg.getData(), SubscriptionCheck.Reply.class);
+    }
+
+    @Test
+    void joinTimeCheckKeepsFiltersFromRevealingWhatTheRoleMayNotRead() throws Exception {
+        String t = "\"" + fx.schema + "\".guarded";
+        fx.sql(
+                "GRANT USAGE ON SCHEMA \"" + fx.schema + "\" TO aura_anon, aura_authenticated",
+                "CREATE TABLE " + t + "(id int PRIMARY KEY, owner text, secret int)",
+                "GRANT SELECT (id, owner) ON " + t + " TO aura_anon",
+                "GRANT SELECT ON " + t + " TO aura_authenticated",
+                "ALTER TABLE " + t + " ENABLE ROW LEVEL SECURITY");
+        fx.enable("guarded");
+        try {
+            String p = fx.projectId;
+            assertThat(check(new SubscriptionCheck.Request(p, "guarded", "secret=eq.1", "INSERT", "anon"))
+                            .error())
+                    .startsWith("PostgresChangesInvalidFilter: invalid column for filter secret")
+                    .contains("may not select");
+            assertThat(check(new SubscriptionCheck.Request(p, "guarded", "owner=eq.x", "DELETE", "anon"))
+                            .error())
+                    .startsWith("PostgresChangesInvalidFilter: invalid column for DELETE filter owner")
+                    .contains("primary key (id)");
+            // a request without a role (an older ws-front) still may not filter a DELETE by a non-key column
+            assertThat(check(new SubscriptionCheck.Request(p, "guarded", "owner=eq.x", "DELETE", null))
+                            .ok())
+                    .isFalse();
+            assertThat(check(new SubscriptionCheck.Request(p, "guarded", "id=eq.1", "DELETE", "anon"))
+                            .ok())
+                    .isTrue();
+            SubscriptionCheck.Reply star =
+                    check(new SubscriptionCheck.Request(p, "guarded", "owner=eq.x", "*", "authenticated"));
+            assertThat(star.ok()).isTrue();
+            assertThat(star.notice()).startsWith("PostgresChangesDeleteNotDelivered:");
+            assertThat(check(new SubscriptionCheck.Request(p, "guarded", "secret=eq.1", "DELETE", "service_role"))
+                            .ok())
+                    .isTrue();
+            assertThat(check(new SubscriptionCheck.Request(p, "guarded", null, "*", "hacker"))
+                            .error())
+                    .startsWith("Unauthorized: role 'hacker'");
+        } finally {
+            fx.disable("guarded"); // the listing test expects its own tables only
+        }
     }
 
     @Test

@@ -91,6 +91,28 @@ final class PostgresInit {
         append(conf, lines);
     }
 
+    /**
+     * Replaces {@code pg_hba.conf} so that TCP logins other than superuser {@code postgres} must
+     * give their password (SCRAM); {@code postgres} and replication keep trust authentication.
+     */
+    static void requirePasswords(Path dataDir) {
+        Path hba = dataDir.resolve("pg_hba.conf");
+        try {
+            Files.write(
+                    hba,
+                    List.of(
+                            "# aura-realtime testkit: passwords for every TCP login but postgres",
+                            "local all all trust",
+                            "local replication all trust",
+                            "host all postgres 127.0.0.1/32 trust",
+                            "host replication postgres 127.0.0.1/32 trust",
+                            "host all all 127.0.0.1/32 scram-sha-256"),
+                    StandardOpenOption.TRUNCATE_EXISTING);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + hba, e);
+        }
+    }
+
     private static void append(Path conf, List<String> lines) {
         try {
             Files.write(conf, lines, StandardOpenOption.APPEND);

@@ -137,6 +137,15 @@ public final class PostgresServer implements AutoCloseable {
         return PostgresSql.knowsSetting(jdbcUrl(), name);
     }
 
+    /**
+     * Runs a query as superuser and returns the first column of its first row as text.
+     *
+     * @throws UncheckedSqlException if the query fails or returns no row
+     */
+    public String queryOne(String query) {
+        return PostgresSql.queryOne(jdbcUrl(), query);
+    }
+
     /** Returns {@code server_version} as the server reports it, e.g. {@code 15.18 (Debian 15.18-0+deb12u1)}. */
     public String serverVersion() {
         return PostgresSql.queryOne(jdbcUrl(), "show server_version");
@@ -201,8 +210,18 @@ public final class PostgresServer implements AutoCloseable {
     /** Builds a {@link PostgresServer}; settings are written into postgresql.conf before the first start. */
     public static final class Builder {
         private final Map<String, String> settings = new LinkedHashMap<>();
+        private boolean passwords;
 
         private Builder() {}
+
+        /**
+         * Makes every TCP login except superuser {@code postgres} authenticate with its password
+         * (SCRAM) instead of trust, for tests of credentials; {@link #jdbcUrl()} keeps working.
+         */
+        public Builder requirePasswords() {
+            passwords = true;
+            return this;
+        }
 
         /**
          * Adds a postgresql.conf setting, overriding the defaults (e.g.
@@ -229,6 +248,9 @@ public final class PostgresServer implements AutoCloseable {
             IllegalStateException lastFailure = null;
             try {
                 PostgresInit.initdb(binDir, baseDir.resolve("data"));
+                if (passwords) {
+                    PostgresInit.requirePasswords(baseDir.resolve("data"));
+                }
                 // Another process may take the probed port before Postgres binds it: retry with a new one.
                 for (int attempt = 0; attempt < 3; attempt++) {
                     PostgresServer server = new PostgresServer(binDir, baseDir, Ports.free());

@@ -14,7 +14,7 @@ import java.time.Duration;
  * {@link Timings} that are not environment variables. Every number the worker runs with is here.
  *
  * @param replicationUrl JDBC URL of a role with REPLICATION, used for slot polling
- * @param postgresUrl JDBC URL for platform tables, RLS checks and the control API
+ * @param postgresUrl JDBC URL of the platform login: platform tables, catalogs, the control API
  * @param nats NATS servers, credentials and TLS ({@code NATS_*})
  * @param jwtSecret HS256 secret (>= 32 bytes)
  * @param httpPort health/metrics/control API port
@@ -29,6 +29,8 @@ import java.time.Duration;
  * @param instanceId this process's id ({@code Aura-Origin} header and lease holder identity)
  * @param registryBucketMaxBytes byte limit of the subscription registry bucket when this worker creates it
  * @param leader leader election settings ({@code LEADER_ELECTION}, {@code LEASE_*})
+ * @param tenantSql the login and timeouts of tenant SQL ({@code POSTGRES_TENANT_URL},
+ *     {@code CDC_TENANT_*}; docs/security.md)
  * @param timings fixed periods and sizes ({@link Timings#DEFAULT})
  */
 public record CdcConfig(
@@ -48,6 +50,7 @@ public record CdcConfig(
         String instanceId,
         long registryBucketMaxBytes,
         LeaderConfig leader,
+        TenantSqlConfig tenantSql,
         Timings timings) {
 
     /**
@@ -75,6 +78,11 @@ public record CdcConfig(
      *     subscription checks, table refresh, type lookups)
      * @param connectTimeout NATS connect and Postgres pool checkout timeout
      * @param natsReconnectWait pause between NATS reconnect attempts
+     * @param tenantJoinConnections tenant pool connections for join-time checks, beyond one per
+     *     shard; join-time checks never take more, so they cannot starve the RLS checks
+     * @param tenantStatusRecheck how often the tenant login's privileges are verified again
+     * @param controlLockTimeout how long the control API's {@code ALTER TABLE} waits for the
+     *     table's lock before answering 409
      */
     public record Timings(
             Duration staleAfterBase,
@@ -91,7 +99,10 @@ public record CdcConfig(
             Duration statusTick,
             int extraPoolConnections,
             Duration connectTimeout,
-            Duration natsReconnectWait) {
+            Duration natsReconnectWait,
+            int tenantJoinConnections,
+            Duration tenantStatusRecheck,
+            Duration controlLockTimeout) {
 
         public static final Timings DEFAULT = new Timings(
                 Duration.ofSeconds(10),
@@ -108,7 +119,10 @@ public record CdcConfig(
                 Duration.ofMillis(250),
                 4,
                 Duration.ofSeconds(5),
-                Duration.ofMillis(500));
+                Duration.ofMillis(500),
+                2,
+                Duration.ofSeconds(30),
+                Duration.ofSeconds(3));
     }
 
     /** @throws ConfigException naming the first bad variable */
@@ -121,11 +135,13 @@ public record CdcConfig(
                     CDC_SLOT_NAME.name() + "=" + slot + " must match [a-z0-9_]{1,63} (Postgres slot name rules)");
         }
         String instanceId = InstanceId.fromEnv(env, "cdc-worker");
+        String postgresUrl = env.string(POSTGRES_URL.name(), replication);
+        String secret = env.required(AURA_JWT_SECRET.name());
         return new CdcConfig(
                 replication,
-                env.string(POSTGRES_URL.name(), replication),
+                postgresUrl,
                 NatsSettings.fromEnv(env),
-                env.required(AURA_JWT_SECRET.name()),
+                secret,
                 env.integer(CDC_HTTP_PORT, 0, 65535),
                 slot,
                 env.integer(CDC_BATCH_SIZE, 1, 1_000_000),
@@ -138,7 +154,24 @@ public record CdcConfig(
                 instanceId,
                 env.longValue(REGISTRY_BUCKET_MAX_BYTES, 64 * 1024, Long.MAX_VALUE),
                 LeaderConfig.fromEnv(env, instanceId),
+                tenantSql(env, postgresUrl, secret, slot),
                 Timings.DEFAULT);
+    }
+
+    private static TenantSqlConfig tenantSql(Env env, String postgresUrl, String secret, String slot) {
+        Duration statementTimeout = env.millis(CDC_TENANT_STATEMENT_TIMEOUT_MS, 10, 600_000);
+        Duration lockTimeout = env.millis(CDC_TENANT_LOCK_TIMEOUT_MS, 10, 600_000);
+        return env.optional(POSTGRES_TENANT_URL.name())
+                .map(url -> new TenantSqlConfig(url, null, null, statementTimeout, lockTimeout))
+                .orElseGet(() -> {
+                    String login = TenantSqlConfig.loginFor(slot);
+                    return new TenantSqlConfig(
+                            postgresUrl,
+                            login,
+                            TenantSqlConfig.passwordFor(secret, login),
+                            statementTimeout,
+                            lockTimeout);
+                });
     }
 
     /** No successful poll for this long makes {@code cdc_active} false ({@code /health}). */

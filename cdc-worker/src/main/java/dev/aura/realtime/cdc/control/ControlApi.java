@@ -16,6 +16,7 @@ import java.io.IOException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -27,30 +28,40 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>{@code PUT /v1/db/{project_id}/schema/tables/{table}/realtime} with
  *       {@code {"enabled": true|false}}: enabling writes {@code realtime_tables} and sets
- *       {@code REPLICA IDENTITY FULL} in one transaction (wal2json needs it for complete
- *       UPDATE/DELETE rows); idempotent. 404 when the table does not exist in the project's
- *       schema, 422 when it has no primary key (wal2json would drop its UPDATE/DELETE and RLS
- *       checks need a key).
+ *       {@code REPLICA IDENTITY FULL} (unless already set) in one transaction (wal2json needs it
+ *       for complete UPDATE/DELETE rows); idempotent. 404 when the table does not exist in the
+ *       project's schema, 422 when it has no primary key (wal2json would drop its UPDATE/DELETE
+ *       and RLS checks need a key) or its name is longer than 63 bytes (Postgres would truncate
+ *       it), 403 when the worker's login may not alter the table (Postgres's reason), 409 when the
+ *       table stays locked for the lock timeout.
  *   <li>{@code GET /v1/db/{project_id}/realtime/tables}: the enabled tables.
  * </ul>
  * Authorised by a {@code service_role} JWT of that project in the {@code apikey} header or
- * {@code Authorization: Bearer}; 401 otherwise. Errors are JSON {@code {"error": "..."}}.
+ * {@code Authorization: Bearer}; 401 otherwise. Errors are JSON {@code {"error": "..."}}; 503
+ * only when the database fails otherwise.
  */
 public final class ControlApi implements HttpHandler {
     private static final Logger log = LoggerFactory.getLogger(ControlApi.class);
     private static final Pattern PUT_PATH = Pattern.compile("^/v1/db/([^/]+)/schema/tables/([^/]+)/realtime/?$");
     private static final Pattern LIST_PATH = Pattern.compile("^/v1/db/([^/]+)/realtime/tables/?$");
+    /** Postgres keeps identifiers up to NAMEDATALEN - 1 bytes and truncates longer ones. */
+    private static final int MAX_NAME_BYTES = 63;
 
     private final ProjectCatalog projects;
     private final JwtVerifier jwt;
     private final Runnable onChange;
+    private final Duration lockTimeout;
     private final ObjectMapper mapper = WireJson.mapper();
 
-    /** @param onChange run after a successful change (e.g. refresh the table cache at once) */
-    public ControlApi(ProjectCatalog projects, JwtVerifier jwt, Runnable onChange) {
+    /**
+     * @param onChange run after a successful change (e.g. refresh the table cache at once)
+     * @param lockTimeout how long enabling waits for the table's lock before answering 409
+     */
+    public ControlApi(ProjectCatalog projects, JwtVerifier jwt, Runnable onChange, Duration lockTimeout) {
         this.projects = projects;
         this.jwt = jwt;
         this.onChange = onChange;
+        this.lockTimeout = lockTimeout;
     }
 
     @Override
@@ -77,8 +88,19 @@ public final class ControlApi implements HttpHandler {
                 error(ex, 404, "no such endpoint");
             }
         } catch (SQLException e) {
-            log.warn("[ControlApiDbFailed] control API database error: {}", e.getMessage());
-            error(ex, 503, "database unavailable");
+            if ("42501".equals(e.getSQLState())) {
+                // Postgres's own words (e.g. "must be owner of table x"); no tenant text
+                error(ex, 403, "the worker's database login may not change this table: " + e.getMessage());
+            } else if ("55P03".equals(e.getSQLState())) {
+                error(
+                        ex,
+                        409,
+                        "the table is locked by another transaction (waited " + lockTimeout.toMillis()
+                                + " ms); try again");
+            } else {
+                log.warn("[ControlApiDbFailed] control API database error: {}", e.getMessage());
+                error(ex, 503, "database unavailable");
+            }
         } catch (RuntimeException e) {
             log.error("[ControlApiFailed] control API failure", e);
             error(ex, 500, "internal error");
@@ -121,12 +143,21 @@ public final class ControlApi implements HttpHandler {
             return;
         }
         boolean enabled = body.get("enabled").asBoolean();
+        if (table.isEmpty() || table.indexOf('\u0000') >= 0) {
+            error(ex, 422, "invalid table name");
+            return;
+        }
+        if (table.getBytes(StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
+            // Postgres would silently truncate it to 63 bytes, i.e. name another table
+            error(ex, 422, "table name longer than " + MAX_NAME_BYTES + " bytes");
+            return;
+        }
         UUID projectId = uuid(project);
         if (projectId == null) {
             error(ex, 404, "unknown project " + project);
             return;
         }
-        switch (projects.setRealtime(projectId, table, enabled)) {
+        switch (projects.setRealtime(projectId, table, enabled, lockTimeout)) {
             case UNKNOWN_PROJECT -> {
                 error(ex, 404, "unknown project " + project);
                 return;

@@ -13,8 +13,8 @@ public enum LogCode {
     CONFIG_INVALID,
     /** The platform schema could not be created yet (Postgres unreachable or privileges); retried. */
     PLATFORM_BOOTSTRAP_FAILED,
-    /** The role of {@code POSTGRES_URL} could not be made a member of the RLS roles. */
-    ROLE_GRANT_FAILED,
+    /** Tenant SQL is off: the tenant login is privileged, missing or cannot connect (its {@code /health} reason follows). */
+    TENANT_SQL_DISABLED,
     /** Start-up failed after Postgres and NATS were reachable (a bug or a refused resource). */
     STARTUP_FAILED,
     /** A component raised while being closed. */
@@ -49,8 +49,14 @@ public enum LogCode {
     RLS_NO_PRIMARY_KEY,
     /** A binding's role is not anon, authenticated or service_role; denied. */
     RLS_UNKNOWN_ROLE,
-    /** One claim set's RLS check raised (e.g. a policy casting a claim); those subscribers were denied. */
+    /** An RLS check raised (e.g. a policy casting a claim); the subscribers of the rows it raised for were denied. */
     RLS_CHECK_FAILED,
+    /** An RLS check outlived {@code statement_timeout} or {@code lock_timeout}; its subscribers were denied for that change. */
+    RLS_CHECK_TIMED_OUT,
+    /** A project's checks timed out too often in one shard run; its remaining checks of the run were denied unrun. */
+    RLS_CHECK_SKIPPED,
+    /** A tenant statement outlived its deadline (it caught its timeout) and could not be terminated. */
+    TENANT_STATEMENT_NOT_TERMINATED,
 
     // NATS and the subscription registry
     /** NATS reported connected but returned no flush marker twice; a reconnect was forced. */

@@ -32,11 +32,18 @@ public final class HttpApi implements AutoCloseable {
     /** Leadership as /health shows it. */
     public record LeaderView(boolean leader, String holder, long leaseEpoch, String mode) {}
 
+    /**
+     * Tenant SQL as /health shows it ({@code tenant_sql}; docs/security.md): whether RLS checks
+     * and filter casts run, as which login, and why not.
+     */
+    public record TenantSqlView(boolean rlsChecks, String login, String reasonCode, String reason) {}
+
     private final HttpServer server;
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
     private final ObjectMapper mapper = WireJson.mapper();
     private final CdcState state;
     private final Supplier<LeaderView> leader;
+    private final Supplier<TenantSqlView> tenantSql;
     private final BooleanSupplier ready;
     private final PrometheusMeterRegistry registry;
     private final String instance;
@@ -46,6 +53,7 @@ public final class HttpApi implements AutoCloseable {
             int port,
             CdcState state,
             Supplier<LeaderView> leader,
+            Supplier<TenantSqlView> tenantSql,
             BooleanSupplier ready,
             PrometheusMeterRegistry registry,
             String instance,
@@ -53,6 +61,7 @@ public final class HttpApi implements AutoCloseable {
             throws IOException {
         this.state = state;
         this.leader = leader;
+        this.tenantSql = tenantSql;
         this.ready = ready;
         this.registry = registry;
         this.instance = instance;
@@ -107,6 +116,12 @@ public final class HttpApi implements AutoCloseable {
             slot.put("redecode_bytes", info.redecodeBytes());
             slot.put("active_pid", info.activePid());
         }
+        TenantSqlView t = tenantSql.get();
+        body.putObject("tenant_sql")
+                .put("rls_checks", t.rlsChecks())
+                .put("login", t.login())
+                .put("reason_code", t.reasonCode())
+                .put("reason", t.reason());
         body.put("last_poll_ok_at_ms", s.lastPollOkAtMs());
         body.put("polls", s.polls());
         if (s.gapTo() != null) {

@@ -22,6 +22,8 @@ public final class CdcMetrics {
     public final Counter rlsQueries;
     public final Counter rlsDenied;
     public final Counter rlsErrors;
+    public final Counter rlsTimeouts;
+    public final Counter rlsWithheld;
     public final Counter registryEntriesInvalid;
     public final Timer registrySync;
     private final AtomicLong lagBytes = new AtomicLong();
@@ -53,6 +55,15 @@ public final class CdcMetrics {
                 registry,
                 "aura.cdc.rls.errors",
                 "RLS checks that could not be done or raised (their subscribers denied, fail closed; logged with a code)");
+        rlsTimeouts = counter(
+                registry,
+                "aura.cdc.rls.timeouts",
+                "Tenant statements (RLS checks) ended by statement_timeout, lock_timeout or the watchdog");
+        rlsWithheld = counter(
+                registry,
+                "aura.cdc.rls.withheld",
+                "(change, subscriber) pairs withheld because the binding's filter tests a column its role may not"
+                        + " select, or a non-key column of a DELETE on a table with row level security");
         registryEntriesInvalid = counter(
                 registry,
                 "aura.cdc.registry.entries.invalid",

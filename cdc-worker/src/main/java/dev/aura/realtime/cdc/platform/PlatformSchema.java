@@ -10,14 +10,15 @@ import org.slf4j.LoggerFactory;
  * Creates or upgrades, idempotently and under an advisory lock (several workers start at
  * once), what the product needs in the database: schema {@code aura_platform} with
  * {@code projects} and {@code realtime_tables}, the NOLOGIN roles {@code aura_anon} and
- * {@code aura_authenticated}, and Supabase's {@code auth.jwt()}, {@code auth.uid()},
+ * {@code aura_authenticated}, Supabase's {@code auth.jwt()}, {@code auth.uid()},
  * {@code auth.role()} reading the {@code request.jwt.claims} setting, so policies written for
- * Supabase ({@code using (owner_id = auth.uid())}) work unchanged.
+ * Supabase ({@code using (owner_id = auth.uid())}) work unchanged, and the per-key check function
+ * {@code aura_rls.visible_each} of tenant SQL.
  */
 public final class PlatformSchema {
     private static final Logger log = LoggerFactory.getLogger(PlatformSchema.class);
-    /** Arbitrary constant: pg_advisory_xact_lock key of the bootstrap. */
-    private static final long LOCK_KEY = 0x4155524152544CL;
+    /** Arbitrary constant: pg_advisory_xact_lock key of the bootstrap and of the tenant login's provisioning. */
+    static final long LOCK_KEY = 0x4155524152544CL;
 
     private static final String[] DDL = {
         "CREATE SCHEMA IF NOT EXISTS aura_platform",
@@ -49,6 +50,33 @@ public final class PlatformSchema {
         $$ SELECT nullif(auth.jwt() ->> 'role', '')::text $$""",
         "GRANT USAGE ON SCHEMA auth TO aura_anon, aura_authenticated",
         "GRANT EXECUTE ON FUNCTION auth.jwt(), auth.uid(), auth.role() TO aura_anon, aura_authenticated",
+        // The per-key RLS check (tenant.TenantDb): one query per key, each in its own
+        // subtransaction, so a policy that raises for one row denies that row only. SECURITY
+        // INVOKER: it runs with the client role's rights, nothing more (tenant code may call it,
+        // gaining nothing). Its search_path is the caller's (pg_catalog first).
+        "CREATE SCHEMA IF NOT EXISTS aura_rls",
+        """
+        CREATE OR REPLACE FUNCTION aura_rls.visible_each(query text, keys text[], width integer)
+        RETURNS TABLE(k integer, visible boolean, err_state text) LANGUAGE plpgsql VOLATILE AS $$
+        DECLARE
+          seen boolean;
+        BEGIN
+          FOR i IN 1 .. coalesce(array_length(keys, 1), 0) / width LOOP
+            k := i;
+            err_state := NULL;
+            BEGIN
+              EXECUTE query INTO seen USING keys[(i - 1) * width + 1 : i * width];
+              visible := coalesce(seen, false);
+            EXCEPTION WHEN OTHERS THEN
+              visible := false;
+              err_state := SQLSTATE;
+            END;
+            RETURN NEXT;
+          END LOOP;
+        END $$""",
+        "REVOKE ALL ON FUNCTION aura_rls.visible_each(text, text[], integer) FROM PUBLIC",
+        "GRANT USAGE ON SCHEMA aura_rls TO aura_anon, aura_authenticated",
+        "GRANT EXECUTE ON FUNCTION aura_rls.visible_each(text, text[], integer) TO aura_anon, aura_authenticated",
     };
 
     private PlatformSchema() {}
@@ -71,25 +99,8 @@ public final class PlatformSchema {
                 c.rollback();
                 throw e;
             }
-            grantRolesToSelf(c);
         }
-        log.info("platform schema aura_platform, roles aura_anon/aura_authenticated and auth.* functions are in place");
-    }
-
-    /** RLS checks run {@code SET LOCAL ROLE aura_anon}: the session user must be a member (superusers are). */
-    private static void grantRolesToSelf(Connection c) throws SQLException {
-        try (Statement s = c.createStatement()) {
-            var rs = s.executeQuery("SELECT rolsuper FROM pg_roles WHERE rolname = current_user");
-            if (rs.next() && rs.getBoolean(1)) {
-                return;
-            }
-            s.execute("GRANT aura_anon, aura_authenticated TO CURRENT_USER");
-            c.commit();
-        } catch (SQLException e) {
-            c.rollback();
-            log.warn(
-                    "[RoleGrantFailed] could not grant aura_anon/aura_authenticated to the POSTGRES_URL role ({}); RLS checks need that membership",
-                    e.getMessage());
-        }
+        log.info(
+                "platform schema aura_platform, roles aura_anon/aura_authenticated, auth.* and aura_rls.* functions are in place");
     }
 }

@@ -5,6 +5,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -80,14 +81,23 @@ public final class ProjectCatalog {
 
     /**
      * Enables or disables realtime for a table, in one transaction. Enabling also sets
-     * {@code REPLICA IDENTITY FULL} (wal2json needs it for complete UPDATE/DELETE rows) and
-     * requires the table to exist with a primary key (wal2json drops UPDATE/DELETE of a table
-     * without one, and RLS checks need a key). Idempotent.
+     * {@code REPLICA IDENTITY FULL} (wal2json needs it for complete UPDATE/DELETE rows) unless the
+     * table has it already, and requires the table to exist with a primary key (wal2json drops
+     * UPDATE/DELETE of a table without one, and RLS checks need a key). Idempotent.
+     *
+     * @param lockTimeout how long the {@code ALTER TABLE} may wait for the table's lock (a tenant's
+     *     open transaction on it); then it fails with SQLState 55P03
+     * @throws SQLException also 42501 when the platform login may not alter the table
      */
-    public SetOutcome setRealtime(UUID project, String table, boolean enabled) throws SQLException {
+    public SetOutcome setRealtime(UUID project, String table, boolean enabled, Duration lockTimeout)
+            throws SQLException {
         try (Connection c = db.connection()) {
             c.setAutoCommit(false);
             try {
+                try (PreparedStatement ps = c.prepareStatement("SELECT set_config('lock_timeout', ?, true)")) {
+                    ps.setString(1, lockTimeout.toMillis() + "ms");
+                    ps.execute();
+                }
                 SetOutcome outcome = setRealtime(c, project, table, enabled);
                 if (outcome == SetOutcome.DONE) {
                     c.commit();
@@ -109,15 +119,17 @@ public final class ProjectCatalog {
             return SetOutcome.UNKNOWN_PROJECT;
         }
         if (enabled) {
-            Boolean hasPk = primaryKeyOf(c, schema, table);
-            if (hasPk == null) {
+            TableShape shape = shapeOf(c, schema, table);
+            if (shape == null) {
                 return SetOutcome.NO_SUCH_TABLE;
             }
-            if (!hasPk) {
+            if (!shape.hasPrimaryKey()) {
                 return SetOutcome.NO_PRIMARY_KEY;
             }
-            try (Statement s = c.createStatement()) {
-                s.execute("ALTER TABLE " + ident(schema) + "." + ident(table) + " REPLICA IDENTITY FULL");
+            if (!shape.replicaIdentityFull()) {
+                try (Statement s = c.createStatement()) {
+                    s.execute("ALTER TABLE " + ident(schema) + "." + ident(table) + " REPLICA IDENTITY FULL");
+                }
             }
         }
         try (PreparedStatement ps = c.prepareStatement("""
@@ -160,15 +172,18 @@ public final class ProjectCatalog {
         }
     }
 
-    /** @return null when the table does not exist, else whether it has a primary key */
-    private static Boolean primaryKeyOf(Connection c, String schema, String table) throws SQLException {
+    private record TableShape(boolean hasPrimaryKey, boolean replicaIdentityFull) {}
+
+    /** @return null when the table does not exist */
+    private static TableShape shapeOf(Connection c, String schema, String table) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("""
-                SELECT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = r.oid AND i.indisprimary)
-                  FROM (SELECT to_regclass(format('%I.%I', ?::text, ?::text)) AS oid) r WHERE r.oid IS NOT NULL""")) {
+                SELECT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = k.oid AND i.indisprimary),
+                       k.relreplident = 'f'
+                  FROM pg_class k WHERE k.oid = to_regclass(format('%I.%I', ?::text, ?::text))""")) {
             ps.setString(1, schema);
             ps.setString(2, table);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? rs.getBoolean(1) : null;
+                return rs.next() ? new TableShape(rs.getBoolean(1), rs.getBoolean(2)) : null;
             }
         }
     }

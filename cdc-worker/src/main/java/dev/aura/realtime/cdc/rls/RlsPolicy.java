@@ -8,111 +8,207 @@ import dev.aura.realtime.cdc.failure.CdcFailure;
 import dev.aura.realtime.cdc.failure.CdcReason;
 import dev.aura.realtime.cdc.failure.LogCode;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
+import dev.aura.realtime.cdc.platform.ClientRoles;
 import dev.aura.realtime.cdc.platform.TableSecurity;
 import dev.aura.realtime.cdc.tenant.TenantDb;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Row Level Security for postgres_changes (docs/design.md C7), checked by real reads.
+ * Grants and Row Level Security for postgres_changes (docs/design.md C7, docs/security.md).
  *
  * <ul>
- *   <li>Table without RLS ({@code relrowsecurity} false): every matched binding is allowed
- *       (Supabase's behaviour).
- *   <li>RLS on, INSERT/UPDATE: bindings are grouped by (role, claims); {@code service_role}
- *       sees everything; each other group costs one round trip for all the batch's changes of
- *       the table ({@link TenantDb#visibleKeys}). So round trips grow with distinct claims, not
- *       subscribers × changes.
- *   <li>RLS on, DELETE: the row is gone and cannot be checked; like Supabase, matched bindings
- *       get it with {@code old_record} cut to the primary key columns. TRUNCATE likewise.
- *   <li>Fail closed: whatever prevents a check denies the subscribers it concerns, in one way
- *       ({@link #deny}): a log line with its code ({@code RlsStateUnavailable},
- *       {@code RlsNoPrimaryKey}, {@code RlsUnknownRole}, {@code RlsCheckFailed}) and the
- *       {@code aura_cdc_rls_errors} counter. Every other subscriber still gets the change and the
- *       batch is never retried for it.
- *   <li>Postgres unreachable: not a denial but a {@link CdcFailure}, so the batch is re-read.
+ *   <li>Every subscriber of a client role sees only the columns its role may select
+ *       ({@link ViewRules#clientView}); one that cannot select the primary key gets
+ *       {@code Error 401: Unauthorized} and no values. {@code service_role} sees every column.
+ *   <li>A binding whose filter tests a column its role may not read, or a non-key column of a
+ *       DELETE on an RLS table, is withheld ({@link ViewRules#filterReveals}).
+ *   <li>Table without RLS: nothing more. RLS on, DELETE/TRUNCATE: the row is gone and cannot be
+ *       checked; delivered with {@code old_record} cut to the key (Supabase's rule).
+ *   <li>RLS on, INSERT/UPDATE: bindings are grouped by (table, role, claims), one
+ *       {@link TenantDb#visibleKeys} round trip per group for all the run's changes of the table.
+ *       A check that raises is re-run per key in one statement ({@link TenantDb#visibleEach}), so a
+ *       row whose policy raises denies that change only. A check that times out is re-run per
+ *       change (each with a quarter of the statement timeout: one row's check is much cheaper than
+ *       the batch's), but once one of a project's checks timed out in a shard run, all its further
+ *       statements of that run share an allowance of one statement timeout (each runs with what is
+ *       left as its {@code statement_timeout}); what is still undecided when it is spent is denied
+ *       without a query. So one project holds the shard, and the batch everyone waits for, for
+ *       about two statement timeouts per run at most, however slow or numerous its checks.
+ *   <li>Fail closed: whatever prevents a check denies the subscribers it concerns, logged with a
+ *       code and counted ({@code aura_cdc_rls_errors}); tenant SQL switched off (a privileged or
+ *       missing tenant login) denies every check.
+ *   <li>Postgres not answering is not a denial but a {@link CdcFailure}: the batch is re-read.
  * </ul>
- * Thread-safe; the RLS shards call it concurrently.
+ *
+ * Thread-safe; the shards call it concurrently. All state of one call lives in its {@link Run}.
  */
 public final class RlsPolicy implements AccessPolicy {
     private static final Logger log = LoggerFactory.getLogger(RlsPolicy.class);
+    /** Below this allowance a statement is not started: it could not finish anyway. */
+    private static final long MIN_STATEMENT_NANOS = Duration.ofMillis(10).toNanos();
+
     private final TenantDb tenant;
     private final TableSecurity security;
     private final CdcMetrics metrics;
+    private final Duration statementTimeout;
 
-    public RlsPolicy(TenantDb tenant, TableSecurity security, CdcMetrics metrics) {
+    /** @param statementTimeout the tenant statement timeout, also a project's allowance after a timeout */
+    public RlsPolicy(TenantDb tenant, TableSecurity security, CdcMetrics metrics, Duration statementTimeout) {
         this.tenant = tenant;
         this.security = security;
         this.metrics = metrics;
+        this.statementTimeout = statementTimeout;
     }
 
-    /** The INSERT/UPDATE changes (by index in the batch) of one table that need a check. */
-    private record TableCheck(TableSecurity.Facts facts, List<Integer> indexes) {}
+    /** A project's time in one run: unlimited until a timeout, then an allowance of one statement timeout. */
+    private static final class Budget {
+        boolean timedOut;
+        long allowanceNanos;
+    }
+
+    /** The subscribers of one (table, role, claims) among a run's INSERT/UPDATE changes, and their views. */
+    private record Group(
+            String projectId,
+            TenantDb.KeyedTable table,
+            String pgRole,
+            String claims,
+            Map<Integer, List<String>> subsByChange,
+            Map<Integer, View> viewByChange) {}
+
+    /** One call of {@link #allowed}: what each change is delivered to, and each project's timeouts. */
+    private final class Run {
+        final List<Candidates> batch;
+        final List<Map<String, View>> allowed = new ArrayList<>();
+        final Map<String, Group> groups = new LinkedHashMap<>();
+        final Map<String, Budget> budgets = new HashMap<>();
+        /** Each binding's claims as JSON text, serialised once per run (not once per change). */
+        final Map<JsonNode, String> claimsText = new IdentityHashMap<>();
+
+        Run(List<Candidates> batch) {
+            this.batch = batch;
+            batch.forEach(c -> allowed.add(new HashMap<>()));
+        }
+
+        void allow(int change, String subId, View view) {
+            allowed.get(change).put(subId, view);
+        }
+    }
 
     @Override
     public List<List<Delivery>> allowed(List<Candidates> batch) throws CdcFailure {
-        List<Set<String>> out = new ArrayList<>(batch.size());
-        List<View> views = new ArrayList<>(batch.size());
-        Map<String, TableCheck> toCheckByTable = new LinkedHashMap<>();
+        Run run = new Run(batch);
         for (int i = 0; i < batch.size(); i++) {
-            Candidates c = batch.get(i);
-            Set<String> allowed = new HashSet<>();
-            out.add(allowed);
-            views.add(View.FULL);
-            if (c.matched().isEmpty()) {
-                continue;
-            }
-            BuiltEvent e = c.event();
-            TableSecurity.Facts facts = facts(e, c.matched().size());
-            if (facts == null) {
-                continue;
-            }
-            if (!facts.rowSecurity()) {
-                c.matched().forEach(s -> allowed.add(s.subId()));
-            } else if (!"INSERT".equals(e.type()) && !"UPDATE".equals(e.type())) {
-                // the row is gone and cannot be checked: reveal only its key (Supabase's rule)
-                views.set(i, View.OLD_RECORD_KEY_ONLY);
-                c.matched().forEach(s -> allowed.add(s.subId()));
-            } else {
-                toCheckByTable
-                        .computeIfAbsent(
-                                e.schemaName() + "\u0000" + e.table(), k -> new TableCheck(facts, new ArrayList<>()))
-                        .indexes()
-                        .add(i);
+            if (!batch.get(i).matched().isEmpty()) {
+                sort(run, i);
             }
         }
-        for (TableCheck check : toCheckByTable.values()) {
-            checkTable(batch, check.facts(), check.indexes(), out);
+        for (Group g : run.groups.values()) {
+            checkGroup(run, g);
         }
-        List<List<Delivery>> result = new ArrayList<>(out.size());
-        for (int i = 0; i < out.size(); i++) {
-            Set<String> allowed = out.get(i);
-            // keep the registry's order, which is stable per binding
-            List<String> ids = batch.get(i).matched().stream()
-                    .map(SubscriptionEntry::subId)
-                    .filter(allowed::contains)
-                    .toList();
-            result.add(ids.isEmpty() ? List.of() : List.of(new Delivery(views.get(i), ids)));
-            metrics.rlsDenied.increment(batch.get(i).matched().size() - ids.size());
+        List<List<Delivery>> result = new ArrayList<>(batch.size());
+        for (int i = 0; i < batch.size(); i++) {
+            Map<String, View> allowed = run.allowed.get(i);
+            // one message per distinct view, subscribers in the registry's order (stable per binding)
+            Map<View, List<String>> byView = new LinkedHashMap<>();
+            for (SubscriptionEntry s : batch.get(i).matched()) {
+                View v = allowed.get(s.subId());
+                if (v != null) {
+                    byView.computeIfAbsent(v, k -> new ArrayList<>()).add(s.subId());
+                }
+            }
+            List<Delivery> deliveries = new ArrayList<>(byView.size());
+            byView.forEach((v, ids) -> deliveries.add(new Delivery(v, ids)));
+            result.add(deliveries);
+            metrics.rlsDenied.increment(batch.get(i).matched().size() - allowed.size());
         }
         return result;
     }
 
-    /** The table's security facts, or null (denied) when the catalog cannot be read. */
+    /** Decides what needs no query and files the rest into groups. */
+    private void sort(Run run, int i) throws CdcFailure {
+        Candidates c = run.batch.get(i);
+        BuiltEvent e = c.event();
+        TableSecurity.Facts facts = facts(e, c.matched().size());
+        if (facts == null) {
+            return;
+        }
+        for (SubscriptionEntry s : c.matched()) {
+            if (ClientRoles.SERVICE_ROLE.equals(s.role())) {
+                run.allow(i, s.subId(), ViewRules.serviceView(facts, e.type()));
+                continue;
+            }
+            String pgRole = ClientRoles.of(s.role());
+            if (pgRole == null) {
+                deny(LogCode.RLS_UNKNOWN_ROLE, "subscription " + s.subId() + " has role '" + s.role() + "'", 1);
+                continue;
+            }
+            if (!facts.exists()) {
+                deny(LogCode.RLS_STATE_UNAVAILABLE, e.schemaName() + "." + e.table() + " no longer exists", 1);
+                continue;
+            }
+            if (ViewRules.filterReveals(s.filter(), facts, pgRole, e.type())) {
+                metrics.rlsWithheld.increment();
+                log.debug(
+                        "withheld {} from {}: its filter would reveal a value {} may not read",
+                        e.eventId(),
+                        s.subId(),
+                        pgRole);
+                continue;
+            }
+            View view = ViewRules.clientView(facts, pgRole, e.type());
+            if (!facts.rowSecurity() || !ViewRules.rowChange(e.type()) || view.equals(ViewRules.UNAUTHORIZED_VIEW)) {
+                run.allow(i, s.subId(), view);
+            } else if (tenant.status().off()) {
+                deny(
+                        LogCode.RLS_CHECK_FAILED,
+                        e.schemaName() + "." + e.table() + ": tenant SQL is off ("
+                                + tenant.status().reasonCode() + ")",
+                        1);
+            } else if (facts.pkColumns().isEmpty()) {
+                deny(
+                        LogCode.RLS_NO_PRIMARY_KEY,
+                        e.schemaName() + "." + e.table() + " has RLS on but no primary key; changes cannot be checked",
+                        1);
+            } else {
+                String claims =
+                        s.claims() == null ? "{}" : run.claimsText.computeIfAbsent(s.claims(), JsonNode::toString);
+                Group g = run.groups.computeIfAbsent(
+                        e.schemaName() + "\u0000" + e.table() + "\u0000" + pgRole + "\u0000" + claims,
+                        k -> new Group(
+                                e.projectId(),
+                                new TenantDb.KeyedTable(e.schemaName(), e.table(), facts.pkColumns(), facts.pkTypes()),
+                                pgRole,
+                                claims,
+                                new LinkedHashMap<>(),
+                                new HashMap<>()));
+                g.subsByChange().computeIfAbsent(i, k -> new ArrayList<>()).add(s.subId());
+                g.viewByChange().put(i, view);
+            }
+        }
+    }
+
+    /** The table's security facts, or null (everyone denied) when the catalog cannot be read. */
     private TableSecurity.Facts facts(BuiltEvent e, int subscriptions) throws CdcFailure {
         try {
             return security.facts(e.schemaName(), e.table());
         } catch (SQLException ex) {
-            failIfUnreachable("RLS state of " + e.schemaName() + "." + e.table(), ex);
+            if (CdcFailure.isConnectionFailure(ex)) {
+                throw CdcFailure.retriable(
+                        CdcReason.POSTGRES_UNAVAILABLE,
+                        "RLS state of " + e.schemaName() + "." + e.table() + ": " + ex.getMessage(),
+                        ex);
+            }
             deny(
                     LogCode.RLS_STATE_UNAVAILABLE,
                     "cannot read RLS state of " + e.schemaName() + "." + e.table() + " (" + ex.getMessage() + ")",
@@ -121,89 +217,147 @@ public final class RlsPolicy implements AccessPolicy {
         }
     }
 
-    /** Checks the INSERT/UPDATE changes (by index) of one table for all their matched groups. */
-    private void checkTable(
-            List<Candidates> batch, TableSecurity.Facts facts, List<Integer> indexes, List<Set<String>> out)
-            throws CdcFailure {
-        BuiltEvent first = batch.get(indexes.get(0)).event();
-        if (facts.pkColumns().isEmpty()) {
-            deny(
-                    LogCode.RLS_NO_PRIMARY_KEY,
-                    first.schemaName() + "." + first.table()
-                            + " has RLS on but no primary key; changes cannot be checked",
-                    indexes.stream()
-                            .mapToInt(i -> batch.get(i).matched().size())
-                            .sum());
-            return;
-        }
-        Map<String, Group> groups = new LinkedHashMap<>();
-        for (int i : indexes) {
-            for (SubscriptionEntry s : batch.get(i).matched()) {
-                if ("service_role".equals(s.role())) {
-                    out.get(i).add(s.subId());
-                    continue;
-                }
-                String pgRole = switch (String.valueOf(s.role())) {
-                    case "anon" -> "aura_anon";
-                    case "authenticated" -> "aura_authenticated";
-                    default -> null;
-                };
-                if (pgRole == null) {
-                    deny(LogCode.RLS_UNKNOWN_ROLE, "subscription " + s.subId() + " has role '" + s.role() + "'", 1);
-                    continue;
-                }
-                String claims = s.claims() == null ? "{}" : s.claims().toString();
-                Group g = groups.computeIfAbsent(pgRole + "\u0000" + claims, k -> new Group(pgRole, claims));
-                g.subsByChange.computeIfAbsent(i, k -> new ArrayList<>()).add(s.subId());
-            }
-        }
-        TenantDb.KeyedTable table =
-                new TenantDb.KeyedTable(first.schemaName(), first.table(), facts.pkColumns(), facts.pkTypes());
-        for (Group g : groups.values()) {
-            checkGroup(batch, table, g, out);
-        }
-    }
-
-    /** The bindings of one (role, claims) among a table's changes of the batch. */
-    private static final class Group {
-        final String pgRole;
-        final String claims;
-        final Map<Integer, List<String>> subsByChange = new LinkedHashMap<>();
-
-        Group(String pgRole, String claims) {
-            this.pgRole = pgRole;
-            this.claims = claims;
-        }
-    }
-
-    private void checkGroup(List<Candidates> batch, TenantDb.KeyedTable table, Group g, List<Set<String>> out)
-            throws CdcFailure {
-        Map<String, List<Integer>> changesByKey = new HashMap<>();
-        for (int i : g.subsByChange.keySet()) {
-            String key = keyOf(batch.get(i).event().record(), table.columns());
+    /** Checks one group's changes: batched, then per key after an error, per change after a timeout. */
+    private void checkGroup(Run run, Group g) throws CdcFailure {
+        Map<String, List<Integer>> changesByKey = new LinkedHashMap<>();
+        for (int i : g.subsByChange().keySet()) {
+            String key = keyOf(run.batch.get(i).event().record(), g.table().columns());
             if (key != null) {
                 changesByKey.computeIfAbsent(key, k -> new ArrayList<>()).add(i);
             }
         }
-        if (changesByKey.isEmpty()) {
+        List<String> keys = new ArrayList<>(changesByKey.keySet());
+        if (keys.isEmpty()) {
             return;
         }
-        try {
-            metrics.rlsQueries.increment();
-            Set<String> visible = tenant.visibleKeys(g.pgRole, g.claims, table, changesByKey.keySet());
-            for (String key : visible) {
-                for (int i : changesByKey.getOrDefault(key, List.of())) {
-                    out.get(i).addAll(g.subsByChange.get(i));
+        TenantDb.Verdict verdict = query(run, g, keys, false, statementTimeout);
+        if (verdict instanceof TenantDb.Verdict.Failed failed
+                && failed.failure().kind() == TenantDb.Kind.ERROR
+                && keys.size() > 1) {
+            log.warn(
+                    "[{}] {}: SQLState {}: {}; checking each of {} rows on its own",
+                    LogCode.RLS_CHECK_FAILED,
+                    describe(g),
+                    failed.failure().sqlState(),
+                    sanitize(failed.failure().tenantText()),
+                    keys.size());
+            verdict = query(run, g, keys, true, statementTimeout);
+        }
+        switch (verdict) {
+            case null -> skip(g, keys, changesByKey);
+            case TenantDb.Verdict.Visible v -> {
+                v.keys().forEach(k -> allowKey(run, g, changesByKey.get(k)));
+                if (!v.failedKeys().isEmpty()) {
+                    deny(
+                            LogCode.RLS_CHECK_FAILED,
+                            describe(g) + ": the policy raised for "
+                                    + v.failedKeys().size() + " of " + keys.size() + " rows (SQLState "
+                                    + v.failedKeys().values().iterator().next() + ")",
+                            subscriptions(g, v.failedKeys().keySet(), changesByKey));
                 }
             }
-        } catch (SQLException e) {
-            failIfUnreachable("RLS check on " + table.schema() + "." + table.table(), e);
-            deny(
-                    LogCode.RLS_CHECK_FAILED,
-                    table.schema() + "." + table.table() + " role " + g.pgRole + " claims " + abbreviate(g.claims)
-                            + ": SQLState " + e.getSQLState() + ": " + e.getMessage(),
-                    g.subsByChange.values().stream().mapToInt(List::size).sum());
+            case TenantDb.Verdict.Failed f
+            when keys.size() == 1 || f.failure().kind() == TenantDb.Kind.ERROR ->
+                fail(g, f.failure(), subscriptions(g, keys, changesByKey));
+            case TenantDb.Verdict.Failed f -> {
+                log.warn(
+                        "[{}] {}: SQLState {}; checking each of {} changes on its own",
+                        LogCode.RLS_CHECK_TIMED_OUT,
+                        describe(g),
+                        f.failure().sqlState(),
+                        keys.size());
+                for (String key : keys) {
+                    switch (query(run, g, List.of(key), false, statementTimeout.dividedBy(4))) {
+                        case null -> skip(g, List.of(key), changesByKey);
+                        case TenantDb.Verdict.Visible v -> v.keys().forEach(k -> allowKey(run, g, changesByKey.get(k)));
+                        case TenantDb.Verdict.Failed one ->
+                            fail(g, one.failure(), subscriptions(g, List.of(key), changesByKey));
+                    }
+                }
+            }
         }
+    }
+
+    /** Denies {@code keys} of a project whose allowance after a timeout is spent, without a query. */
+    private void skip(Group g, List<String> keys, Map<String, List<Integer>> changesByKey) {
+        deny(
+                LogCode.RLS_CHECK_SKIPPED,
+                describe(g) + ": project " + g.projectId() + " spent its time for this run after a timeout",
+                subscriptions(g, keys, changesByKey));
+    }
+
+    /**
+     * One tenant statement for {@code keys}, within the project's budget of the run.
+     *
+     * @param limit the statement's own timeout (cut to what is left of the allowance after a timeout)
+     * @return null when the project's allowance is spent (nothing was run)
+     */
+    private TenantDb.Verdict query(Run run, Group g, List<String> keys, boolean each, Duration limit)
+            throws CdcFailure {
+        Budget budget = run.budgets.computeIfAbsent(g.projectId(), p -> new Budget());
+        Duration timeout = limit;
+        if (budget.timedOut) {
+            if (budget.allowanceNanos < MIN_STATEMENT_NANOS) {
+                return null;
+            }
+            timeout = Duration.ofNanos(Math.min(budget.allowanceNanos, limit.toNanos()));
+        }
+        metrics.rlsQueries.increment();
+        long started = System.nanoTime();
+        TenantDb.Verdict v;
+        try {
+            v = each
+                    ? tenant.visibleEach(g.pgRole(), g.claims(), g.table(), keys, timeout)
+                    : tenant.visibleKeys(g.pgRole(), g.claims(), g.table(), keys, timeout);
+        } catch (TenantDb.Unavailable e) {
+            // no tenant text in here: the message is the driver's or the pool's
+            throw CdcFailure.retriable(
+                    CdcReason.POSTGRES_UNAVAILABLE, "RLS check on " + describe(g) + ": " + e.getMessage(), e);
+        }
+        if (budget.timedOut) {
+            budget.allowanceNanos -= System.nanoTime() - started;
+        }
+        if (v instanceof TenantDb.Verdict.Failed f && f.failure().kind() == TenantDb.Kind.TIMEOUT) {
+            metrics.rlsTimeouts.increment();
+            if (!budget.timedOut) {
+                budget.timedOut = true;
+                budget.allowanceNanos = statementTimeout.toNanos();
+            }
+        }
+        return v;
+    }
+
+    private void allowKey(Run run, Group g, List<Integer> changes) {
+        if (changes == null) {
+            return;
+        }
+        for (int i : changes) {
+            View view = g.viewByChange().get(i);
+            g.subsByChange().get(i).forEach(sub -> run.allow(i, sub, view));
+        }
+    }
+
+    private void fail(Group g, TenantDb.Failure failure, int subscriptions) {
+        LogCode code = failure.kind() == TenantDb.Kind.TIMEOUT ? LogCode.RLS_CHECK_TIMED_OUT : LogCode.RLS_CHECK_FAILED;
+        deny(
+                code,
+                describe(g) + ": SQLState " + failure.sqlState() + ": " + sanitize(failure.tenantText()),
+                subscriptions);
+    }
+
+    private static int subscriptions(Group g, Collection<String> keys, Map<String, List<Integer>> byKey) {
+        int n = 0;
+        for (String k : keys) {
+            for (int i : byKey.getOrDefault(k, List.of())) {
+                n += g.subsByChange().get(i).size();
+            }
+        }
+        return n;
+    }
+
+    private static String describe(Group g) {
+        return g.table().schema() + "." + g.table().table() + " role " + g.pgRole() + " claims "
+                + abbreviate(g.claims());
     }
 
     /**
@@ -213,13 +367,6 @@ public final class RlsPolicy implements AccessPolicy {
     private void deny(LogCode code, String detail, int subscriptions) {
         metrics.rlsErrors.increment();
         log.warn("[{}] {}; denied for {} subscription(s)", code, detail, subscriptions);
-    }
-
-    /** A connection failure says nothing about any subscriber: fail the batch so it is re-read. */
-    private static void failIfUnreachable(String what, SQLException e) throws CdcFailure {
-        if (CdcFailure.isConnectionFailure(e)) {
-            throw CdcFailure.retriable(CdcReason.POSTGRES_UNAVAILABLE, what + ": " + e.getMessage(), e);
-        }
     }
 
     /** The primary key of a row as text values joined by NUL, or null when a key column is missing. */
@@ -236,6 +383,11 @@ public final class RlsPolicy implements AccessPolicy {
             k.append(c == 0 ? "" : "\u0000").append(v.isTextual() ? v.asText() : v.toString());
         }
         return k.toString();
+    }
+
+    /** Tenant text for one log line: control characters replaced, at most 200 characters. */
+    private static String sanitize(String text) {
+        return abbreviate(String.valueOf(text).replaceAll("\\p{Cntrl}", " "));
     }
 
     private static String abbreviate(String s) {

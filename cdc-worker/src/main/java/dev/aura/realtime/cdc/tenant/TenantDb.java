@@ -1,168 +1,347 @@
 package dev.aura.realtime.cdc.tenant;
 
+import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
+import java.time.Duration;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
-import javax.sql.DataSource;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The pool for <em>tenant SQL</em>: statements that evaluate SQL a tenant wrote, i.e. RLS policies
- * (read under {@code SET LOCAL ROLE}) and casts to a tenant's column types (whose input functions
- * and domain checks the tenant may define). Every such statement of the worker is in this class,
- * runs in a transaction that is rolled back, and never touches {@code aura_platform}; platform
- * SQL runs on {@code platform.PlatformDb}. Both wrap the same pool today.
+ * The pool for <em>tenant SQL</em>: every statement that evaluates SQL a tenant wrote, i.e. RLS
+ * policies (read under the subscriber's client role) and casts to a tenant's column types (whose
+ * input functions and domain checks the tenant may define). Its login is not the worker's: it has
+ * no privilege beyond the client roles ({@link TenantLoginCheck}), so {@code RESET ROLE} in tenant
+ * code reaches nothing more (docs/security.md). Platform SQL runs on {@code platform.PlatformDb}.
  *
- * <p>Thread-safe; every call takes its own connection.
+ * <p>Every use is one read-only transaction ({@code default_transaction_read_only}, so
+ * non-transactional side effects such as {@code setval} fail) with {@code statement_timeout},
+ * {@code lock_timeout}, the client role, the claims and {@code search_path = pg_catalog,
+ * <project schema>} set locally, a {@link Watchdog} for statements that catch their timeout, then
+ * a rollback and {@code DISCARD ALL}, so nothing a tenant left in the session (advisory locks,
+ * temporary tables, prepared statements, settings) reaches the next user of the connection.
+ *
+ * <p>Failures are classified without trusting what the tenant can raise: a timeout (ours, or the
+ * watchdog's) is {@link Kind#TIMEOUT}; any other error is {@link Kind#ERROR} when the session (or,
+ * if the tenant ended it, a fresh one) still answers {@code SELECT 1}, whatever its SQLSTATE, and
+ * {@link Unavailable} only when Postgres itself does not answer. Tenant error text stays in
+ * {@link Failure#tenantText} (for the log) and never enters an {@link Unavailable}.
+ *
+ * <p>The transaction's mechanics are {@link TenantSessions}. Thread-safe; every call takes its own
+ * connection. Join-time casts use at most
+ * {@code joinConnections} of the pool, so they never starve the RLS checks.
  */
-public final class TenantDb {
-    private final DataSource pool;
+public final class TenantDb implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(TenantDb.class);
+    /** Least time a statement gets beyond its timeout before the watchdog ends it. */
+    private static final Duration GRACE = Duration.ofMillis(100);
 
-    public TenantDb(DataSource pool) {
-        this.pool = pool;
+    /**
+     * @param url JDBC URL (its user and password are replaced by {@code user}/{@code password} when those are set)
+     * @param user the login, or null to take the URL's
+     * @param password its password, or null
+     * @param statementTimeout {@code statement_timeout}
+     * @param lockTimeout {@code lock_timeout}
+     * @param checkConnections connections for RLS checks (one per shard)
+     * @param joinConnections connections join-time casts may use at most
+     * @param checkoutTimeout how long a caller waits for a connection before Postgres counts as unavailable
+     * @param clientRoles the only roles the login may be a member of
+     * @param statusRecheck how often the login is verified again
+     */
+    public record Settings(
+            String url,
+            String user,
+            String password,
+            Duration statementTimeout,
+            Duration lockTimeout,
+            int checkConnections,
+            int joinConnections,
+            Duration checkoutTimeout,
+            List<String> clientRoles,
+            Duration statusRecheck) {
+        @Override
+        public String toString() {
+            return "TenantDb.Settings[user=" + user + ", statementTimeout=" + statementTimeout + "]";
+        }
+    }
+
+    /** A table's primary key, as {@code format_type} names usable in casts. */
+    public record KeyedTable(String schema, String table, List<String> columns, List<String> types) {}
+
+    /** How a tenant statement failed. */
+    public enum Kind {
+        /** It raised (whatever SQLSTATE) and Postgres still answers. */
+        ERROR,
+        /** {@code statement_timeout}, {@code lock_timeout} or the watchdog ended it. */
+        TIMEOUT
+    }
+
+    /** A tenant statement's failure; {@code tenantText} may contain tenant-authored text: logs only. */
+    public record Failure(Kind kind, String sqlState, String tenantText) {}
+
+    /** The outcome of an RLS check. */
+    public sealed interface Verdict {
+        /**
+         * @param keys the visible keys
+         * @param failedKeys keys whose own check raised, with the SQLSTATE ({@link #visibleEach} only)
+         */
+        record Visible(Set<String> keys, Map<String, String> failedKeys) implements Verdict {}
+
+        record Failed(Failure failure) implements Verdict {}
+    }
+
+    /** The outcome of a join-time cast. */
+    public enum CastVerdict {
+        CASTS,
+        /** The type refused the value (or its tenant-defined input or check raised). */
+        INVALID,
+        /** The cast did not finish within the timeouts. */
+        TIMED_OUT,
+        /** Every connection join-time checks may use stayed busy for the checkout timeout. */
+        BUSY
+    }
+
+    /** Postgres (or the tenant pool) did not answer: says nothing about any subscriber. */
+    public static final class Unavailable extends Exception {
+        Unavailable(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    private final Settings settings;
+    private final HikariDataSource pool;
+    private final HikariDataSource terminator;
+    private final ScheduledExecutorService scheduler;
+    private final TenantSessions sessions;
+    private final Semaphore joinLane;
+    private volatile TenantSqlStatus status;
+    private volatile TenantSqlStatus missing;
+    private volatile long verifiedAtNanos;
+
+    private TenantDb(Settings settings) {
+        this.settings = settings;
+        this.pool = TenantSessions.pool(
+                settings, "aura-cdc-tenant", settings.checkConnections() + settings.joinConnections() + 1);
+        this.terminator = TenantSessions.pool(settings, "aura-cdc-tenant-watchdog", 1);
+        this.scheduler = Executors.newSingleThreadScheduledExecutor(
+                Thread.ofPlatform().name("aura-tenant-watchdog").daemon().factory());
+        Duration half = settings.statementTimeout().dividedBy(2);
+        Watchdog watchdog = new Watchdog(scheduler, terminator, half.compareTo(GRACE) > 0 ? half : GRACE);
+        this.sessions = new TenantSessions(pool, watchdog, settings.statementTimeout());
+        this.joinLane = new Semaphore(settings.joinConnections());
+        this.status = TenantSqlStatus.not(settings.user(), TenantSqlStatus.STARTING, "verifying the tenant login");
     }
 
     /**
-     * A table's primary key, as {@code format_type} names usable in casts.
+     * Opens the pools and verifies the login now and every {@code statusRecheck}.
      *
-     * @param schema the table's schema
-     * @param table the table
-     * @param columns primary key column names, in key order
-     * @param types their types, in the same order
+     * @param missing null, or why there is no tenant login (the worker could not provision one and
+     *     none was configured): tenant SQL then stays off until a restart
      */
-    public record KeyedTable(String schema, String table, List<String> columns, List<String> types) {}
+    public static TenantDb open(Settings settings, String missing) {
+        TenantDb db = new TenantDb(settings);
+        if (missing != null) {
+            db.missing = TenantSqlStatus.not(settings.user(), TenantSqlStatus.MISSING, missing);
+            db.setStatus(db.missing);
+            return db;
+        }
+        db.refreshStatus();
+        db.scheduler.scheduleWithFixedDelay(db::recheck, 1, 1, TimeUnit.SECONDS);
+        return db;
+    }
+
+    /** Whether tenant SQL runs, and why not. */
+    public TenantSqlStatus status() {
+        return status;
+    }
+
+    /** Verifies the login every {@code statusRecheck}, and every second while it cannot connect. */
+    private void recheck() {
+        if (!status.usable()
+                || System.nanoTime() - verifiedAtNanos
+                        >= settings.statusRecheck().toNanos()) {
+            refreshStatus();
+        }
+    }
+
+    /** Verifies the login again. */
+    public void refreshStatus() {
+        verifiedAtNanos = System.nanoTime();
+        if (missing != null) {
+            return;
+        }
+        TenantSqlStatus next;
+        Connection c = null;
+        try {
+            c = pool.getConnection();
+            next = TenantLoginCheck.verify(c, settings.clientRoles());
+            c.close();
+        } catch (SQLException e) {
+            if (c != null) {
+                sessions.release(c, false); // a session that failed our own query is not reused
+            }
+            next = TenantSqlStatus.not(
+                    status.login(),
+                    TenantSqlStatus.UNAVAILABLE,
+                    "the tenant login cannot connect or be verified: " + e.getMessage());
+        }
+        setStatus(next);
+    }
+
+    private synchronized void setStatus(TenantSqlStatus next) {
+        TenantSqlStatus previous = status;
+        status = next;
+        if (next.usable() && !previous.usable()) {
+            log.info("tenant SQL runs as login {} (no privilege beyond {})", next.login(), settings.clientRoles());
+        } else if (!next.usable() && !next.reasonCode().equals(previous.reasonCode())) {
+            log.warn("[TenantSqlDisabled] {}: {}", next.reasonCode(), next.reason());
+        }
+    }
 
     /**
-     * Which of {@code keys} the role with these JWT claims may read, in one rolled-back
-     * transaction: {@code SET LOCAL ROLE <role>; set_config('request.jwt.claims', <claims>, true);
-     * SELECT <pk> FROM <table> WHERE <pk> = ANY(<keys>)}. The table's RLS policies decide.
+     * Which of {@code keys} the role with these claims may read, in one statement:
+     * {@code SELECT <pk> FROM <table> WHERE <pk> = ANY(<keys>)}; the table's policies decide.
      *
-     * @param pgRole {@code aura_anon} or {@code aura_authenticated}
-     * @param claims the JWT claims as JSON text
      * @param keys primary keys, each as its column values (as text) joined by NUL
-     * @return the visible subset of {@code keys}, in the same encoding
-     * @throws SQLException when the check raises (e.g. a policy casting a malformed claim) or
-     *     Postgres is unreachable
+     * @param timeout the statement's {@code statement_timeout} (at most the configured one)
+     * @throws Unavailable when Postgres did not answer
      */
-    public Set<String> visibleKeys(String pgRole, String claims, KeyedTable table, Collection<String> keys)
-            throws SQLException {
-        Set<String> visible = new HashSet<>();
+    public Verdict visibleKeys(
+            String pgRole, String claims, KeyedTable table, Collection<String> keys, Duration timeout)
+            throws Unavailable {
         if (keys.isEmpty()) {
-            return visible;
+            return new Verdict.Visible(Set.of(), Map.of());
         }
+        try {
+            Set<String> visible = session(pgRole, claims, table.schema(), timeout, c -> batch(c, table, keys));
+            return new Verdict.Visible(visible, Map.of());
+        } catch (TenantSessions.TenantFailure f) {
+            return new Verdict.Failed(f.failure);
+        }
+    }
+
+    /**
+     * Like {@link #visibleKeys}, but each key checked on its own inside one statement
+     * ({@code aura_rls.visible_each}): a key whose check raises is reported in
+     * {@link Verdict.Visible#failedKeys} and the others are still decided. Only a timeout fails the
+     * whole call.
+     */
+    public Verdict visibleEach(String pgRole, String claims, KeyedTable table, List<String> keys, Duration timeout)
+            throws Unavailable {
+        try {
+            return session(pgRole, claims, table.schema(), timeout, c -> each(c, table, keys));
+        } catch (TenantSessions.TenantFailure f) {
+            return new Verdict.Failed(f.failure);
+        }
+    }
+
+    /**
+     * Whether {@code value} casts to the type under the subscriber's role, asked of Postgres
+     * itself so "castable" means exactly what the database accepts (a join-time filter check).
+     *
+     * @param formattedType a {@code format_type} name read from the catalog
+     * @throws Unavailable when Postgres did not answer
+     */
+    public CastVerdict casts(String pgRole, String schema, String value, String formattedType) throws Unavailable {
+        try {
+            if (!joinLane.tryAcquire(settings.checkoutTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
+                return CastVerdict.BUSY;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return CastVerdict.BUSY;
+        }
+        try {
+            return session(pgRole, "{}", schema, settings.statementTimeout(), c -> {
+                try (PreparedStatement ps = c.prepareStatement("SELECT CAST(?::text AS " + formattedType + ")")) {
+                    ps.setString(1, value);
+                    ps.executeQuery().close();
+                    return CastVerdict.CASTS;
+                }
+            });
+        } catch (TenantSessions.TenantFailure f) {
+            return f.failure.kind() == Kind.TIMEOUT ? CastVerdict.TIMED_OUT : CastVerdict.INVALID;
+        } finally {
+            joinLane.release();
+        }
+    }
+
+    private static Set<String> batch(Connection c, KeyedTable table, Collection<String> keys) throws SQLException {
+        Set<String> visible = new HashSet<>();
         int n = table.columns().size();
-        try (Connection c = pool.getConnection()) {
-            c.setAutoCommit(false);
-            try {
-                try (Statement s = c.createStatement()) {
-                    s.execute("SET LOCAL ROLE " + pgRole);
-                }
-                try (PreparedStatement ps = c.prepareStatement("SELECT set_config('request.jwt.claims', ?, true)")) {
-                    ps.setString(1, claims);
-                    ps.execute();
-                }
-                try (PreparedStatement ps = c.prepareStatement(visibleKeysSql(table))) {
-                    List<String[]> parts =
-                            keys.stream().map(k -> k.split("\u0000", -1)).toList();
-                    for (int col = 0; col < n; col++) {
-                        final int cc = col;
-                        Array arr = c.createArrayOf(
-                                "text", parts.stream().map(p -> p[cc]).toArray());
-                        ps.setArray(col + 1, arr);
+        List<String[]> parts = keys.stream().map(k -> k.split("\u0000", -1)).toList();
+        try (PreparedStatement ps = c.prepareStatement(KeyQueries.batch(table))) {
+            for (int col = 0; col < n; col++) {
+                final int cc = col;
+                Array arr =
+                        c.createArrayOf("text", parts.stream().map(p -> p[cc]).toArray());
+                ps.setArray(col + 1, arr);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    StringBuilder k = new StringBuilder();
+                    for (int col = 1; col <= n; col++) {
+                        k.append(col == 1 ? "" : "\u0000").append(rs.getString(col));
                     }
-                    try (ResultSet rs = ps.executeQuery()) {
-                        while (rs.next()) {
-                            StringBuilder k = new StringBuilder();
-                            for (int col = 1; col <= n; col++) {
-                                k.append(col == 1 ? "" : "\u0000").append(rs.getString(col));
-                            }
-                            visible.add(k.toString());
-                        }
-                    }
+                    visible.add(k.toString());
                 }
-            } finally {
-                c.rollback();
-                c.setAutoCommit(true);
             }
         }
         return visible;
     }
 
-    /** {@code SELECT pk::text... FROM t WHERE pk = ANY(?)} (one key column) or {@code (pk...) IN (unnest...)}. */
-    private static String visibleKeysSql(KeyedTable table) {
-        List<String> cols = table.columns();
-        List<String> types = table.types();
-        int n = cols.size();
-        StringBuilder sql = new StringBuilder("SELECT ");
-        for (int c = 0; c < n; c++) {
-            sql.append(c == 0 ? "" : ", ").append(ident(cols.get(c))).append("::text");
-        }
-        sql.append(" FROM ")
-                .append(ident(table.schema()))
-                .append('.')
-                .append(ident(table.table()))
-                .append(" WHERE ");
-        if (n == 1) {
-            sql.append(ident(cols.get(0)))
-                    .append(" = ANY(?::text[]::")
-                    .append(types.get(0))
-                    .append("[])");
-            return sql.toString();
-        }
-        sql.append('(');
-        for (int c = 0; c < n; c++) {
-            sql.append(c == 0 ? "" : ", ").append(ident(cols.get(c)));
-        }
-        sql.append(") IN (SELECT ");
-        for (int c = 0; c < n; c++) {
-            sql.append(c == 0 ? "" : ", ").append("k").append(c).append("::").append(types.get(c));
-        }
-        sql.append(" FROM unnest(");
-        for (int c = 0; c < n; c++) {
-            sql.append(c == 0 ? "" : ", ").append("?::text[]");
-        }
-        sql.append(") AS u(");
-        for (int c = 0; c < n; c++) {
-            sql.append(c == 0 ? "" : ", ").append("k").append(c);
-        }
-        return sql.append("))").toString();
-    }
-
-    /**
-     * Whether {@code value} casts to the type, asked of Postgres itself so "castable" means
-     * exactly what the database accepts (a join-time filter check).
-     *
-     * @param formattedType a {@code format_type} name read from the catalog
-     * @throws SQLException when the check fails for another reason than the value (SQLState
-     *     classes 22 and 42 mean "does not cast")
-     */
-    public boolean casts(String value, String formattedType) throws SQLException {
-        try (Connection c = pool.getConnection()) {
-            c.setAutoCommit(false);
-            try (PreparedStatement ps = c.prepareStatement("SELECT CAST(?::text AS " + formattedType + ")")) {
-                ps.setString(1, value);
-                ps.executeQuery().close();
-                return true;
-            } catch (SQLException e) {
-                if (e.getSQLState() != null
-                        && (e.getSQLState().startsWith("22") || e.getSQLState().startsWith("42"))) {
-                    return false;
+    private static Verdict each(Connection c, KeyedTable table, List<String> keys) throws SQLException {
+        int n = table.columns().size();
+        Object[] flat = keys.stream()
+                .flatMap(k -> List.of(k.split("\u0000", -1)).stream())
+                .toArray();
+        Set<String> visible = new HashSet<>();
+        Map<String, String> failed = new HashMap<>();
+        try (PreparedStatement ps =
+                c.prepareStatement("SELECT k, visible, err_state FROM aura_rls.visible_each(?, ?::text[], ?)")) {
+            ps.setString(1, KeyQueries.single(table));
+            ps.setArray(2, c.createArrayOf("text", flat));
+            ps.setInt(3, n);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    String key = keys.get(rs.getInt(1) - 1);
+                    if (rs.getString(3) != null) {
+                        failed.put(key, rs.getString(3));
+                    } else if (rs.getBoolean(2)) {
+                        visible.add(key);
+                    }
                 }
-                throw e;
-            } finally {
-                c.rollback();
-                c.setAutoCommit(true);
             }
         }
+        return new Verdict.Visible(visible, failed);
     }
 
-    private static String ident(String name) {
-        return "\"" + name.replace("\"", "\"\"") + "\"";
+    /** Runs {@code body} in a tenant transaction, unless tenant SQL is off. */
+    private <T> T session(String pgRole, String claims, String schema, Duration timeout, TenantSessions.Body<T> body)
+            throws Unavailable, TenantSessions.TenantFailure {
+        if (status.off()) {
+            throw new IllegalStateException("tenant SQL is off: " + status.reasonCode());
+        }
+        return sessions.run(pgRole, claims, schema, timeout, body);
+    }
+
+    @Override
+    public void close() {
+        scheduler.shutdownNow();
+        pool.close();
+        terminator.close();
     }
 }

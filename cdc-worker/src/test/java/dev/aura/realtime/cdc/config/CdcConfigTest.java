@@ -106,4 +106,44 @@ class CdcConfigTest {
         env.put("AURA_JWT_SECRET", SECRET);
         return CdcConfig.fromEnv(new Env(env));
     }
+
+    @Test
+    void withoutATenantUrlTheWorkerProvisionsALoginNamedAfterTheSlotWithAPasswordEveryReplicaDerives() {
+        TenantSqlConfig tenant = config(Map.of("POSTGRES_URL", "jdbc:postgresql://db/app?user=platform"))
+                .tenantSql();
+        assertThat(tenant.provisioned()).isTrue();
+        assertThat(tenant.url()).isEqualTo("jdbc:postgresql://db/app?user=platform");
+        assertThat(tenant.provisionedLogin()).isEqualTo("aura_cdc_slot_tenant");
+        assertThat(tenant.provisionedPassword())
+                .as("the same secret gives every replica the same password")
+                .isEqualTo(config(Map.of()).tenantSql().provisionedPassword())
+                .isNotEqualTo(TenantSqlConfig.passwordFor("another-secret-another-secret-123", "aura_cdc_slot_tenant"))
+                .hasSizeGreaterThanOrEqualTo(43);
+        assertThat(tenant.toString()).doesNotContain(tenant.provisionedPassword());
+        assertThat(tenant.statementTimeout()).isEqualTo(Duration.ofMillis(250));
+        assertThat(tenant.lockTimeout()).isEqualTo(Duration.ofMillis(100));
+        // a long slot name still gives a login Postgres keeps whole (63 bytes)
+        assertThat(TenantSqlConfig.loginFor("s".repeat(63))).hasSize(63).endsWith("_tenant");
+    }
+
+    @Test
+    void aTenantUrlNamesTheLoginAndNothingIsProvisioned() {
+        String url = "jdbc:postgresql://db/app?user=tenant&password=pw";
+        TenantSqlConfig tenant = config(Map.of(
+                        "POSTGRES_TENANT_URL",
+                        url,
+                        "CDC_TENANT_STATEMENT_TIMEOUT_MS",
+                        "400",
+                        "CDC_TENANT_LOCK_TIMEOUT_MS",
+                        "50"))
+                .tenantSql();
+        assertThat(tenant.provisioned()).isFalse();
+        assertThat(tenant.url()).isEqualTo(url);
+        assertThat(tenant.statementTimeout()).isEqualTo(Duration.ofMillis(400));
+        assertThat(tenant.lockTimeout()).isEqualTo(Duration.ofMillis(50));
+        assertThat(tenant.toString()).doesNotContain("pw");
+        assertThatThrownBy(() -> config(Map.of("CDC_TENANT_STATEMENT_TIMEOUT_MS", "0")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("CDC_TENANT_STATEMENT_TIMEOUT_MS");
+    }
 }

@@ -53,8 +53,27 @@ public final class EnvVars {
     // cdc-worker.
     public static final EnvVar POSTGRES_REPLICATION_URL = new EnvVar(
             "POSTGRES_REPLICATION_URL", null, "", "JDBC URL of a role with REPLICATION (slot polling); required");
-    public static final EnvVar POSTGRES_URL =
-            new EnvVar("POSTGRES_URL", "POSTGRES_REPLICATION_URL", "", "JDBC URL for RLS checks and platform tables");
+    public static final EnvVar POSTGRES_URL = new EnvVar(
+            "POSTGRES_URL",
+            "POSTGRES_REPLICATION_URL",
+            "",
+            "JDBC URL of the worker's platform login (aura_platform, catalogs, control API); never runs tenant SQL");
+    public static final EnvVar POSTGRES_TENANT_URL = new EnvVar(
+            "POSTGRES_TENANT_URL",
+            "(unset: the worker provisions login <CDC_SLOT_NAME>_tenant)",
+            "",
+            "JDBC URL with the credentials of the unprivileged login that runs tenant SQL (RLS checks, filter casts);"
+                    + " see docs/security.md");
+    public static final EnvVar CDC_TENANT_STATEMENT_TIMEOUT_MS = new EnvVar(
+            "CDC_TENANT_STATEMENT_TIMEOUT_MS",
+            "250",
+            "ms",
+            "statement_timeout of tenant SQL; a check that takes longer denies its subscribers for that change");
+    public static final EnvVar CDC_TENANT_LOCK_TIMEOUT_MS = new EnvVar(
+            "CDC_TENANT_LOCK_TIMEOUT_MS",
+            "100",
+            "ms",
+            "lock_timeout of tenant SQL (a tenant's lock cannot hold a check)");
     public static final EnvVar CDC_HTTP_PORT =
             new EnvVar("CDC_HTTP_PORT", "8081", "port", "Health, metrics and control API port");
     public static final EnvVar CDC_SLOT_NAME =
@@ -188,6 +207,7 @@ public final class EnvVars {
     public static final List<EnvVar> CDC_WORKER = List.of(
             POSTGRES_REPLICATION_URL,
             POSTGRES_URL,
+            POSTGRES_TENANT_URL,
             NATS_URL,
             NATS_USER,
             NATS_PASSWORD,
@@ -207,6 +227,8 @@ public final class EnvVars {
             CDC_NUM_SHARDS,
             CDC_MAX_RECORD_BYTES,
             CDC_REDECODE_WARN_BYTES,
+            CDC_TENANT_STATEMENT_TIMEOUT_MS,
+            CDC_TENANT_LOCK_TIMEOUT_MS,
             LEADER_ELECTION,
             LEASE_NAME,
             LEASE_NAMESPACE,

@@ -178,7 +178,7 @@ public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker,
             }
             try {
                 SubscriptionCheck.Reply r = mapper.readValue(msg.getData(), SubscriptionCheck.Reply.class);
-                return r.ok() ? new Outcome.Valid(r.columnType()) : new Outcome.Invalid(r.error());
+                return r.ok() ? new Outcome.Valid(r.columnType(), r.notice()) : new Outcome.Invalid(r.error());
             } catch (Exception e) {
                 return new Outcome.Unavailable("undecodable reply: " + e);
             }

@@ -14,8 +14,16 @@ public interface SubscriptionChecker {
 
     /** The answer to one check. */
     sealed interface Outcome {
-        /** The binding is valid; {@code columnType} is the filter column's typname or null. */
-        record Valid(String columnType) implements Outcome {}
+        /**
+         * The binding is valid; {@code columnType} is the filter column's typname or null;
+         * {@code notice} ({@code "Code: message"}) or null says what the binding will not receive
+         * (pushed to the client as a {@code system} message after the join).
+         */
+        record Valid(String columnType, String notice) implements Outcome {
+            public Valid(String columnType) {
+                this(columnType, null);
+            }
+        }
 
         /** Refused; {@code reason} is Supabase wording ({@code "Code: message"}). */
         record Invalid(String reason) implements Outcome {}

@@ -91,14 +91,15 @@ final class JoinFlow {
             }
         }
         if (request.bindings().isEmpty()) {
-            accept(j, request, claims, List.of(), false);
+            accept(j, request, claims, List.of(), false, List.of());
             return;
         }
         Object token = new Object();
         session.pendingJoins.put(topic, token);
         List<CompletableFuture<Outcome>> checks = new ArrayList<>();
         for (JoinRequest.Binding b : request.bindings()) {
-            checks.add(check(new SubscriptionCheck.Request(claims.projectId(), b.table(), b.filter())));
+            checks.add(check(new SubscriptionCheck.Request(
+                    claims.projectId(), b.table(), b.filter(), b.event(), claims.role())));
         }
         Claims joinClaims = claims;
         CompletableFuture.allOf(checks.toArray(CompletableFuture[]::new))
@@ -127,6 +128,7 @@ final class JoinFlow {
             return;
         }
         boolean unavailable = false;
+        List<String> notices = new ArrayList<>();
         for (CompletableFuture<Outcome> c : checks) {
             Outcome outcome = c.join();
             if (outcome instanceof Outcome.Invalid invalid) {
@@ -137,21 +139,29 @@ final class JoinFlow {
                 log.debug("subscription check unavailable for {}: {}", j.topic(), u.detail());
                 unavailable = true;
             }
+            if (outcome instanceof Outcome.Valid valid && valid.notice() != null) {
+                notices.add(valid.notice());
+            }
         }
         List<PostgresBinding> bindings = new ArrayList<>();
         for (JoinRequest.Binding b : request.bindings()) {
             bindings.add(new PostgresBinding(
                     b.id(), UUID.randomUUID().toString(), b.event(), b.table(), b.filter(), b.echo()));
         }
-        accept(j, request, claims, bindings, unavailable);
+        accept(j, request, claims, bindings, unavailable, notices);
     }
 
+    /**
+     * @param notices what valid bindings will not receive ({@code "Code: message"}), pushed as
+     *     {@code system} errors right after "Subscribed to PostgreSQL", so nothing is withheld silently
+     */
     private void accept(
             PhoenixMessage.Join j,
             JoinRequest request,
             Claims claims,
             List<PostgresBinding> bindings,
-            boolean cdcUnavailable) {
+            boolean cdcUnavailable,
+            List<String> notices) {
         Membership m = new Membership(
                 session,
                 j.topic(),
@@ -196,6 +206,9 @@ final class JoinFlow {
                         m.push(
                                 "system",
                                 SystemMessages.ok(SystemMessages.EXT_POSTGRES, Reasons.SUBSCRIBED, m.channelName()));
+                    }
+                    for (String notice : notices) {
+                        m.push("system", SystemMessages.error(SystemMessages.EXT_POSTGRES, notice, m.channelName()));
                     }
                     if (services.fanout().cdcKnownInactive()) {
                         m.push(

@@ -159,6 +159,27 @@ class SessionHandlerTest {
     }
 
     @Test
+    void aBindingTheWorkerAcceptsWithANoticeIsToldWhatItWillNotReceive() {
+        String notice = "PostgresChangesDeleteNotDelivered: DELETE events are not delivered to the binding";
+        h.checker.byTable.put("notes", new Outcome.Valid("int4", notice));
+        ChannelHarness.Conn c = h.connect(Vsn.V2);
+        c.send(join(
+                "1",
+                "realtime:db",
+                "{\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"notes\","
+                        + "\"filter\":\"secret=eq.42\"}]}"));
+        assertReply(c.next(), "1", "ok");
+        assertThat(c.next().get(4).get("message").asText()).isEqualTo("Subscribed to PostgreSQL");
+        JsonNode told = c.next();
+        assertThat(told.get(4).get("status").asText()).isEqualTo("error");
+        assertThat(told.get(4).get("message").asText()).isEqualTo(notice);
+        // the worker was asked with the binding's event and the token's role
+        assertThat(h.checker.asked.get(0).event()).isEqualTo("*");
+        assertThat(h.checker.asked.get(0).role()).isEqualTo("anon");
+        c.close();
+    }
+
+    @Test
     void unavailableCdcAcceptsTheJoinAndWarns() {
         h.checker.byTable.put("t", new Outcome.Unavailable("no responders"));
         ChannelHarness.Conn c = h.connect(Vsn.V2);

@@ -1,0 +1,200 @@
+package dev.aura.realtime.cdc.tenant;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.SQLExceptionOverride;
+import dev.aura.realtime.cdc.tenant.TenantDb.Failure;
+import dev.aura.realtime.cdc.tenant.TenantDb.Kind;
+import dev.aura.realtime.cdc.tenant.TenantDb.Unavailable;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import org.postgresql.PGConnection;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * The mechanics of one tenant transaction for {@link TenantDb}: a connection set up for tenant
+ * code, the {@link Watchdog}, the classification of a failure by probing (never by its SQLSTATE),
+ * and the reset before the connection goes back to the pool. Also builds the pools, so every
+ * connection of the tenant login carries the same options. Thread-safe.
+ */
+final class TenantSessions {
+    private static final String SETUP = "SELECT set_config('role', ?, true), set_config('request.jwt.claims', ?, true),"
+            + " set_config('search_path', ?, true), set_config('statement_timeout', ?, true)";
+
+    /** Work done inside a tenant transaction. */
+    @FunctionalInterface
+    interface Body<T> {
+        T run(Connection c) throws SQLException;
+    }
+
+    /** The tenant's statement failed (not an outage). */
+    static final class TenantFailure extends Exception {
+        final Failure failure;
+
+        TenantFailure(Failure failure) {
+            super(failure.kind() + " " + failure.sqlState(), null, false, false);
+            this.failure = failure;
+        }
+    }
+
+    private final HikariDataSource pool;
+    private final Watchdog watchdog;
+    private final Duration statementTimeout;
+
+    TenantSessions(HikariDataSource pool, Watchdog watchdog, Duration statementTimeout) {
+        this.pool = pool;
+        this.watchdog = watchdog;
+        this.statementTimeout = statementTimeout;
+    }
+
+    /** One tenant transaction: setup, {@code body}, then classification of any failure, then cleanup. */
+    <T> T run(String pgRole, String claims, String schema, Duration timeout, Body<T> body)
+            throws Unavailable, TenantFailure {
+        Duration limit = timeout.compareTo(statementTimeout) < 0 ? timeout : statementTimeout;
+        Connection c = prepared(pgRole, claims, schema, limit);
+        Watchdog.Guard guard = null;
+        boolean usable = true;
+        try {
+            guard = watchdog.watch(c.unwrap(PGConnection.class).getBackendPID(), limit);
+            return body.run(c);
+        } catch (SQLException e) {
+            boolean fired = guard != null && guard.fired();
+            String state = e.getSQLState();
+            if (fired || "57014".equals(state) || "55P03".equals(state)) {
+                usable = !fired;
+                throw new TenantFailure(new Failure(Kind.TIMEOUT, state, e.getMessage()));
+            }
+            if (answers(c)) {
+                throw new TenantFailure(new Failure(Kind.ERROR, state, e.getMessage()));
+            }
+            usable = false;
+            pool.evictConnection(c);
+            if (freshSessionAnswers()) {
+                // the session ended but Postgres answers: tenant code ended it (or it broke alone)
+                throw new TenantFailure(new Failure(Kind.ERROR, state, "session ended: " + e.getMessage()));
+            }
+            throw new Unavailable("Postgres does not answer the tenant login (SQLState " + state + ")", null);
+        } finally {
+            if (guard != null) {
+                guard.close();
+                usable &= !guard.fired();
+            }
+            release(c, usable);
+        }
+    }
+
+    /**
+     * A connection in a transaction set up for tenant code (role, claims, search_path, timeout).
+     * The setup is our SQL and runs no tenant code, so its failure means the pooled session was
+     * already broken (e.g. Postgres restarted since): that one is dropped and a fresh one tried once.
+     */
+    private Connection prepared(String pgRole, String claims, String schema, Duration limit) throws Unavailable {
+        SQLException last = null;
+        for (int attempt = 0; attempt < 2; attempt++) {
+            Connection c;
+            try {
+                c = pool.getConnection();
+            } catch (SQLException e) {
+                throw new Unavailable("no connection of the tenant login: " + e.getMessage(), e);
+            }
+            try {
+                c.setAutoCommit(false);
+                try (PreparedStatement ps = c.prepareStatement(SETUP)) {
+                    ps.setString(1, pgRole);
+                    ps.setString(2, claims);
+                    ps.setString(3, KeyQueries.searchPath(schema));
+                    ps.setString(4, Math.max(1, limit.toMillis()) + "ms");
+                    ps.executeQuery().close();
+                }
+                return c;
+            } catch (SQLException e) {
+                last = e;
+                release(c, false);
+            }
+        }
+        throw new Unavailable("the tenant login's sessions fail before any tenant code: " + last.getMessage(), last);
+    }
+
+    /** Whether this session still answers a trivial statement (after rolling back the failed one). */
+    private static boolean answers(Connection c) {
+        try (Statement s = c.createStatement()) {
+            c.rollback();
+            s.execute("SELECT 1");
+            return true;
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
+    private boolean freshSessionAnswers() {
+        try (Connection c = pool.getConnection();
+                Statement s = c.createStatement()) {
+            s.execute("SELECT 1");
+            return true;
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
+    /** Rolls back and resets the session, then returns it to the pool; a session that fails that is dropped. */
+    void release(Connection c, boolean usable) {
+        try {
+            if (usable && !c.isClosed()) {
+                c.rollback();
+                c.setAutoCommit(true);
+                try (Statement s = c.createStatement()) {
+                    s.execute("DISCARD ALL");
+                }
+            } else {
+                pool.evictConnection(c);
+            }
+        } catch (SQLException e) {
+            pool.evictConnection(c);
+        } finally {
+            try {
+                c.close();
+            } catch (SQLException ignored) {
+                // already evicted
+            }
+        }
+    }
+
+    static HikariDataSource pool(TenantDb.Settings s, String name, int size) {
+        PGSimpleDataSource pg = new PGSimpleDataSource();
+        pg.setUrl(s.url());
+        if (s.user() != null) {
+            pg.setUser(s.user());
+            pg.setPassword(s.password());
+        }
+        String ours = "-c statement_timeout=" + s.statementTimeout().toMillis() + " -c lock_timeout="
+                + s.lockTimeout().toMillis() + " -c default_transaction_read_only=on"
+                + " -c idle_in_transaction_session_timeout=60000";
+        pg.setOptions(pg.getOptions() == null ? ours : pg.getOptions() + " " + ours);
+        pg.setApplicationName("aura-cdc-worker-tenant");
+        pg.setPrepareThreshold(0); // no named server statements a tenant's DEALLOCATE could pull away
+        // the last resort against a backend that neither times out nor dies: the socket gives up
+        pg.setSocketTimeout((int) Math.max(10, s.statementTimeout().toSeconds() * 4));
+        pg.setConnectTimeout((int) Math.max(1, s.checkoutTimeout().toSeconds()));
+        HikariConfig hc = new HikariConfig();
+        hc.setDataSource(pg);
+        hc.setPoolName(name);
+        hc.setMaximumPoolSize(size);
+        hc.setInitializationFailTimeout(-1);
+        hc.setConnectionTimeout(s.checkoutTimeout().toMillis());
+        // A SQLSTATE is no evidence here (tenant code raises 08006 at will): the pool must not drop
+        // a session for it; run() evicts what its probe finds broken.
+        hc.setExceptionOverride(new KeepSessions());
+        return new HikariDataSource(hc);
+    }
+
+    /** Hikari's eviction by SQLSTATE, switched off: {@link #run} decides by probing. */
+    private static final class KeepSessions implements SQLExceptionOverride {
+        @java.lang.Override
+        public SQLExceptionOverride.Override adjudicate(SQLException e) {
+            return SQLExceptionOverride.Override.DO_NOT_EVICT;
+        }
+    }
+}
