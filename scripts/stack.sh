@@ -6,7 +6,10 @@
 #        scripts/stack.sh down [--purge]       stop everything (keep data; --purge deletes .stack/)
 #        scripts/stack.sh status               show what runs
 #
-# State lives in .stack/ (gitignored): pg/ (cluster), nats/ (JetStream store), logs/, *.pid.
+# State lives in .stack/ (gitignored): pg/ (cluster), nats/ (JetStream store, nats.conf, generated
+# passwords in auth.env), logs/, *.pid. NATS runs with authentication and the chart's subject
+# permissions (deploy/k8s/files/nats-permissions.conf): users aura-cdc-worker, aura-ws-front and,
+# for your own tools, aura-dev (may do anything; its URL is printed by `up`).
 # Fixed ports (override with env): Postgres 54322, NATS 14222 (monitoring 18222), cdc-worker
 # HTTP 8081, ws-front 4000. All commands are idempotent.
 set -euo pipefail
@@ -218,7 +221,52 @@ start_postgres() {
 
 nats_healthy() { curl -fsS "http://127.0.0.1:$NATS_MONITOR_PORT/healthz" >/dev/null 2>&1; }
 
+NATS_AUTH="$STACK/nats/auth.env"
+
+# Generates the three NATS passwords once (kept across restarts in $NATS_AUTH) and loads them.
+nats_credentials() {
+  mkdir -p "$STACK/nats"
+  if [ ! -f "$NATS_AUTH" ]; then
+    (
+      umask 077
+      printf 'NATS_CDC_PASSWORD=%s\nNATS_WS_PASSWORD=%s\nNATS_DEV_PASSWORD=%s\n' \
+        "$(random_hex)" "$(random_hex)" "$(random_hex)" >"$NATS_AUTH"
+    )
+  fi
+  # shellcheck disable=SC1090
+  . "$NATS_AUTH"
+}
+
+random_hex() { head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+
+# nats.conf with the product's users and permissions (the chart's file, included from a copy:
+# NATS resolves includes relative to the including file).
+write_nats_config() {
+  cp "$ROOT/deploy/k8s/files/nats-permissions.conf" "$STACK/nats/nats-permissions.conf"
+  (
+    umask 077
+    cat >"$STACK/nats/nats.conf" <<EOF
+listen: "127.0.0.1:$NATS_PORT"
+http: "127.0.0.1:$NATS_MONITOR_PORT"
+server_name: aura-local
+jetstream {
+  store_dir: "$STACK/nats"
+  max_memory_store: 256MB
+}
+include ./nats-permissions.conf
+authorization {
+  users = [
+    {user: "aura-cdc-worker", password: "$NATS_CDC_PASSWORD", permissions: \$AURA_CDC_WORKER_PERMISSIONS}
+    {user: "aura-ws-front", password: "$NATS_WS_PASSWORD", permissions: \$AURA_WS_FRONT_PERMISSIONS}
+    {user: "aura-dev", password: "$NATS_DEV_PASSWORD"}
+  ]
+}
+EOF
+  )
+}
+
 start_nats() {
+  nats_credentials
   if pid_alive "$STACK/nats.pid" nats-server; then
     log "nats-server already running on 127.0.0.1:$NATS_PORT"
     return 0
@@ -226,10 +274,9 @@ start_nats() {
   port_in_use "$NATS_PORT" && die "port $NATS_PORT is taken by another process; stop it or set STACK_NATS_PORT"
   local bin
   bin="$(command -v nats-server || echo /usr/sbin/nats-server)"
-  log "starting nats-server -js on 127.0.0.1:$NATS_PORT (monitoring :$NATS_MONITOR_PORT)"
-  mkdir -p "$STACK/nats"
-  nohup setsid "$bin" -js -a 127.0.0.1 -p "$NATS_PORT" -m "$NATS_MONITOR_PORT" -sd "$STACK/nats" -n aura-local \
-    >>"$LOGS/nats.log" 2>&1 </dev/null &
+  write_nats_config
+  log "starting nats-server (JetStream, authentication on) on 127.0.0.1:$NATS_PORT (monitoring :$NATS_MONITOR_PORT)"
+  nohup setsid "$bin" -c "$STACK/nats/nats.conf" >>"$LOGS/nats.log" 2>&1 </dev/null &
   echo $! >"$STACK/nats.pid"
   wait_for "nats-server" 20 "$LOGS/nats.log" "$STACK/nats.pid" nats-server nats_healthy
 }
@@ -320,6 +367,7 @@ aura-realtime local stack is up.
   supabase-js   createClient('http://localhost:$WS_PORT', ANON_KEY)
   demo page     http://localhost:$WS_PORT/?apikey=$anon
   health        curl -s localhost:$CDC_HTTP_PORT/health
+  NATS          nats://aura-dev:$NATS_DEV_PASSWORD@127.0.0.1:$NATS_PORT (authentication on)
   logs          $LOGS/
 
   ANON_KEY=$anon
@@ -349,7 +397,8 @@ print_services_banner() {
 Postgres and NATS are up (--services-only; cdc-worker and ws-front not started).
   Postgres  jdbc:postgresql://127.0.0.1:$PG_PORT/postgres?user=postgres
             psql -h 127.0.0.1 -p $PG_PORT -U postgres -d postgres
-  NATS      nats://127.0.0.1:$NATS_PORT  (monitoring http://127.0.0.1:$NATS_MONITOR_PORT)
+  NATS      nats://aura-dev:$NATS_DEV_PASSWORD@127.0.0.1:$NATS_PORT  (monitoring http://127.0.0.1:$NATS_MONITOR_PORT)
+            binaries: NATS_USER=aura-cdc-worker / aura-ws-front, passwords in $NATS_AUTH
 EOF
 }
 
@@ -373,6 +422,8 @@ cmd_up() {
   start_service cdc-worker "$CDC_JAR" \
     POSTGRES_REPLICATION_URL="jdbc:postgresql://127.0.0.1:$PG_PORT/postgres?user=postgres" \
     NATS_URL="nats://127.0.0.1:$NATS_PORT" \
+    NATS_USER=aura-cdc-worker \
+    NATS_PASSWORD="$NATS_CDC_PASSWORD" \
     AURA_JWT_SECRET="$AURA_JWT_SECRET" \
     CDC_HTTP_PORT="$CDC_HTTP_PORT" \
     LEADER_ELECTION=disabled
@@ -381,6 +432,8 @@ cmd_up() {
   seed_demo
   start_service ws-front "$WS_JAR" \
     NATS_URL="nats://127.0.0.1:$NATS_PORT" \
+    NATS_USER=aura-ws-front \
+    NATS_PASSWORD="$NATS_WS_PASSWORD" \
     AURA_JWT_SECRET="$AURA_JWT_SECRET" \
     WS_PORT="$WS_PORT"
   wait_for "ws-front on port $WS_PORT" 60 "$LOGS/ws-front.log" "$STACK/ws-front.pid" "$WS_JAR" ws_listening

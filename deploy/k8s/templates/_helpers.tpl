@@ -77,7 +77,7 @@ NATS URL: the service of the NATS subchart (its fullname rule: release name, or
 {{- $natsName = printf "%s-%s" .Release.Name $n }}
 {{- end }}
 {{- end }}
-{{- printf "nats://%s:4222" ($natsName | trunc 63 | trimSuffix "-") }}
+{{- printf "%s://%s:4222" (ternary "tls" "nats" .Values.natsTls.enabled) ($natsName | trunc 63 | trimSuffix "-") }}
 {{- else }}
 {{- required "externalNats.url is required when nats.enabled=false" .Values.externalNats.url }}
 {{- end }}
@@ -131,5 +131,106 @@ is silently resolved by the last entry): (dict "env" .Values.x.env "managed" (li
 {{- if has .name $.managed }}
 {{- fail (printf "%s: %s is set by the chart; use its value key instead" $.where .name) }}
 {{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Name of the bundled NATS's auth Secret and permissions ConfigMap: the NATS subchart's values
+name them from the release name alone ({{ .Release.Name }}-aura-nats), so this must too. */}}
+{{- define "aura.natsAuthName" -}}
+{{- printf "%s-aura-nats" .Release.Name }}
+{{- end }}
+
+{{/* Fails on a NATS authentication setting the chart cannot honour. */}}
+{{- define "aura.checkNatsAuth" -}}
+{{- $mode := .Values.natsAuth.mode }}
+{{- if not (has $mode (list "password" "nkey" "creds" "none")) }}
+{{- fail (printf "natsAuth.mode %q must be password, nkey, creds or none" $mode) }}
+{{- end }}
+{{- if .Values.nats.enabled }}
+{{- if ne $mode "password" }}
+{{- fail (printf "natsAuth.mode %q: the bundled NATS (nats.enabled) supports password only" $mode) }}
+{{- end }}
+{{- else if ne $mode "none" }}
+{{- range $c := list "cdcWorker" "wsFront" }}
+{{- if not (get (get $.Values.natsAuth $c) "existingSecret") }}
+{{- fail (printf "natsAuth.%s.existingSecret is required with an external NATS and natsAuth.mode %s (or set natsAuth.mode none for a NATS without authentication)" $c $mode) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if and .Values.natsTls.enabled (not .Values.natsTls.secretName) }}
+{{- fail "natsTls.secretName is required when natsTls.enabled" }}
+{{- end }}
+{{- end }}
+
+{{/*
+NATS_* env entries of one binary: (dict "ctx" $ "component" "cdcWorker"|"wsFront" "user" "aura-cdc-worker"|"aura-ws-front" "key" "cdc-worker"|"ws-front")
+*/}}
+{{- define "aura.natsEnv" -}}
+{{- $ctx := .ctx }}
+{{- $auth := get $ctx.Values.natsAuth .component }}
+{{- $mode := $ctx.Values.natsAuth.mode }}
+- name: NATS_URL
+  value: {{ include "aura.natsUrl" $ctx | quote }}
+{{- if $ctx.Values.nats.enabled }}
+- name: NATS_USER
+  value: {{ .user | quote }}
+- name: NATS_PASSWORD
+  valueFrom:
+    secretKeyRef: {name: {{ include "aura.natsAuthName" $ctx }}, key: {{ printf "%s-password" .key }}}
+{{- else if eq $mode "password" }}
+- name: NATS_USER
+  valueFrom:
+    secretKeyRef: {name: {{ $auth.existingSecret }}, key: NATS_USER}
+- name: NATS_PASSWORD
+  valueFrom:
+    secretKeyRef: {name: {{ $auth.existingSecret }}, key: NATS_PASSWORD}
+{{- else if eq $mode "nkey" }}
+- name: NATS_NKEY_SEED_FILE
+  value: /etc/aura/nats-auth/nkey.seed
+{{- else if eq $mode "creds" }}
+- name: NATS_CREDS_FILE
+  value: /etc/aura/nats-auth/nats.creds
+{{- end }}
+{{- if $ctx.Values.natsTls.enabled }}
+- name: NATS_TLS_CA_FILE
+  value: /etc/aura/nats-tls/ca.crt
+{{- if $ctx.Values.natsTls.clientCertificate }}
+- name: NATS_TLS_CERT_FILE
+  value: /etc/aura/nats-tls/tls.crt
+- name: NATS_TLS_KEY_FILE
+  value: /etc/aura/nats-tls/tls.key
+{{- end }}
+{{- end }}
+- name: REGISTRY_BUCKET_MAX_BYTES
+  value: {{ $ctx.Values.natsBuckets.registryMaxBytes | int64 | quote }}
+{{- end }}
+
+{{/* Volume mounts for NATS credential files and TLS: (dict "ctx" $) */}}
+{{- define "aura.natsVolumeMounts" -}}
+{{- if and (not .ctx.Values.nats.enabled) (has .ctx.Values.natsAuth.mode (list "nkey" "creds")) }}
+- name: nats-auth
+  mountPath: /etc/aura/nats-auth
+  readOnly: true
+{{- end }}
+{{- if .ctx.Values.natsTls.enabled }}
+- name: nats-tls
+  mountPath: /etc/aura/nats-tls
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{/* Volumes for NATS credential files and TLS: (dict "ctx" $ "component" "cdcWorker"|"wsFront") */}}
+{{- define "aura.natsVolumes" -}}
+{{- if and (not .ctx.Values.nats.enabled) (has .ctx.Values.natsAuth.mode (list "nkey" "creds")) }}
+- name: nats-auth
+  secret:
+    secretName: {{ (get .ctx.Values.natsAuth .component).existingSecret }}
+    defaultMode: 0440
+{{- end }}
+{{- if .ctx.Values.natsTls.enabled }}
+- name: nats-tls
+  secret:
+    secretName: {{ .ctx.Values.natsTls.secretName }}
+    defaultMode: 0440
 {{- end }}
 {{- end }}

@@ -98,7 +98,7 @@ public final class BenchMain {
                             "WS_MAX_JOINS_PER_SECOND",
                             "1000000"),
                     Stack.jfr(frontJfr));
-            long natsPid = Machine.natsPid(s.nats.port());
+            long natsPid = s.nats.pid();
             if (Procs.cpus() >= 2) {
                 Procs.pin(front.pid(), "0");
                 Procs.pin(natsPid, "0");

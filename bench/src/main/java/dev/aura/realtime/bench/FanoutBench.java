@@ -1,5 +1,6 @@
 package dev.aura.realtime.bench;
 
+import dev.aura.realtime.testkit.NatsServer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
@@ -119,7 +120,15 @@ final class FanoutBench {
         Run natsBurst;
         Run natsLight;
         try (RawNatsClients subs = new RawNatsClients(1)) {
-            subs.subscribeMany(s.nats.port(), "bench.fan", subscribers, 200, this::onMessage);
+            NatsServer.User user = NatsServer.User.TEST;
+            subs.subscribeMany(
+                    s.nats.port(),
+                    user.userName(),
+                    s.nats.env(user).get("NATS_PASSWORD"),
+                    "bench.fan",
+                    subscribers,
+                    200,
+                    this::onMessage);
             LongConsumer send = t -> s.client.publish("bench.fan", payload(t).getBytes(StandardCharsets.UTF_8));
             Procs.sleep(1000); // the same settling time as for the WebSocket run
             measure(subscribers, 5, 1, send);

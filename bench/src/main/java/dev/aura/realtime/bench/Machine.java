@@ -47,18 +47,4 @@ final class Machine {
             return "?";
         }
     }
-
-    /** The pid of the nats-server listening on {@code port} (testkit does not expose it). */
-    static long natsPid(int port) {
-        return ProcessHandle.allProcesses()
-                .filter(p ->
-                        p.info().command().map(c -> c.endsWith("nats-server")).orElse(false))
-                .filter(p -> p.info()
-                        .arguments()
-                        .map(a -> String.join(" ", a).contains("-p " + port))
-                        .orElse(false))
-                .findFirst()
-                .map(ProcessHandle::pid)
-                .orElseThrow(() -> new IllegalStateException("no nats-server process for port " + port));
-    }
 }

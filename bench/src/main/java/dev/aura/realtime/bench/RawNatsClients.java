@@ -39,8 +39,14 @@ final class RawNatsClients implements AutoCloseable {
         group = new MultiThreadIoEventLoopGroup(threads, NioIoHandler.newFactory());
     }
 
-    /** Connects {@code n} subscribers of {@code subject}; returns once every SUB was acknowledged by a PONG. */
-    void subscribeMany(int port, String subject, int n, int inFlight, Listener listener) throws InterruptedException {
+    /**
+     * Connects {@code n} subscribers of {@code subject} as NATS user {@code user}; returns once
+     * every SUB was acknowledged by a PONG.
+     */
+    void subscribeMany(int port, String user, String password, String subject, int n, int inFlight, Listener listener)
+            throws InterruptedException {
+        String connect = "CONNECT {\"verbose\":false,\"pedantic\":false,\"user\":\"" + user + "\",\"pass\":\""
+                + password + "\"}\r\n";
         Semaphore permits = new Semaphore(inFlight);
         List<CompletableFuture<Void>> ready = new ArrayList<>();
         for (int i = 0; i < n; i++) {
@@ -59,7 +65,7 @@ final class RawNatsClients implements AutoCloseable {
                             ch.pipeline()
                                     .addLast(
                                             new LineBasedFrameDecoder(1 << 20),
-                                            new Handler(index, subject, subscribed, listener));
+                                            new Handler(index, connect, subject, subscribed, listener));
                         }
                     })
                     .connect("127.0.0.1", port)
@@ -80,13 +86,15 @@ final class RawNatsClients implements AutoCloseable {
 
     private static final class Handler extends SimpleChannelInboundHandler<ByteBuf> {
         private final int index;
+        private final String connect;
         private final String subject;
         private final CompletableFuture<Void> subscribed;
         private final Listener listener;
         private boolean expectPayload;
 
-        Handler(int index, String subject, CompletableFuture<Void> subscribed, Listener listener) {
+        Handler(int index, String connect, String subject, CompletableFuture<Void> subscribed, Listener listener) {
             this.index = index;
+            this.connect = connect;
             this.subject = subject;
             this.subscribed = subscribed;
             this.listener = listener;
@@ -104,8 +112,7 @@ final class RawNatsClients implements AutoCloseable {
                 case 'M' -> expectPayload = true; // MSG <subject> <sid> <bytes>
                 case 'I' ->
                     ctx.writeAndFlush(Unpooled.copiedBuffer(
-                            "CONNECT {\"verbose\":false,\"pedantic\":false}\r\nSUB " + subject + " 1\r\nPING\r\n",
-                            StandardCharsets.US_ASCII));
+                            connect + "SUB " + subject + " 1\r\nPING\r\n", StandardCharsets.US_ASCII));
                 case 'P' -> {
                     String s = line.toString(StandardCharsets.US_ASCII);
                     if (s.startsWith("PING")) {

@@ -63,8 +63,7 @@ final class Stack implements AutoCloseable {
                 .setting("checkpoint_timeout", "30min")
                 .start();
         nats = NatsServer.start();
-        client = Nats.connect(new io.nats.client.Options.Builder()
-                .server(nats.url())
+        client = Nats.connect(nats.options(NatsServer.User.TEST)
                 .maxMessagesInOutgoingQueue(1_000_000)
                 .build());
         refresher.scheduleWithFixedDelay(this::refreshEntries, 20, 20, java.util.concurrent.TimeUnit.SECONDS);

@@ -33,6 +33,8 @@ import dev.aura.realtime.cdc.slot.SlotPoller;
 import dev.aura.realtime.cdc.tenant.TenantDb;
 import dev.aura.realtime.cdc.tenant.TenantSqlStatus;
 import dev.aura.realtime.common.auth.JwtVerifier;
+import dev.aura.realtime.common.wire.KvBuckets;
+import dev.aura.realtime.common.wire.Subjects;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.nats.client.Connection;
@@ -104,8 +106,8 @@ public final class CdcWorker implements AutoCloseable {
         http.start();
         started.push(http);
 
-        Options options = new Options.Builder()
-                .server(config.natsUrl())
+        Options options = config.nats()
+                .builder(Subjects.CDC_WORKER_INBOX)
                 .connectionName("aura-cdc-worker " + config.instanceId())
                 .maxReconnects(-1)
                 .reconnectWait(timings.natsReconnectWait())
@@ -137,12 +139,17 @@ public final class CdcWorker implements AutoCloseable {
 
     private void bootstrap(HikariDataSource pool) {
         PlatformDb platform = new PlatformDb(pool);
-        RegistryWatch watch = new RegistryWatch(
-                nats,
-                clock,
-                new RegistryWatch.Settings(
-                        timings.registryResyncPeriod(), timings.registryLoadTimeout(), timings.registryReputTimeout()));
         try {
+            RegistryWatch watch = new RegistryWatch(
+                    nats,
+                    clock,
+                    new RegistryWatch.Settings(
+                            timings.registryResyncPeriod(),
+                            timings.registryLoadTimeout(),
+                            timings.registrySyncTimeout(),
+                            timings.registryReputTimeout(),
+                            KvBuckets.registry(config.registryBucketMaxBytes())),
+                    metrics);
             if (!retryUntilUp(
                     "platform bootstrap",
                     CdcReason.POSTGRES_UNAVAILABLE,

@@ -65,8 +65,8 @@ public final class CdcFixture implements AutoCloseable {
     public CdcFixture(PostgresServer pg, NatsServer natsServer) throws Exception {
         this.pg = pg;
         this.natsServer = natsServer;
-        this.nats = Nats.connect(new io.nats.client.Options.Builder()
-                .server(natsServer.url())
+        this.nats = Nats.connect(natsServer
+                .options(NatsServer.User.TEST)
                 .maxReconnects(-1)
                 .reconnectWait(Duration.ofMillis(50))
                 .build());
@@ -237,7 +237,7 @@ public final class CdcFixture implements AutoCloseable {
     public String subscribeAs(String project, String table, String event, String filter, String role, String sub)
             throws Exception {
         String subId = UUID.randomUUID().toString();
-        KvBuckets.ensure(nats, SubscriptionEntry.BUCKET, SubscriptionEntry.MAX_AGE);
+        KvBuckets.ensure(nats, KvBuckets.registry(64L * 1024 * 1024));
         var claims = mapper.createObjectNode().put("role", role).put("ref", project);
         if (sub != null) {
             claims.put("sub", sub);

@@ -68,7 +68,8 @@ class CdcSourcesTest {
                 .containsEntry("tenant-b", "aura-aura-realtime-cdc-tenant-b-db");
         assertThat(rendered.ofType(Secret.class))
                 .extracting(s -> s.getMetadata().getName())
-                .containsExactlyInAnyOrder("aura-aura-realtime", "aura-aura-realtime-cdc-tenant-b-db");
+                .containsExactlyInAnyOrder(
+                        "aura-aura-realtime", "aura-aura-realtime-cdc-tenant-b-db", "aura-aura-nats" /* NATS users */);
     }
 
     @ParameterizedTest

@@ -64,6 +64,26 @@ final class ChartFixture {
         return RenderedManifests.parse(yaml);
     }
 
+    /**
+     * Renders the chart defaults plus {@code --set} values, uncached (for values the scenarios do
+     * not cover, e.g. ones the chart must refuse).
+     *
+     * @throws IllegalStateException with Helm's message when the chart fails to render
+     */
+    static synchronized RenderedManifests renderSet(Map<String, String> values) {
+        Path copy = copyWithNatsStandIn();
+        var template = new Helm(copy)
+                .template()
+                .withName(RELEASE)
+                .withNamespace(NAMESPACE)
+                .withKubeVersion(KUBE_VERSION)
+                .set("secrets.reuseGenerated", false);
+        for (var e : values.entrySet()) {
+            template = template.set(e.getKey(), e.getValue());
+        }
+        return RenderedManifests.parse(template.call());
+    }
+
     /** Writes the manifests to target/rendered/ (a CI artifact, and what a reviewer reads). */
     private static void keepForInspection(Scenario scenario, String yaml) {
         try {

@@ -95,7 +95,7 @@ class OptionalResourcesTest {
 
         var external = ChartFixture.render(Scenario.EXTERNAL);
         assertThat(CdcSourcesTest.envValue(external.deployments("ws-front").get(0), "NATS_URL"))
-                .isEqualTo("nats://nats.messaging.svc:4222");
+                .isEqualTo("tls://nats.messaging.svc:4222");
     }
 
     @Test
@@ -113,8 +113,9 @@ class OptionalResourcesTest {
     @Test
     void dashboardConfigMapOnlyWhenToggled() {
         assertThat(ChartFixture.render(Scenario.DEFAULTS).ofType(ConfigMap.class))
-                .isEmpty();
+                .noneMatch(cm -> cm.getData().containsKey("aura-realtime.json"));
         assertThat(ChartFixture.render(Scenario.ALL_ON).ofType(ConfigMap.class))
+                .filteredOn(cm -> !cm.getData().containsKey("permissions.conf")) // the NATS users' (NatsSecurityTest)
                 .singleElement()
                 .satisfies(cm -> assertThat(cm.getData()).containsKey("aura-realtime.json"));
     }

@@ -46,12 +46,19 @@ public final class E2eStack implements AutoCloseable {
     /** A cdc-worker, {@code wsFronts} ws-front replicas (default settings) and the project, on {@code pg} and {@code nats}. */
     public static E2eStack start(PostgresServer pg, NatsServer nats, int wsFronts) {
         E2eStack s = new E2eStack(pg, nats);
-        s.startCdcWorker(Map.of(), List.of());
-        for (int i = 0; i < wsFronts; i++) {
-            s.startWsFront(Map.of());
+        try {
+            s.startCdcWorker(Map.of(), List.of());
+            for (int i = 0; i < wsFronts; i++) {
+                s.startWsFront(Map.of());
+            }
+            s.createProject();
+            return s;
+        } catch (RuntimeException | Error e) {
+            // a half-started stack must not outlive the test: a leaked worker on the shared
+            // nats-server answers other tests' join checks and publishes into their subjects
+            s.close();
+            throw e;
         }
-        s.createProject();
-        return s;
     }
 
     /** {@link #start} on the JVM-wide Postgres and nats-server. */

@@ -24,6 +24,9 @@ public final class RegistryEntries {
     private static final Duration TOKEN_LIFETIME = Duration.ofHours(24);
 
     private static final ObjectMapper JSON = WireJson.mapper();
+    /** The bucket's byte limit when a test creates it: the binaries' default. */
+    private static final long REGISTRY_BUCKET_MAX_BYTES =
+            Long.parseLong(dev.aura.realtime.common.config.EnvVars.REGISTRY_BUCKET_MAX_BYTES.defaultValue());
 
     private RegistryEntries() {}
 
@@ -61,7 +64,7 @@ public final class RegistryEntries {
     public static byte[] put(Connection nats, SubscriptionEntry entry) {
         try {
             byte[] json = JSON.writeValueAsBytes(entry);
-            KvBuckets.ensure(nats, SubscriptionEntry.BUCKET, SubscriptionEntry.MAX_AGE)
+            KvBuckets.ensure(nats, KvBuckets.registry(REGISTRY_BUCKET_MAX_BYTES))
                     .put(entry.key(), json);
             return json;
         } catch (IOException | JetStreamApiException e) {

@@ -22,7 +22,9 @@ public final class ServiceEnv {
 
     /**
      * A cdc-worker reading slot {@code slot} of {@code pg} (as superuser, also for
-     * {@code POSTGRES_URL}), publishing to {@code nats}, with leader election disabled (one
+     * {@code POSTGRES_URL}), publishing to {@code nats} as its user with its nkey seed file (the
+     * chart's ws-front uses a password: both ways are exercised by every test), with leader
+     * election disabled (one
      * worker leads alone; a test of election sets {@code LEADER_ELECTION} itself), a
      * {@value #TEST_TABLE_REFRESH_MS} ms table refresh and a {@value #TEST_IDLE_BACKOFF_MS} ms idle
      * backoff.
@@ -34,7 +36,7 @@ public final class ServiceEnv {
             PostgresServer pg, NatsServer nats, String jwtSecret, String slot, int httpPort) {
         Map<String, String> env = new LinkedHashMap<>();
         env.put("POSTGRES_REPLICATION_URL", pg.jdbcUrl());
-        env.put("NATS_URL", nats.url());
+        env.putAll(nats.nkeyEnv(NatsServer.User.CDC_WORKER));
         env.put("AURA_JWT_SECRET", jwtSecret);
         env.put("CDC_HTTP_PORT", Integer.toString(httpPort));
         env.put("CDC_SLOT_NAME", slot);
@@ -45,14 +47,15 @@ public final class ServiceEnv {
     }
 
     /**
-     * A ws-front listening on {@code wsPort} and relaying through {@code nats}.
+     * A ws-front listening on {@code wsPort} and relaying through {@code nats} as its user, with a
+     * password.
      *
      * @param wsPort {@code WS_PORT}; 0 lets an in-process replica pick a free port
      * @return a new mutable map
      */
     public static Map<String, String> wsFront(NatsServer nats, String jwtSecret, int wsPort) {
         Map<String, String> env = new LinkedHashMap<>();
-        env.put("NATS_URL", nats.url());
+        env.putAll(nats.env(NatsServer.User.WS_FRONT));
         env.put("AURA_JWT_SECRET", jwtSecret);
         env.put("WS_PORT", Integer.toString(wsPort));
         return env;

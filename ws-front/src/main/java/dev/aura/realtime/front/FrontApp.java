@@ -2,6 +2,7 @@ package dev.aura.realtime.front;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.auth.JwtVerifier;
+import dev.aura.realtime.common.wire.KvBuckets;
 import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.front.config.FrontConfig;
 import dev.aura.realtime.front.fanout.CdcWatchdog;
@@ -83,21 +84,29 @@ public final class FrontApp implements AutoCloseable {
         PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         FrontMetrics metrics = new FrontMetrics(meters);
         JwtVerifier verifier = new JwtVerifier(config.jwtSecret(), clock);
-        NatsConnection nats = NatsConnection.connect(config.natsUrl(), "ws-front " + config.instanceId());
+        NatsConnection nats = NatsConnection.connect(config.nats(), "ws-front " + config.instanceId());
         KvSubscriptionRegistry registry = null;
         PresenceService presence = null;
         NatsRelay relay = null;
         CdcWatchdog watchdog = null;
         try {
             registry = new KvSubscriptionRegistry(
-                    nats.connection(), config.subscriptionTtl(), config.subscriptionRefresh(), mapper);
+                    nats.connection(),
+                    KvBuckets.registry(config.registryBucketMaxBytes()),
+                    config.subscriptionRefresh(),
+                    mapper);
             registry.start();
-            nats.onReconnect(registry::reputAll);
             presence = new PresenceService(nats.connection(), config.presence(), config.instanceId(), clock, mapper);
             presence.start();
             nats.onReconnect(presence::onReconnect);
             relay = new NatsRelay(
-                    nats.connection(), config.instanceId(), config.subscriptionCheckTimeout(), mapper, metrics);
+                    nats.connection(),
+                    config.instanceId(),
+                    config.subscriptionCheckTimeout(),
+                    mapper,
+                    metrics,
+                    config.dedupeWindowEvents(),
+                    config.dedupeWindowBytes());
             JsonFrames json = new JsonFrames(mapper);
             BinaryFrames binary = new BinaryFrames(json);
             LocalTopics topics = new LocalTopics();
@@ -124,6 +133,11 @@ public final class FrontApp implements AutoCloseable {
                     clock,
                     mapper);
             relay.start(fanout);
+            // A dropped link is told to postgres_changes subscribers at once; "ok" follows once the
+            // link is back, the registry re-put, and an active cdc-worker heard again (Fanout).
+            nats.onDisconnect(fanout::relayLinkLost);
+            KvSubscriptionRegistry reputter = registry;
+            nats.onReconnect(() -> reputter.reputAll().thenRun(fanout::relayLinkRestored));
             watchdog = new CdcWatchdog(fanout, config.cdcStatusTimeout());
             TransportContext transport = new TransportContext(
                     services,

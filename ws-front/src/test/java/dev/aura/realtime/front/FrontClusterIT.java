@@ -16,7 +16,6 @@ import dev.aura.realtime.front.testing.FrontFixture;
 import dev.aura.realtime.front.testing.WsTestClient;
 import io.nats.client.Connection;
 import io.nats.client.KeyValue;
-import io.nats.client.Nats;
 import io.nats.client.impl.Headers;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -104,7 +103,7 @@ class FrontClusterIT {
 
     @Test
     void changeEventReachesTheMatchingBindingWithItsId() throws Exception {
-        try (Connection test = Nats.connect(cluster.nats().url())) {
+        try (Connection test = cluster.nats().connect()) {
             WsTestClient b2 = cluster.connect(b);
             JsonNode reply = joinOk(
                     b2,

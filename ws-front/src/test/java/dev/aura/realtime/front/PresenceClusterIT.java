@@ -9,7 +9,6 @@ import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.front.testing.FrontCluster;
 import dev.aura.realtime.front.testing.WsTestClient;
 import io.nats.client.Connection;
-import io.nats.client.Nats;
 import java.time.Duration;
 import java.util.Map;
 import java.util.function.Predicate;
@@ -244,7 +243,7 @@ class PresenceClusterIT {
 
         cluster.nats().kill();
         cluster.nats().restart(); // a new server process: the memory bucket is lost
-        try (Connection test = Nats.connect(cluster.nats().url())) {
+        try (Connection test = cluster.nats().connect()) {
             // a reconnect (500 ms), then JetStream answering the restarted server (retried every second)
             await().atMost(Duration.ofSeconds(15))
                     .alias("re-put after the restart")

@@ -5,6 +5,7 @@ import static dev.aura.realtime.common.config.EnvVars.*;
 import dev.aura.realtime.common.config.ConfigException;
 import dev.aura.realtime.common.config.Env;
 import dev.aura.realtime.common.config.InstanceId;
+import dev.aura.realtime.common.config.NatsSettings;
 import java.time.Duration;
 
 /**
@@ -14,7 +15,7 @@ import java.time.Duration;
  *
  * @param replicationUrl JDBC URL of a role with REPLICATION, used for slot polling
  * @param postgresUrl JDBC URL of the platform login: platform tables, catalogs, the control API
- * @param natsUrl NATS server URL(s)
+ * @param nats NATS servers, credentials and TLS ({@code NATS_*})
  * @param jwtSecret HS256 secret (>= 32 bytes)
  * @param httpPort health/metrics/control API port
  * @param slotName logical replication slot name
@@ -26,6 +27,7 @@ import java.time.Duration;
  * @param maxRecordBytes serialized record size above which values over 64 bytes are dropped
  * @param redecodeWarnBytes restart_lsn → confirmed_flush_lsn distance above which each inspection warns
  * @param instanceId this process's id ({@code Aura-Origin} header and lease holder identity)
+ * @param registryBucketMaxBytes byte limit of the subscription registry bucket when this worker creates it
  * @param leader leader election settings ({@code LEADER_ELECTION}, {@code LEASE_*})
  * @param tenantSql the login and timeouts of tenant SQL ({@code POSTGRES_TENANT_URL},
  *     {@code CDC_TENANT_*}; docs/security.md)
@@ -34,7 +36,7 @@ import java.time.Duration;
 public record CdcConfig(
         String replicationUrl,
         String postgresUrl,
-        String natsUrl,
+        NatsSettings nats,
         String jwtSecret,
         int httpPort,
         String slotName,
@@ -46,6 +48,7 @@ public record CdcConfig(
         int maxRecordBytes,
         long redecodeWarnBytes,
         String instanceId,
+        long registryBucketMaxBytes,
         LeaderConfig leader,
         TenantSqlConfig tenantSql,
         Timings timings) {
@@ -60,7 +63,10 @@ public record CdcConfig(
      *     soon {@code ALTER TABLE ... ENABLE ROW LEVEL SECURITY} takes effect
      * @param flushTimeout how long a batch waits for NATS to confirm its publishes
      * @param registryResyncPeriod period of the full re-watch of the subscription registry
-     * @param registryLoadTimeout how long start-up waits for the registry's first load
+     * @param registryLoadTimeout how long start-up waits for the registry's first load (after it,
+     *     start-up goes on, but no batch is matched until the load completes)
+     * @param registrySyncTimeout how long a batch waits for the registry view to catch up with the
+     *     bucket (read-your-writes, {@code RegistryWatch#awaitCurrent}) before it fails
      * @param registryReputTimeout after a NATS reconnect, how long matching waits for the
      *     ws-front replicas that owned bindings to re-put them
      * @param pollMaxBackoff ceiling of the exponential backoff after a poll-loop failure
@@ -85,6 +91,7 @@ public record CdcConfig(
             Duration flushTimeout,
             Duration registryResyncPeriod,
             Duration registryLoadTimeout,
+            Duration registrySyncTimeout,
             Duration registryReputTimeout,
             Duration pollMaxBackoff,
             Duration startBackoff,
@@ -104,6 +111,7 @@ public record CdcConfig(
                 Duration.ofSeconds(5),
                 Duration.ofSeconds(60),
                 Duration.ofSeconds(10),
+                Duration.ofSeconds(5),
                 Duration.ofSeconds(10),
                 Duration.ofSeconds(5),
                 Duration.ofMillis(200),
@@ -132,7 +140,7 @@ public record CdcConfig(
         return new CdcConfig(
                 replication,
                 postgresUrl,
-                env.string(NATS_URL),
+                NatsSettings.fromEnv(env),
                 secret,
                 env.integer(CDC_HTTP_PORT, 0, 65535),
                 slot,
@@ -144,6 +152,7 @@ public record CdcConfig(
                 env.integer(CDC_MAX_RECORD_BYTES, 1024, 64 * 1024 * 1024),
                 env.longValue(CDC_REDECODE_WARN_BYTES, 0, Long.MAX_VALUE),
                 instanceId,
+                env.longValue(REGISTRY_BUCKET_MAX_BYTES, 64 * 1024, Long.MAX_VALUE),
                 LeaderConfig.fromEnv(env, instanceId),
                 tenantSql(env, postgresUrl, secret, slot),
                 Timings.DEFAULT);

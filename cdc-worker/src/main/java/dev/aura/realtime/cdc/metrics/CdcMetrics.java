@@ -24,6 +24,8 @@ public final class CdcMetrics {
     public final Counter rlsErrors;
     public final Counter rlsTimeouts;
     public final Counter rlsWithheld;
+    public final Counter registryEntriesInvalid;
+    public final Timer registrySync;
     private final AtomicLong lagBytes = new AtomicLong();
     private final AtomicLong redecodeBytes = new AtomicLong();
     private final AtomicLong retainedBytes = new AtomicLong();
@@ -62,6 +64,13 @@ public final class CdcMetrics {
                 "aura.cdc.rls.withheld",
                 "(change, subscriber) pairs withheld because the binding's filter tests a column its role may not"
                         + " select, or a non-key column of a DELETE on a table with row level security");
+        registryEntriesInvalid = counter(
+                registry,
+                "aura.cdc.registry.entries.invalid",
+                "Registry entries ignored as invalid (size, shape, project, role, claims or filter; logged RegistryEntryInvalid)");
+        registrySync = Timer.builder("aura.cdc.registry.sync")
+                .description("Read-your-writes wait of a batch: bucket sequence read plus catching up with it")
+                .register(registry);
         bytesGauge(registry, "aura.cdc.slot.lag.bytes", lagBytes, "pg_current_wal_flush_lsn - confirmed_flush_lsn");
         bytesGauge(
                 registry,

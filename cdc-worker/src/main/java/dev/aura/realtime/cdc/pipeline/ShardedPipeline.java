@@ -41,6 +41,13 @@ import org.slf4j.LoggerFactory;
  * because no subscriber may see it. Any failure (NATS, Postgres, fencing, a registry still
  * re-synchronising, a bug) is reported by the next flush as a {@link CdcFailure}, and the caller
  * must not advance the slot: the batch is re-read and re-published (at least once).
+ *
+ * <p>Read your writes: the first {@link #accept} of a batch waits until the registry view holds
+ * every binding acknowledged before it ({@link SubscriptionRegistry#awaitCurrent}). The poll
+ * loop read its flush position before the first change, so every change of the batch was
+ * committed before that moment, and a client told "subscribed" before committing finds its
+ * binding. When the view cannot catch up, the batch's changes are not queued at all and its flush
+ * fails. {@link #accept} and {@link #flush} are called by the poll loop's one thread.
  */
 public final class ShardedPipeline implements ChangeSink, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ShardedPipeline.class);
@@ -64,6 +71,10 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
     private final EventRenderer renderer = new EventRenderer();
     private final List<Shard> shards = new ArrayList<>();
     private volatile LeaderGate gate;
+    /** A change was accepted since the last flush (poll-loop thread only). */
+    private boolean batchOpen;
+    /** Why this batch must fail before any shard sees it, or null (poll-loop thread only). */
+    private CdcFailure batchFailure;
 
     /** What a shard's queue holds: changes, and flush markers between them. */
     private sealed interface Item permits Work, Flush {}
@@ -117,18 +128,31 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
 
     @Override
     public void accept(RowChange change, String projectId) throws InterruptedException {
+        if (!batchOpen) {
+            batchOpen = true;
+            try {
+                registry.awaitCurrent();
+            } catch (CdcFailure e) {
+                batchFailure = e;
+            }
+        }
+        if (batchFailure != null) {
+            return; // the flush fails, the slot stays, the batch is read again
+        }
         shards.get(Math.floorMod(projectId.hashCode(), shards.size())).queue.put(new Work(change, projectId));
     }
 
     @Override
     public void flush() throws InterruptedException, CdcFailure {
+        CdcFailure failure = batchFailure;
+        batchFailure = null;
+        batchOpen = false;
         List<Flush> pending = new ArrayList<>(shards.size());
         for (Shard s : shards) {
             Flush f = new Flush();
             s.queue.put(f);
             pending.add(f);
         }
-        CdcFailure failure = null;
         for (Flush f : pending) {
             CdcFailure shardFailure = f.await();
             if (failure == null) {

@@ -1,22 +1,28 @@
 package dev.aura.realtime.cdc.registry;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.cdc.failure.CdcFailure;
+import dev.aura.realtime.cdc.failure.CdcReason;
+import dev.aura.realtime.cdc.metrics.CdcMetrics;
 import dev.aura.realtime.common.wire.KvBuckets;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.common.wire.WireJson;
 import io.nats.client.Connection;
 import io.nats.client.ConnectionListener;
 import io.nats.client.JetStreamApiException;
+import io.nats.client.JetStreamManagement;
 import io.nats.client.KeyValue;
 import io.nats.client.api.KeyValueEntry;
 import io.nats.client.api.KeyValueOperation;
 import io.nats.client.api.KeyValueWatcher;
+import io.nats.client.api.StreamState;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -32,45 +38,80 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Lifecycle</h2>
  * {@link #start()} creates the bucket if needed, watches it and waits (at most the load timeout)
- * until its current content is loaded: a poll that ran before would find no subscriber for
- * changes that have some, and advance the slot past them. A full re-watch runs after every NATS
- * reconnect (ordered consumers are known not to resume reliably) and every resync period; it
- * replays the bucket into a fresh index and swaps it in at end of data, keeping entries of the
- * previous view that the new snapshot lacks until their max age (see {@link Loader#endOfData}).
- * After the swap, each KV event updates the index in place.
+ * until its current content is loaded. A full re-watch runs after every NATS reconnect (ordered
+ * consumers are known not to resume reliably) and every resync period; it replays the bucket into
+ * a fresh index and swaps it in at end of data, keeping entries of the previous view that the new
+ * snapshot lacks until their max age (see {@link Loader#endOfData}). After the swap, each KV
+ * event updates the index in place.
+ *
+ * <h2>Trust</h2>
+ * Every ws-front may write the bucket, so no entry is trusted: one that is too large, does not
+ * parse or has a {@link SubscriptionEntry#problem problem} is left out of the index, logged
+ * ({@code RegistryEntryInvalid}) and counted ({@code aura_cdc_registry_entries_invalid_total}).
+ *
+ * <h2>Read your writes</h2>
+ * ws-front tells a client "Subscribed to PostgreSQL" once the server acknowledged its registry
+ * put, and the client may commit a row at once. {@link #awaitCurrent} therefore reads the
+ * bucket's last stream sequence and waits until the watch has applied it: called before a batch
+ * is matched (after the poll read its flush position), it guarantees that every binding
+ * acknowledged before the batch's commits is in the view, so no change is matched against a view
+ * that misses its subscriber while the slot moves past it. Until the first load and during a
+ * re-watch there is no current view, and it waits for one.
  *
  * <h2>Threads</h2>
  * jnats delivers watch events on its dispatcher thread and connection events on its connection
- * thread; re-watches run on {@code aura-subscription-resync}; the RLS shards read from any thread.
+ * thread; re-watches run on {@code aura-subscription-resync}; the RLS shards read from any thread
+ * and the poll loop calls {@link #awaitCurrent}.
  */
 public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RegistryWatch.class);
     /** After a reconnect, re-watch attempts one second apart before waiting for the next period. */
     private static final int REWATCH_ATTEMPTS = 60;
+    /** Invalid keys remembered so a re-watch does not log and count them again; cleared when full. */
+    private static final int MAX_REMEMBERED_INVALID = 10_000;
+    /** The JetStream stream behind the bucket. */
+    private static final String STREAM = "KV_" + SubscriptionEntry.BUCKET;
 
     /**
      * @param resyncPeriod period of the full re-watch
      * @param loadTimeout how long {@link #start()} waits for the first load
+     * @param syncTimeout how long {@link #awaitCurrent} waits for the view to catch up
      * @param reputTimeout how long, after a reconnect, matching waits for replicas to re-put
+     * @param bucket the registry bucket's configuration, used when this worker creates it
      */
-    public record Settings(Duration resyncPeriod, Duration loadTimeout, Duration reputTimeout) {}
+    public record Settings(
+            Duration resyncPeriod,
+            Duration loadTimeout,
+            Duration syncTimeout,
+            Duration reputTimeout,
+            KvBuckets.Spec bucket) {}
 
     private final Connection nats;
+    private final JetStreamManagement jsm;
     private final Clock clock;
     private final Settings settings;
+    private final CdcMetrics metrics;
     private final ObjectMapper mapper = WireJson.mapper();
     private final ResyncGate gate;
     private final CountDownLatch loaded = new CountDownLatch(1);
     private final ScheduledExecutorService resync = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().name("aura-subscription-resync").daemon().factory());
     private volatile SubscriptionIndex view = new SubscriptionIndex(SubscriptionEntry.MAX_AGE);
+    /** The loader whose index is {@link #view} and that applies live events; null while none is. */
+    private volatile Loader current;
+    /** Notified whenever {@link #current} or its applied sequence changes. */
+    private final Object progress = new Object();
+
+    private final Set<String> invalidKeys = ConcurrentHashMap.newKeySet();
     private AutoCloseable watch; // guarded by this
     private volatile boolean closed;
 
-    public RegistryWatch(Connection nats, Clock clock, Settings settings) {
+    public RegistryWatch(Connection nats, Clock clock, Settings settings, CdcMetrics metrics) throws IOException {
         this.nats = nats;
+        this.jsm = nats.jetStreamManagement();
         this.clock = clock;
         this.settings = settings;
+        this.metrics = metrics;
         this.gate = new ResyncGate(clock, settings.reputTimeout());
     }
 
@@ -85,7 +126,8 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
         rewatch();
         if (!loaded.await(settings.loadTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
             log.warn(
-                    "[RegistryLoadTimeout] subscription registry not loaded within {} ms; continuing",
+                    "[RegistryLoadTimeout] subscription registry not loaded within {} ms; starting anyway, "
+                            + "but no batch is matched (and the slot not advanced past changes) until it is",
                     settings.loadTimeout().toMillis());
         }
         long period = settings.resyncPeriod().toMillis();
@@ -99,6 +141,9 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
     /** Forwarded from the connection's listener: gate matching, and re-watch after a reconnect. */
     public void onConnectionEvent(ConnectionListener.Events event) {
         if (event == ConnectionListener.Events.DISCONNECTED) {
+            // the server may come back without the memory bucket, with sequences starting over:
+            // the current view proves nothing until the re-watch after the reconnect has loaded
+            setCurrent(null);
             gate.disconnected(view);
         } else if (event == ConnectionListener.Events.RECONNECTED) {
             gate.reconnected();
@@ -128,6 +173,65 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
         return view.size();
     }
 
+    /**
+     * Returns once the view holds every registry write the server acknowledged before this call:
+     * reads the bucket stream's last sequence, then waits until the live watch has applied it.
+     * Costs one JetStream API round trip; the wait is usually nil.
+     *
+     * @throws CdcFailure ({@code nats_unavailable}) when the stream cannot be read or the view does
+     *     not catch up within the sync timeout; the batch must not be matched
+     */
+    @Override
+    public void awaitCurrent() throws CdcFailure, InterruptedException {
+        long started = System.nanoTime();
+        try {
+            long target = lastSequence();
+            long deadline = started + settings.syncTimeout().toNanos();
+            synchronized (progress) {
+                while (true) {
+                    Loader live = current;
+                    if (live != null && live.applied >= target) {
+                        return;
+                    }
+                    long leftNanos = deadline - System.nanoTime();
+                    if (leftNanos <= 0) {
+                        throw CdcFailure.retriable(
+                                CdcReason.NATS_UNAVAILABLE,
+                                live == null
+                                        ? "subscription registry not loaded yet"
+                                        : "subscription registry view at sequence " + live.applied + ", bucket at "
+                                                + target + " after "
+                                                + settings.syncTimeout().toMillis() + " ms",
+                                null);
+                    }
+                    progress.wait(Math.max(1, leftNanos / 1_000_000));
+                }
+            }
+        } finally {
+            metrics.registrySync.record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /** The sequence of the bucket's newest message, 0 when it holds none (all expired, or new). */
+    private long lastSequence() throws CdcFailure {
+        try {
+            StreamState state = jsm.getStreamInfo(STREAM).getStreamState();
+            // The newest message is the last to expire: when it is gone, so is every other, and no
+            // watch will ever deliver its sequence.
+            return state.getMsgCount() == 0 ? 0 : state.getLastSequence();
+        } catch (IOException | JetStreamApiException | IllegalStateException e) {
+            throw CdcFailure.retriable(
+                    CdcReason.NATS_UNAVAILABLE, "cannot read the subscription registry's state: " + e.getMessage(), e);
+        }
+    }
+
+    private void setCurrent(Loader loader) {
+        synchronized (progress) {
+            current = loader;
+            progress.notifyAll();
+        }
+    }
+
     private void rewatchAfterReconnect(int attemptsLeft) {
         if (!safeRewatch() && attemptsLeft > 1 && !closed) {
             resync.schedule(() -> rewatchAfterReconnect(attemptsLeft - 1), 1, TimeUnit.SECONDS);
@@ -155,9 +259,10 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
             return;
         }
         stopWatching();
+        setCurrent(null); // the old view gets no more events: it is not current until the new one loaded
         // a restarted nats-server has lost the memory-storage bucket: re-create it, or the watch
         // fails until ws-front happens to re-create it
-        KeyValue kv = KvBuckets.ensure(nats, SubscriptionEntry.BUCKET, SubscriptionEntry.MAX_AGE);
+        KeyValue kv = KvBuckets.ensure(nats, settings.bucket());
         watch = kv.watchAll(new Loader(new SubscriptionIndex(SubscriptionEntry.MAX_AGE)));
     }
 
@@ -177,6 +282,8 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
         private final SubscriptionIndex target;
         private final Set<String> deletedWhileLoading = new HashSet<>();
         private boolean live;
+        /** Stream sequence of the last event this loader applied (guarded by {@code progress} for waiters). */
+        private volatile long applied;
 
         Loader(SubscriptionIndex target) {
             this.target = target;
@@ -184,23 +291,50 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
 
         @Override
         public void watch(KeyValueEntry e) {
+            apply(e);
+            if (live) {
+                synchronized (progress) {
+                    applied = e.getRevision();
+                    progress.notifyAll();
+                }
+            } else {
+                applied = e.getRevision();
+            }
+        }
+
+        private void apply(KeyValueEntry e) {
+            String key = e.getKey();
             if (e.getOperation() != KeyValueOperation.PUT) {
-                target.remove(e.getKey());
+                target.remove(key);
+                invalidKeys.remove(key);
                 if (!live) {
-                    deletedWhileLoading.add(e.getKey());
+                    deletedWhileLoading.add(key);
                 }
                 return;
             }
-            try {
-                SubscriptionEntry entry = mapper.readValue(e.getValue(), SubscriptionEntry.class);
-                long written = e.getCreated() == null
-                        ? clock.millis()
-                        : e.getCreated().toInstant().toEpochMilli();
-                target.put(e.getKey(), entry, written);
-            } catch (IOException | RuntimeException bad) {
-                log.warn("[RegistryEntryInvalid] ignoring malformed registry entry {}: {}", e.getKey(), bad.toString());
-                target.remove(e.getKey());
+            SubscriptionEntry entry = null;
+            String problem;
+            byte[] value = e.getValue();
+            if (value == null || value.length > SubscriptionEntry.MAX_BYTES) {
+                problem = (value == null ? 0 : value.length) + " bytes (at most " + SubscriptionEntry.MAX_BYTES + ")";
+            } else {
+                try {
+                    entry = mapper.readValue(value, SubscriptionEntry.class);
+                    problem = entry.problem(key);
+                } catch (IOException | RuntimeException bad) {
+                    problem = "not a subscription entry: " + bad.getMessage();
+                }
             }
+            if (problem != null) {
+                target.remove(key);
+                rejected(key, problem);
+                return;
+            }
+            invalidKeys.remove(key);
+            long written = e.getCreated() == null
+                    ? clock.millis()
+                    : e.getCreated().toInstant().toEpochMilli();
+            target.put(key, entry, written);
         }
 
         /**
@@ -216,12 +350,29 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
             int kept = target.keepFrom(view, deletedWhileLoading, clock.millis());
             view = target;
             live = true;
+            setCurrent(this);
             loaded.countDown();
             log.debug(
-                    "subscription registry loaded: {} entries ({} kept from the previous view until re-put or max age)",
+                    "subscription registry loaded: {} entries up to sequence {} ({} kept from the previous view until re-put or max age)",
                     target.size(),
+                    applied,
                     kept);
         }
+    }
+
+    /** Logs and counts an invalid entry once per key (a re-watch replays it). */
+    private void rejected(String key, String problem) {
+        if (invalidKeys.size() >= MAX_REMEMBERED_INVALID) {
+            invalidKeys.clear();
+        }
+        if (invalidKeys.add(key)) {
+            metrics.registryEntriesInvalid.increment();
+            log.warn("[RegistryEntryInvalid] ignoring registry entry {}: {}", abbreviate(key), problem);
+        }
+    }
+
+    private static String abbreviate(String text) {
+        return text.length() <= 200 ? text : text.substring(0, 200) + "...";
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.aura.realtime.cdc.registry;
 
+import dev.aura.realtime.cdc.failure.CdcFailure;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import java.util.List;
 import java.util.Set;
@@ -21,4 +22,14 @@ public interface SubscriptionRegistry {
 
     /** The ws-front replicas whose bindings are still awaited while not {@link #synchronised()}. */
     Set<String> awaitedReplicas();
+
+    /**
+     * Returns once {@link #candidates} reflects every registry write that was acknowledged before
+     * this call (read your writes): a binding whose client was told "subscribed" before it
+     * committed a change is matched against that change. Called by the poll loop's thread before
+     * a batch is matched.
+     *
+     * @throws CdcFailure when that cannot be confirmed in time; the batch must fail (slot not advanced)
+     */
+    void awaitCurrent() throws CdcFailure, InterruptedException;
 }

@@ -22,7 +22,9 @@ class CdcConfigTest {
         assertThat(config.postgresUrl())
                 .as("POSTGRES_URL defaults to the replication URL")
                 .isEqualTo(REPLICATION);
-        assertThat(config.natsUrl()).isEqualTo("nats://127.0.0.1:4222");
+        assertThat(config.nats().servers()).containsExactly("nats://127.0.0.1:4222");
+        assertThat(config.nats().auth()).isEqualTo(new dev.aura.realtime.common.config.NatsSettings.NoAuth());
+        assertThat(config.registryBucketMaxBytes()).isEqualTo(64L * 1024 * 1024);
         assertThat(config.httpPort()).isEqualTo(8081);
         assertThat(config.slotName()).isEqualTo("aura_cdc_slot");
         assertThat(config.batchSize()).isEqualTo(1000);

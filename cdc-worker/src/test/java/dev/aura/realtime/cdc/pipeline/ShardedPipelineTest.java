@@ -163,6 +163,33 @@ class ShardedPipelineTest {
     }
 
     @Test
+    void eachBatchWaitsOnceForTheRegistryToCatchUp_andFailsWhenItCannot() throws Exception {
+        registry.bind("p1", "t", "sub-1");
+        start(2, 8);
+        pipeline.accept(change("p1", 1), "p1");
+        pipeline.accept(change("p1", 2), "p1");
+        pipeline.flush();
+        assertThat(registry.syncs).as("once per batch, at its first change").hasValue(1);
+        assertThat(publisher.events).hasSize(2);
+
+        registry.behind = CdcFailure.retriable(CdcReason.NATS_UNAVAILABLE, "registry view behind", null);
+        pipeline.accept(change("p1", 3), "p1");
+        pipeline.accept(change("p1", 4), "p1");
+        assertThatThrownBy(pipeline::flush)
+                .as("a batch matched against a view missing acknowledged bindings would advance past their changes")
+                .isInstanceOfSatisfying(
+                        CdcFailure.class, f -> assertThat(f.getMessage()).contains("behind"));
+        assertThat(publisher.events).as("nothing of the failed batch").hasSize(2);
+
+        registry.behind = null;
+        pipeline.flush();
+        assertThat(registry.syncs).as("an empty batch needs no wait").hasValue(2);
+        pipeline.accept(change("p1", 3), "p1");
+        pipeline.flush();
+        assertThat(publisher.events).hasSize(3);
+    }
+
+    @Test
     void anRlsCheckWithoutPostgresFailsTheBatchInsteadOfDroppingIt() throws Exception {
         registry.bind("p1", "t", "sub-1");
         policy = batch -> {
@@ -289,10 +316,15 @@ class ShardedPipelineTest {
         };
     }
 
-    /** A registry with fixed bindings; {@link #awaited} non-empty means re-synchronising. */
+    /**
+     * A registry with fixed bindings; {@link #awaited} non-empty means re-synchronising, a
+     * non-null {@link #behind} means its view cannot catch up with the bucket.
+     */
     private static final class FakeRegistry implements SubscriptionRegistry {
         final List<SubscriptionEntry> entries = new CopyOnWriteArrayList<>();
         volatile Set<String> awaited = Set.of();
+        volatile CdcFailure behind;
+        final java.util.concurrent.atomic.AtomicInteger syncs = new java.util.concurrent.atomic.AtomicInteger();
 
         void bind(String project, String table, String subId) {
             entries.add(new SubscriptionEntry(
@@ -315,6 +347,14 @@ class ShardedPipelineTest {
         @Override
         public Set<String> awaitedReplicas() {
             return awaited;
+        }
+
+        @Override
+        public void awaitCurrent() throws CdcFailure {
+            syncs.incrementAndGet();
+            if (behind != null) {
+                throw behind;
+            }
         }
     }
 

@@ -13,6 +13,34 @@ public final class EnvVars {
     // Shared by both binaries.
     public static final EnvVar NATS_URL =
             new EnvVar("NATS_URL", "nats://127.0.0.1:4222", "", "NATS server URL(s), comma-separated");
+    public static final EnvVar NATS_USER =
+            new EnvVar("NATS_USER", "(unset)", "", "NATS user name (user/password authentication, with NATS_PASSWORD)");
+    public static final EnvVar NATS_PASSWORD =
+            new EnvVar("NATS_PASSWORD", "(unset)", "", "NATS password of NATS_USER; never logged");
+    public static final EnvVar NATS_NKEY_SEED_FILE = new EnvVar(
+            "NATS_NKEY_SEED_FILE", "(unset)", "", "File holding an nkey user seed (SU...): nkey authentication");
+    public static final EnvVar NATS_CREDS_FILE = new EnvVar(
+            "NATS_CREDS_FILE",
+            "(unset)",
+            "",
+            "NATS credentials file (user JWT + nkey seed): decentralised JWT authentication");
+    public static final EnvVar NATS_TLS_CA_FILE = new EnvVar(
+            "NATS_TLS_CA_FILE",
+            "(unset)",
+            "",
+            "PEM file of the CA(s) that signed the NATS server certificate; turns TLS on (tls:// URLs without it trust the JVM's CAs)");
+    public static final EnvVar NATS_TLS_CERT_FILE = new EnvVar(
+            "NATS_TLS_CERT_FILE",
+            "(unset)",
+            "",
+            "PEM client certificate (chain) for NATS servers that verify clients; with NATS_TLS_KEY_FILE");
+    public static final EnvVar NATS_TLS_KEY_FILE =
+            new EnvVar("NATS_TLS_KEY_FILE", "(unset)", "", "PEM (PKCS#8) private key of NATS_TLS_CERT_FILE");
+    public static final EnvVar REGISTRY_BUCKET_MAX_BYTES = new EnvVar(
+            "REGISTRY_BUCKET_MAX_BYTES",
+            "67108864",
+            "bytes",
+            "Byte limit of the aura_subscriptions KV bucket, applied by whichever binary creates it or finds it different (keep equal in both)");
     public static final EnvVar AURA_JWT_SECRET =
             new EnvVar("AURA_JWT_SECRET", null, "", "HS256 secret of client JWTs (at least 32 bytes); required");
     public static final EnvVar INSTANCE_ID = new EnvVar(
@@ -161,6 +189,15 @@ public final class EnvVars {
             "60000",
             "ms",
             "Max age of the aura_presence KV bucket (set when it is created); live presences are re-put every quarter of it");
+    public static final EnvVar PRESENCE_BUCKET_MAX_BYTES =
+            new EnvVar("PRESENCE_BUCKET_MAX_BYTES", "67108864", "bytes", "Byte limit of the aura_presence KV bucket");
+    public static final EnvVar WS_DEDUPE_WINDOW_EVENTS = new EnvVar(
+            "WS_DEDUPE_WINDOW_EVENTS",
+            "100000",
+            "events",
+            "Change event ids remembered to drop re-published duplicates (Aura-Event-Id)");
+    public static final EnvVar WS_DEDUPE_WINDOW_BYTES = new EnvVar(
+            "WS_DEDUPE_WINDOW_BYTES", "16777216", "bytes", "Memory bound of the remembered change event ids");
     public static final EnvVar PRESENCE_RECONCILE_MS = new EnvVar(
             "PRESENCE_RECONCILE_MS",
             "5000",
@@ -172,6 +209,14 @@ public final class EnvVars {
             POSTGRES_URL,
             POSTGRES_TENANT_URL,
             NATS_URL,
+            NATS_USER,
+            NATS_PASSWORD,
+            NATS_NKEY_SEED_FILE,
+            NATS_CREDS_FILE,
+            NATS_TLS_CA_FILE,
+            NATS_TLS_CERT_FILE,
+            NATS_TLS_KEY_FILE,
+            REGISTRY_BUCKET_MAX_BYTES,
             AURA_JWT_SECRET,
             CDC_HTTP_PORT,
             CDC_SLOT_NAME,
@@ -194,6 +239,17 @@ public final class EnvVars {
 
     public static final List<EnvVar> WS_FRONT = List.of(
             NATS_URL,
+            NATS_USER,
+            NATS_PASSWORD,
+            NATS_NKEY_SEED_FILE,
+            NATS_CREDS_FILE,
+            NATS_TLS_CA_FILE,
+            NATS_TLS_CERT_FILE,
+            NATS_TLS_KEY_FILE,
+            REGISTRY_BUCKET_MAX_BYTES,
+            PRESENCE_BUCKET_MAX_BYTES,
+            WS_DEDUPE_WINDOW_EVENTS,
+            WS_DEDUPE_WINDOW_BYTES,
             AURA_JWT_SECRET,
             WS_PORT,
             HISTORY_SIZE,

@@ -5,6 +5,7 @@ import io.nats.client.JetStreamApiException;
 import io.nats.client.KeyValue;
 import io.nats.client.KeyValueManagement;
 import io.nats.client.api.KeyValueConfiguration;
+import io.nats.client.api.KeyValueStatus;
 import io.nats.client.api.StorageType;
 import java.io.IOException;
 import java.time.Duration;
@@ -13,41 +14,88 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The product's JetStream KV buckets ({@link SubscriptionEntry#BUCKET}, {@code aura_presence}):
- * memory storage, one value per key, a max age after which an entry nobody refreshed is dead.
- * Both binaries create a bucket when it is missing (first start, or a NATS restart lost the
- * memory stream), so the configuration is written here once.
+ * memory storage, one value per key, a max age after which an entry nobody refreshed is dead,
+ * and a byte limit of its own. Both binaries create a bucket when it is missing (first start, or
+ * a NATS restart lost the memory stream), so the configuration is written here once.
+ *
+ * <p><b>Bytes per bucket.</b> Each bucket has its own {@code max_bytes}, so a full presence
+ * bucket cannot stop registrations and the reverse; without it both shared whatever the server's
+ * JetStream memory store had left. A KV bucket discards new writes when full (jnats creates KV
+ * streams with discard policy {@code new}): existing entries stay, and the writes that fail are
+ * told to their writer. NATS has no byte limit per key prefix, so inside one bucket the projects
+ * share the limit; per-project quotas belong to the binaries (docs/design.md G).
  */
 public final class KvBuckets {
     private static final Logger log = LoggerFactory.getLogger(KvBuckets.class);
 
+    /**
+     * A bucket's configuration.
+     *
+     * @param name bucket name
+     * @param maxAge max age of an entry (jnats calls it {@code ttl})
+     * @param maxBytes byte limit of the whole bucket
+     * @param maxValueBytes largest value, or -1 for the server's max payload
+     */
+    public record Spec(String name, Duration maxAge, long maxBytes, int maxValueBytes) {}
+
     private KvBuckets() {}
 
     /**
-     * Creates bucket {@code name} unless it exists (an existing bucket keeps its configuration),
-     * then binds to it.
-     *
-     * @param maxAge the bucket's max age (jnats calls it {@code ttl})
-     * @throws IOException when NATS does not answer
-     * @throws JetStreamApiException when JetStream refuses (e.g. not enabled on the server)
+     * The registry bucket {@link SubscriptionEntry#BUCKET} with {@code maxBytes} in all and at
+     * most {@link SubscriptionEntry#MAX_BYTES} per entry.
      */
-    public static KeyValue ensure(Connection nats, String name, Duration maxAge)
-            throws IOException, JetStreamApiException {
+    public static Spec registry(long maxBytes) {
+        return new Spec(SubscriptionEntry.BUCKET, SubscriptionEntry.MAX_AGE, maxBytes, SubscriptionEntry.MAX_BYTES);
+    }
+
+    /**
+     * Creates the bucket unless it exists, then binds to it. An existing bucket whose byte limits
+     * differ from {@code spec} is updated to them (a changed {@code *_BUCKET_MAX_BYTES} takes
+     * effect at the next start without deleting the bucket); its max age is kept.
+     *
+     * @throws IOException when NATS does not answer
+     * @throws JetStreamApiException when JetStream refuses (e.g. not enabled on the server, or the
+     *     limits exceed what the server's JetStream memory has left)
+     */
+    public static KeyValue ensure(Connection nats, Spec spec) throws IOException, JetStreamApiException {
         KeyValueManagement kvm = nats.keyValueManagement();
+        KeyValueStatus status;
         try {
-            kvm.getStatus(name);
+            status = kvm.getStatus(spec.name());
         } catch (JetStreamApiException notFound) {
             try {
-                kvm.create(KeyValueConfiguration.builder()
-                        .name(name)
-                        .storageType(StorageType.Memory)
-                        .maxHistoryPerKey(1)
-                        .ttl(maxAge)
-                        .build());
-                log.info("created KV bucket {} (memory, max age {} ms)", name, maxAge.toMillis());
+                kvm.create(configuration(spec, spec.maxAge()));
+                log.info(
+                        "created KV bucket {} (memory, max age {} ms, {} bytes)",
+                        spec.name(),
+                        spec.maxAge().toMillis(),
+                        spec.maxBytes());
             } catch (JetStreamApiException raced) {
-                kvm.getStatus(name); // created by another process meanwhile; fails if it really is not there
+                kvm.getStatus(spec.name()); // created by another process meanwhile; fails if it really is not there
             }
+            return nats.keyValue(spec.name());
         }
-        return nats.keyValue(name);
+        if (status.getMaxBucketSize() != spec.maxBytes() || status.getMaximumValueSize() != spec.maxValueBytes()) {
+            kvm.update(configuration(spec, status.getTtl()));
+            log.info(
+                    "updated KV bucket {}: {} bytes (was {}), values up to {} bytes (was {})",
+                    spec.name(),
+                    spec.maxBytes(),
+                    status.getMaxBucketSize(),
+                    spec.maxValueBytes(),
+                    status.getMaximumValueSize());
+        }
+        return nats.keyValue(spec.name());
+    }
+
+    private static KeyValueConfiguration configuration(Spec spec, Duration maxAge) {
+        return KeyValueConfiguration.builder()
+                .name(spec.name())
+                .storageType(StorageType.Memory)
+                .maxHistoryPerKey(1)
+                .ttl(maxAge)
+                .maxBucketSize(spec.maxBytes())
+                .maximumValueSize(spec.maxValueBytes())
+                .build();
     }
 }

@@ -33,6 +33,16 @@ public final class Subjects {
     public static final String BROADCAST = PREFIX + "broadcast";
     public static final String CDC_STATUS = PREFIX + "cdc.status";
     public static final String SUBSCRIPTION_CHECK = PREFIX + "rpc.subscription-check";
+    /**
+     * Reply-subject prefix of the cdc-worker's connection (JetStream API replies, KV watch
+     * deliveries). Each binary has its own, so NATS permissions can let each subscribe only to
+     * its own replies: a ws-front must not read the registry deliveries (every subscriber's
+     * claims) the worker receives. Operators of an external NATS grant these prefixes (the
+     * chart's nats-permissions.conf).
+     */
+    public static final String CDC_WORKER_INBOX = "_INBOX_aura_cdc";
+    /** Reply-subject prefix of ws-front's connection; see {@link #CDC_WORKER_INBOX}. */
+    public static final String WS_FRONT_INBOX = "_INBOX_aura_front";
 
     private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 

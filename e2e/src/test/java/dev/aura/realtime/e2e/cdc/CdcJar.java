@@ -16,7 +16,6 @@ import dev.aura.realtime.testkit.ServiceProcess;
 import dev.aura.realtime.testkit.Waits;
 import io.nats.client.Connection;
 import io.nats.client.Dispatcher;
-import io.nats.client.Nats;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -57,7 +56,7 @@ final class CdcJar implements AutoCloseable, AfterEachCallback {
     CdcJar(PostgresServer pg, NatsServer natsServer) throws Exception {
         this.pg = pg;
         this.natsServer = natsServer;
-        nats = Nats.connect(natsServer.url());
+        nats = natsServer.connect();
         dispatcher = nats.createDispatcher(msg -> {
             try {
                 JsonNode id = mapper.readTree(msg.getData())

@@ -8,7 +8,6 @@ import dev.aura.realtime.testkit.NatsServer;
 import dev.aura.realtime.testkit.PostgresServer;
 import dev.aura.realtime.testkit.RealtimeJsClient;
 import dev.aura.realtime.testkit.Waits;
-import io.nats.client.Nats;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
@@ -87,7 +86,7 @@ class NatsRestartE2EIT {
                     .waitForLog(Pattern.compile("NATS .*reconnected", Pattern.CASE_INSENSITIVE), Duration.ofSeconds(5));
 
             // ws-front re-put its binding into the re-created bucket
-            try (var probe = Nats.connect(nats.url())) {
+            try (var probe = nats.connect()) {
                 assertThat(probe.keyValue(SubscriptionEntry.BUCKET).keys())
                         .as("bindings re-put after the restart")
                         .isNotEmpty();

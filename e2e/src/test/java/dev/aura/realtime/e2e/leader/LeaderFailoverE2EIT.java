@@ -22,7 +22,6 @@ import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import io.nats.client.Connection;
 import io.nats.client.Dispatcher;
-import io.nats.client.Nats;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -73,7 +72,7 @@ class LeaderFailoverE2EIT {
         proxies.put("a", new PartitionableProxy(api.getPort()));
         proxies.put("b", new PartitionableProxy(api.getPort()));
         stack = new E2eStack(pg, natsServer);
-        nats = Nats.connect(natsServer.url());
+        nats = natsServer.connect();
         Dispatcher d = nats.createDispatcher(msg -> {
             try {
                 JsonNode body = json.readTree(msg.getData());

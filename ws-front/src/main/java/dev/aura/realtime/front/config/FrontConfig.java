@@ -4,6 +4,7 @@ import dev.aura.realtime.common.config.ConfigException;
 import dev.aura.realtime.common.config.Env;
 import dev.aura.realtime.common.config.EnvVars;
 import dev.aura.realtime.common.config.InstanceId;
+import dev.aura.realtime.common.config.NatsSettings;
 import dev.aura.realtime.common.wire.CdcStatus;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import java.time.Duration;
@@ -12,7 +13,7 @@ import java.time.Duration;
  * The whole ws-front configuration, read once at start-up from environment variables. Invalid
  * values and invalid combinations throw {@link ConfigException} naming the variable.
  *
- * @param natsUrl {@code NATS_URL}, comma-separated server URLs
+ * @param nats {@code NATS_URL}, credentials and TLS ({@code NATS_*})
  * @param jwtSecret {@code AURA_JWT_SECRET} (required), HS256 secret of client tokens
  * @param wsPort {@code WS_PORT} (4000), the one HTTP/WebSocket port; 0 picks a free port
  * @param historySize {@code HISTORY_SIZE} (100 messages), broadcast history ring per channel
@@ -39,9 +40,14 @@ import java.time.Duration;
  * @param cdcStatusTimeout {@code WS_CDC_STATUS_TIMEOUT_MS} (15,000 ms) of cdc-worker silence reported as CDC
  *     down; must exceed the status heartbeat ({@link CdcStatus#HEARTBEAT}, 5 s)
  * @param sseHeartbeat {@code SSE_HEARTBEAT_MS} (15,000 ms) between SSE keep-alive comments
+ * @param registryBucketMaxBytes {@code REGISTRY_BUCKET_MAX_BYTES} (64 MiB), byte limit of the
+ *     registry bucket when this replica creates it or finds it different
+ * @param dedupeWindowEvents {@code WS_DEDUPE_WINDOW_EVENTS} (100,000) change event ids remembered
+ *     to drop re-published duplicates
+ * @param dedupeWindowBytes {@code WS_DEDUPE_WINDOW_BYTES} (16 MiB) memory bound of those ids
  */
 public record FrontConfig(
-        String natsUrl,
+        NatsSettings nats,
         String jwtSecret,
         int wsPort,
         int historySize,
@@ -66,7 +72,10 @@ public record FrontConfig(
         long historyMaxBytes,
         Duration historyTtl,
         Duration cdcStatusTimeout,
-        Duration sseHeartbeat) {
+        Duration sseHeartbeat,
+        long registryBucketMaxBytes,
+        int dedupeWindowEvents,
+        long dedupeWindowBytes) {
 
     public FrontConfig {
         if (writeBufferLowBytes > writeBufferHighBytes) {
@@ -91,7 +100,7 @@ public record FrontConfig(
     /** Reads every variable; fails naming the first missing or malformed one. */
     public static FrontConfig load(Env env) {
         return new FrontConfig(
-                env.string(EnvVars.NATS_URL),
+                NatsSettings.fromEnv(env),
                 env.required(EnvVars.AURA_JWT_SECRET.name()),
                 env.integer(EnvVars.WS_PORT, 0, 65535),
                 env.integer(EnvVars.HISTORY_SIZE, 0, 100_000),
@@ -116,6 +125,9 @@ public record FrontConfig(
                 env.longValue(EnvVars.HISTORY_MAX_BYTES, 1024, Long.MAX_VALUE),
                 env.seconds(EnvVars.HISTORY_TTL_SECONDS, 1, 7 * 24 * 3600),
                 env.millis(EnvVars.WS_CDC_STATUS_TIMEOUT_MS, 1_000, 3_600_000),
-                env.millis(EnvVars.SSE_HEARTBEAT_MS, 100, 3_600_000));
+                env.millis(EnvVars.SSE_HEARTBEAT_MS, 100, 3_600_000),
+                env.longValue(EnvVars.REGISTRY_BUCKET_MAX_BYTES, 64 * 1024, Long.MAX_VALUE),
+                env.integer(EnvVars.WS_DEDUPE_WINDOW_EVENTS, 0, 100_000_000),
+                env.longValue(EnvVars.WS_DEDUPE_WINDOW_BYTES, 0, Long.MAX_VALUE));
     }
 }

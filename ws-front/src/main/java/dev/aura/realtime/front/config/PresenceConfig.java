@@ -14,8 +14,9 @@ import java.time.Duration;
  *     bucket's keys with this replica's view (expiry is silent to KV watchers on nats-server 2.9)
  * @param maxEventsPerSecond {@code WS_MAX_PRESENCE_EVENTS_PER_SECOND} (10), track/untrack per
  *     connection per second
+ * @param bucketMaxBytes {@code PRESENCE_BUCKET_MAX_BYTES} (64 MiB), byte limit of the bucket
  */
-public record PresenceConfig(Duration maxAge, Duration reconcileInterval, int maxEventsPerSecond) {
+public record PresenceConfig(Duration maxAge, Duration reconcileInterval, int maxEventsPerSecond, long bucketMaxBytes) {
     /** Local diffs are gathered this long and sent as one {@code presence_diff} per channel. */
     public static final Duration BATCH_WINDOW = Duration.ofMillis(20);
 
@@ -35,6 +36,7 @@ public record PresenceConfig(Duration maxAge, Duration reconcileInterval, int ma
         return new PresenceConfig(
                 env.millis(EnvVars.PRESENCE_MAX_AGE_MS, 1_000, 86_400_000),
                 env.millis(EnvVars.PRESENCE_RECONCILE_MS, 100, 3_600_000),
-                env.integer(EnvVars.WS_MAX_PRESENCE_EVENTS_PER_SECOND, 1, 1_000_000));
+                env.integer(EnvVars.WS_MAX_PRESENCE_EVENTS_PER_SECOND, 1, 1_000_000),
+                env.longValue(EnvVars.PRESENCE_BUCKET_MAX_BYTES, 64 * 1024, Long.MAX_VALUE));
     }
 }

@@ -37,6 +37,12 @@ import org.slf4j.LoggerFactory;
  * <p>Runs on the caller's thread (the relay's dispatcher or a sender's event loop); writes are
  * queued onto each recipient's event loop ({@link DeliveryBatch}), so a slow recipient never
  * blocks others.
+ *
+ * <p><b>The replica's own NATS link.</b> While it is down, changes are published to nobody here,
+ * so it counts as an inactive CDC ({@link #relayLinkLost}): postgres_changes subscribers get the
+ * same {@code system} error, and {@code ok} only once the link is back, the registry re-put, and
+ * a status from an active cdc-worker arrived over the new link ({@link #relayLinkRestored}),
+ * which proves that changes reach this replica again.
  */
 public final class Fanout implements RelayListener {
     private static final Logger log = LoggerFactory.getLogger(Fanout.class);
@@ -53,6 +59,8 @@ public final class Fanout implements RelayListener {
     private volatile long lastCdcStatusAtMs;
 
     private volatile String lastGapTo;
+    /** The NATS link is down (or back, but not yet re-registered): statuses are stale, CDC counts as inactive. */
+    private volatile boolean linkDown;
 
     public Fanout(
             LocalTopics topics,
@@ -221,8 +229,37 @@ public final class Fanout implements RelayListener {
 
     @Override
     public void onCdcStatus(CdcStatus status) {
+        if (linkDown) {
+            return; // read before the link dropped, or before re-registration: it says nothing about now
+        }
         lastCdcStatusAtMs = clock.millis();
         applyCdcStatus(status.active(), status.reason(), status.gapTo());
+    }
+
+    /**
+     * This replica's NATS link dropped: tells postgres_changes subscribers as an inactive CDC
+     * would (unless they already were told). Called on jnats' connection-listener thread.
+     */
+    public void relayLinkLost() {
+        linkDown = true;
+        metrics.relayLinkLost();
+        LogCode.RelayLinkLost.warn(
+                log,
+                "NATS link lost; telling {} postgres_changes channels",
+                topics.withPostgresBindings().size());
+        applyCdcStatus(false, Reasons.RELAY_LINK_LOST, null);
+    }
+
+    /**
+     * The link is back and this replica's registry entries are re-put: the next status of an
+     * active cdc-worker sends {@code ok} (at once when no cdc-worker was ever heard from, so
+     * there is no status to wait for).
+     */
+    public void relayLinkRestored() {
+        linkDown = false;
+        if (lastCdcStatusAtMs == 0) {
+            applyCdcStatus(true, null, null);
+        }
     }
 
     /**
@@ -232,6 +269,9 @@ public final class Fanout implements RelayListener {
      * {@link CdcWatchdog}.
      */
     public void checkCdcSilence(long timeoutMs) {
+        if (linkDown) {
+            return; // already reported as the link's loss
+        }
         long last = lastCdcStatusAtMs;
         long silentMs = clock.millis() - last;
         if (last == 0 || silentMs <= timeoutMs || Boolean.FALSE.equals(cdcActive)) {

@@ -38,13 +38,16 @@ public enum LogCode {
     PresenceResyncFailed,
     /** A task of the presence view thread threw; that change or push is lost. */
     PresenceViewFailed,
-    /** A hook run after a NATS reconnect threw. */
+    /** A hook run after a NATS disconnect or reconnect threw. */
     ReconnectHookFailed,
     /** Closing the subscription registry abandoned KV operations still queued after the bounded wait. */
     RegistryCloseTimeout,
     /** A registry delete failed; the entry expires with the bucket's max age. */
     RegistryDeleteFailed,
-    /** A registry put at join failed; the client gets a postgres_changes system error. */
+    /**
+     * A registry put at join failed (NATS, a full bucket, or an entry the cdc-worker would refuse);
+     * the client gets a postgres_changes system error.
+     */
     RegistryPutFailed,
     /** The periodic or post-reconnect re-put of registry entries failed for some entries. */
     RegistryRefreshFailed,
@@ -52,6 +55,11 @@ public enum LogCode {
     RelayDecodeFailed,
     /** A decoded NATS message could not be delivered to local clients. */
     RelayDeliveryFailed,
+    /**
+     * This replica's NATS link dropped: changes published meanwhile never reach it, so
+     * postgres_changes subscribers are told (system error) until it is back.
+     */
+    RelayLinkLost,
     /** An SSE event could not be written; the stream's write fails and the connection closes. */
     SseEncodeFailed;
 

@@ -26,6 +26,8 @@ public final class FrontMetrics {
     private final Counter relayInStatus;
     private final Counter relayOutBroadcast;
     private final Counter relayErrors;
+    private final Counter relayDuplicates;
+    private final Counter relayLinkLosses;
     private final Counter changeDeliveries;
 
     public FrontMetrics(MeterRegistry registry) {
@@ -44,6 +46,10 @@ public final class FrontMetrics {
         relayInStatus = relay(registry, "in", "cdc_status");
         relayOutBroadcast = relay(registry, "out", "broadcast");
         relayErrors = counter(registry, "aura.relay.errors", "undecodable or failed NATS messages");
+        relayDuplicates = counter(
+                registry, "aura.relay.duplicates", "re-published change events dropped (Aura-Event-Id seen before)");
+        relayLinkLosses =
+                counter(registry, "aura.relay.link.losses", "NATS link drops (postgres_changes subscribers were told)");
         changeDeliveries = counter(registry, "aura.ws.postgres.changes.delivered", "postgres_changes frames sent");
     }
 
@@ -117,6 +123,16 @@ public final class FrontMetrics {
 
     public void relayError() {
         relayErrors.increment();
+    }
+
+    /** A change event dropped because it was relayed before (a re-publish). */
+    public void relayDuplicate() {
+        relayDuplicates.increment();
+    }
+
+    /** This replica's NATS link dropped. */
+    public void relayLinkLost() {
+        relayLinkLosses.increment();
     }
 
     public void changesDelivered(int n) {

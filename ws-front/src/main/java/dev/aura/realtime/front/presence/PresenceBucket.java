@@ -25,22 +25,24 @@ final class PresenceBucket {
     private static final Logger log = LoggerFactory.getLogger(PresenceBucket.class);
 
     private final Connection connection;
-    private final Duration maxAge;
+    private final KvBuckets.Spec spec;
     private final ObjectMapper mapper;
     private volatile KeyValue kv;
 
-    PresenceBucket(Connection connection, Duration maxAge, ObjectMapper mapper) {
+    /** @param maxBytes the bucket's byte limit ({@code PRESENCE_BUCKET_MAX_BYTES}) */
+    PresenceBucket(Connection connection, Duration maxAge, long maxBytes, ObjectMapper mapper) {
         this.connection = connection;
-        this.maxAge = maxAge;
+        this.spec = new KvBuckets.Spec(NAME, maxAge, maxBytes, -1);
         this.mapper = mapper;
     }
 
     /**
      * Creates the bucket when the server does not have it (first start, or a NATS restart lost
-     * the memory stream) and binds to it. A bucket that exists keeps its own max age.
+     * the memory stream) and binds to it. A bucket that exists keeps its own max age; its byte
+     * limit is set to ours ({@link KvBuckets#ensure}).
      */
     void ensure() throws IOException, JetStreamApiException {
-        kv = KvBuckets.ensure(connection, NAME, maxAge);
+        kv = KvBuckets.ensure(connection, spec);
     }
 
     private KeyValue kv() throws IOException, JetStreamApiException {

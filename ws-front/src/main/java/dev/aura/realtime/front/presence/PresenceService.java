@@ -56,7 +56,8 @@ public final class PresenceService implements PresenceExtension, AutoCloseable {
             Connection connection, PresenceConfig config, String instanceId, Clock clock, ObjectMapper mapper) {
         this.instanceId = instanceId;
         this.feed = new PresenceFeed(clock, config.maxAge());
-        this.kv = new PresenceKv(new PresenceBucket(connection, config.maxAge(), mapper), feed, config, clock);
+        this.kv = new PresenceKv(
+                new PresenceBucket(connection, config.maxAge(), config.bucketMaxBytes(), mapper), feed, config, clock);
     }
 
     /** Creates the bucket when absent and starts watching it (blocking, at start-up). */

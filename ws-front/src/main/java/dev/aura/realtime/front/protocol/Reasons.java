@@ -16,6 +16,10 @@ public final class Reasons {
     public static final String REGISTRY_UNAVAILABLE =
             "Unable to register subscription: subscription registry unavailable";
     public static final String SUBSCRIBED = "Subscribed to PostgreSQL";
+    /** This replica lost its NATS link: changes committed meanwhile may never arrive. */
+    public static final String RELAY_LINK_LOST =
+            "RealtimeLinkLost: this server lost its connection to the event bus; changes may be missed until it is back";
+
     public static final String SERVER_DISCONNECT = "Server requested disconnect";
     public static final String PRESENCE_UNAVAILABLE = "PresenceUnavailable: presence is not enabled on this server";
     public static final String PRESENCE_NOT_A_MAP = "Presence track payload must be a map";

@@ -18,7 +18,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@link SubscriptionRegistry} on the JetStream KV bucket {@link SubscriptionEntry#BUCKET}
- * (memory storage, max age {@code SubscriptionEntry.MAX_AGE}; created when absent).
+ * (memory storage, max age {@code SubscriptionEntry.MAX_AGE}, its own byte limit; created when
+ * absent).
+ *
+ * <p>An entry the cdc-worker would ignore ({@link SubscriptionEntry#problem}, e.g. a role it does
+ * not know or claims too large) is not written: its put fails, so the client is told at join
+ * instead of subscribing to nothing.
  *
  * <p>Threads: one {@link KvThread} {@code aura-registry} does every KV call (they block on the
  * JetStream ack), so puts and deletes of one key keep their order and event loops never block.
@@ -29,16 +34,19 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
     private static final Logger log = LoggerFactory.getLogger(KvSubscriptionRegistry.class);
 
     private final Connection connection;
-    private final Duration ttl;
+    private final KvBuckets.Spec bucket;
     private final ObjectMapper mapper;
     private final Map<String, SubscriptionEntry> live = new ConcurrentHashMap<>();
     private final KvThread worker;
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile KeyValue kv;
+    /** Completed by the first full refresh after a reconnect (KV thread only). */
+    private CompletableFuture<Void> reput = CompletableFuture.completedFuture(null);
 
-    public KvSubscriptionRegistry(Connection connection, Duration ttl, Duration refresh, ObjectMapper mapper) {
+    /** @param bucket the registry bucket ({@link KvBuckets#registry}) */
+    public KvSubscriptionRegistry(Connection connection, KvBuckets.Spec bucket, Duration refresh, ObjectMapper mapper) {
         this.connection = connection;
-        this.ttl = ttl;
+        this.bucket = bucket;
         this.mapper = mapper;
         this.worker = new KvThread("aura-registry", LogCode.RegistryCloseTimeout);
         worker.every(refresh, this::refreshAll);
@@ -54,14 +62,19 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         if (current != null) {
             return current;
         }
-        kv = KvBuckets.ensure(connection, SubscriptionEntry.BUCKET, ttl);
+        kv = KvBuckets.ensure(connection, bucket);
         return kv;
     }
 
     @Override
     public CompletableFuture<Void> put(SubscriptionEntry entry) {
-        live.put(entry.key(), entry);
         CompletableFuture<Void> done = new CompletableFuture<>();
+        String problem = problem(entry);
+        if (problem != null) {
+            done.completeExceptionally(new IllegalArgumentException("registry entry refused: " + problem));
+            return done;
+        }
+        live.put(entry.key(), entry);
         try {
             worker.execute(() -> {
                 try {
@@ -75,6 +88,22 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
             done.completeExceptionally(rejected);
         }
         return done;
+    }
+
+    /** What the cdc-worker would refuse this entry for (its shape, or its size), or null. */
+    private String problem(SubscriptionEntry entry) {
+        String problem = entry.problem(entry.key());
+        if (problem != null) {
+            return problem;
+        }
+        try {
+            int size = mapper.writeValueAsBytes(entry).length;
+            return size > SubscriptionEntry.MAX_BYTES
+                    ? size + " bytes, more than " + SubscriptionEntry.MAX_BYTES + " (claims too large)"
+                    : null;
+        } catch (Exception e) {
+            return "not serialisable: " + e;
+        }
     }
 
     private void write(SubscriptionEntry entry) throws Exception {
@@ -113,9 +142,24 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
      * server lost it (memory storage does not survive a nats-server restart). Retried every second
      * while it fails (JetStream may answer a moment after the connection is back), for at most
      * {@link #REPUT_ATTEMPTS} attempts; the periodic refresh continues after that. Any thread.
+     *
+     * @return completes once every live entry was written in one pass (by these attempts or a
+     *     later periodic refresh); never fails
      */
-    public void reputAll() {
-        reputAll(REPUT_ATTEMPTS);
+    public CompletableFuture<Void> reputAll() {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        try {
+            worker.execute(() -> {
+                if (reput.isDone()) {
+                    reput = new CompletableFuture<>();
+                }
+                reput.whenComplete((v, e) -> done.complete(null));
+                reputAll(REPUT_ATTEMPTS);
+            });
+        } catch (RuntimeException rejected) {
+            log.debug("registry closed; no re-put");
+        }
+        return done;
     }
 
     private static final int REPUT_ATTEMPTS = 30;
@@ -150,6 +194,8 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         }
         if (failed > 0) {
             LogCode.RegistryRefreshFailed.warn(log, "{} of {} entries not refreshed", failed, live.size());
+        } else {
+            reput.complete(null);
         }
         return failed;
     }

@@ -1,5 +1,7 @@
 package dev.aura.realtime.front.relay;
 
+import dev.aura.realtime.common.config.NatsSettings;
+import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.front.log.LogCode;
 import io.nats.client.Connection;
 import io.nats.client.ConnectionListener;
@@ -15,21 +17,35 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The replica's one NATS connection. jnats reconnects by itself forever (its own threads);
- * {@link #onReconnect} hooks run on jnats' connection-listener thread after every reconnect, so
- * the registry can re-put its entries (the KV bucket is memory storage and may have been lost).
+ * The replica's one NATS connection, authenticated and encrypted as {@link NatsSettings} says,
+ * with this binary's reply prefix ({@link Subjects#WS_FRONT_INBOX}, the only one its NATS
+ * permissions let it read). jnats reconnects by itself forever (its own threads);
+ * {@link #onDisconnect} hooks run on jnats' connection-listener thread when the link drops and
+ * {@link #onReconnect} hooks after every reconnect, so the fan-out can tell clients and the
+ * registry can re-put its entries (the KV bucket is memory storage and may have been lost).
+ *
+ * <p>A link that dies without a reset (a silent partition) is noticed by pings:
+ * {@link #PING_INTERVAL} apart, {@link #MAX_PINGS_OUT} unanswered make jnats reconnect, so a dead
+ * link is detected within about ten seconds instead of jnats' default of minutes.
  */
 public final class NatsConnection implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(NatsConnection.class);
 
+    /** Interval of the client's pings. */
+    static final Duration PING_INTERVAL = Duration.ofSeconds(3);
+    /** Unanswered pings after which the link counts as dead. */
+    static final int MAX_PINGS_OUT = 2;
+
     private final Connection connection;
     private final List<Runnable> reconnectHooks = new CopyOnWriteArrayList<>();
+    private final List<Runnable> disconnectHooks = new CopyOnWriteArrayList<>();
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private NatsConnection(String url, String name) throws IOException, InterruptedException {
-        Options options = new Options.Builder()
-                .servers(url.split(","))
+    private NatsConnection(NatsSettings settings, String name) throws IOException, InterruptedException {
+        Options options = settings.builder(Subjects.WS_FRONT_INBOX)
                 .connectionName(name)
+                .pingInterval(PING_INTERVAL)
+                .maxPingsOut(MAX_PINGS_OUT)
                 .maxReconnects(-1)
                 .reconnectWait(Duration.ofMillis(500))
                 .connectionTimeout(Duration.ofSeconds(5))
@@ -54,11 +70,11 @@ public final class NatsConnection implements AutoCloseable {
     /**
      * Connects (blocking up to the connection timeout).
      *
-     * @param url comma-separated NATS URLs
+     * @param settings servers, credentials and TLS
      * @param name connection name shown by the server (the instance id)
      */
-    public static NatsConnection connect(String url, String name) throws IOException, InterruptedException {
-        return new NatsConnection(url, name);
+    public static NatsConnection connect(NatsSettings settings, String name) throws IOException, InterruptedException {
+        return new NatsConnection(settings, name);
     }
 
     public Connection connection() {
@@ -74,15 +90,26 @@ public final class NatsConnection implements AutoCloseable {
         reconnectHooks.add(hook);
     }
 
+    /** Runs {@code hook} whenever the link drops (not at {@link #close()}). */
+    public void onDisconnect(Runnable hook) {
+        disconnectHooks.add(hook);
+    }
+
     private void onEvent(Connection conn, ConnectionListener.Events event) {
         log.info("NATS {}", event.getEvent());
         if (event == ConnectionListener.Events.RECONNECTED) {
-            for (Runnable hook : reconnectHooks) {
-                try {
-                    hook.run();
-                } catch (RuntimeException e) {
-                    LogCode.ReconnectHookFailed.warn(log, "{}", e.toString());
-                }
+            run(reconnectHooks);
+        } else if (event == ConnectionListener.Events.DISCONNECTED && !closed.get()) {
+            run(disconnectHooks);
+        }
+    }
+
+    private static void run(List<Runnable> hooks) {
+        for (Runnable hook : hooks) {
+            try {
+                hook.run();
+            } catch (RuntimeException e) {
+                LogCode.ReconnectHookFailed.warn(log, "{}", e.toString());
             }
         }
     }

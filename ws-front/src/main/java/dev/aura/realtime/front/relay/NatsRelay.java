@@ -27,18 +27,23 @@ import org.slf4j.LoggerFactory;
  * cdc-workers to validate bindings.
  *
  * <p>Threads: one jnats dispatcher thread calls the listener in subject order. Messages whose
- * {@code Aura-Origin} is this instance are dropped (our own broadcast echoes). Undecodable
+ * {@code Aura-Origin} is this instance are dropped (our own broadcast echoes), and so are change
+ * events already relayed with the same subject and {@code Aura-Event-Id} (a re-published batch,
+ * {@link EventIdWindow}), before they are decoded. Undecodable
  * messages ({@link LogCode#RelayDecodeFailed}) and messages the listener failed to deliver
  * ({@link LogCode#RelayDeliveryFailed}) are logged with their code, counted and skipped.
  */
 public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(NatsRelay.class);
 
+    private static final String CHANGES_PREFIX = Subjects.CHANGES + ".";
+
     private final Connection connection;
     private final String instanceId;
     private final Duration checkTimeout;
     private final ObjectMapper mapper;
     private final FrontMetrics metrics;
+    private final EventIdWindow seen;
     private final AtomicBoolean closed = new AtomicBoolean();
     private RelayListener listener;
     private Dispatcher dispatcher;
@@ -48,12 +53,15 @@ public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker,
             String instanceId,
             Duration checkTimeout,
             ObjectMapper mapper,
-            FrontMetrics metrics) {
+            FrontMetrics metrics,
+            int dedupeWindowEvents,
+            long dedupeWindowBytes) {
         this.connection = connection;
         this.instanceId = instanceId;
         this.checkTimeout = checkTimeout;
         this.mapper = mapper;
         this.metrics = metrics;
+        this.seen = new EventIdWindow(dedupeWindowEvents, dedupeWindowBytes);
     }
 
     /**
@@ -77,6 +85,10 @@ public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker,
             return;
         }
         String subject = msg.getSubject();
+        if (subject.startsWith(CHANGES_PREFIX) && isDuplicate(subject, msg)) {
+            metrics.relayDuplicate();
+            return;
+        }
         Runnable delivery;
         try {
             delivery = decode(subject, msg);
@@ -94,6 +106,11 @@ public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker,
             metrics.relayError();
             LogCode.RelayDeliveryFailed.warn(log, "subject {}: {}", subject, e.toString(), e);
         }
+    }
+
+    private boolean isDuplicate(String subject, Message msg) {
+        String id = msg.hasHeaders() ? msg.getHeaders().getFirst(AuraHeaders.EVENT_ID) : null;
+        return id != null && !seen.firstSighting(subject, id);
     }
 
     /**

@@ -262,6 +262,41 @@ class FanoutTest {
     }
 
     @Test
+    void aLostNatsLinkIsToldLikeAnInactiveCdc_andOkFollowsTheFirstStatusAfterItIsBack() {
+        Sub db = new Sub(new Conn(Framing.V1), "db", binding(1, "s1"));
+        Sub plain = new Sub(new Conn(Framing.V1), "room");
+        fanout.onCdcStatus(new CdcStatus("w", true, null, null, null, 0));
+
+        fanout.relayLinkLost();
+        assertThat(db.pushes).singleElement().asString().contains("\"status\":\"error\"", "RealtimeLinkLost");
+        assertThat(fanout.cdcKnownInactive()).as("a join meanwhile is told too").isTrue();
+        fanout.onCdcStatus(new CdcStatus("w", true, null, null, null, 0));
+        clock.advance(Duration.ofSeconds(60));
+        fanout.checkCdcSilence(15_000);
+        assertThat(db.pushes)
+                .as("a status read before the drop, and silence while down, say nothing new")
+                .hasSize(1);
+
+        fanout.relayLinkRestored();
+        assertThat(db.pushes)
+                .as("no ok before a cdc-worker was heard over the new link")
+                .hasSize(1);
+        fanout.onCdcStatus(new CdcStatus("w", true, null, null, null, 0));
+        assertThat(db.pushes).last().asString().contains("\"status\":\"ok\"", "Subscribed to PostgreSQL");
+        assertThat(plain.pushes).isEmpty();
+        assertThat(fanout.cdcKnownInactive()).isFalse();
+    }
+
+    @Test
+    void whenNoCdcWorkerWasEverHeardTheRestoredLinkIsOkAtOnce() {
+        Sub db = new Sub(new Conn(Framing.V1), "db", binding(1, "s1"));
+        fanout.relayLinkLost();
+        fanout.relayLinkRestored();
+        assertThat(db.pushes).hasSize(2);
+        assertThat(db.pushes.get(1)).contains("Subscribed to PostgreSQL");
+    }
+
+    @Test
     void aSilentCdcWorkerIsReportedInactiveAfterTheTimeout() {
         Sub db = new Sub(new Conn(Framing.V1), "db", binding(1, "s1"));
         fanout.checkCdcSilence(15_000);
