@@ -1,6 +1,5 @@
 package dev.aura.realtime.cdc.pipeline;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.aura.realtime.cdc.event.BuiltEvent;
 import dev.aura.realtime.cdc.event.ChangeSink;
 import dev.aura.realtime.cdc.event.Delivery;
@@ -16,13 +15,14 @@ import dev.aura.realtime.cdc.registry.SubscriptionRegistry;
 import dev.aura.realtime.cdc.rls.AccessPolicy;
 import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
+import java.io.IOException;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,17 +30,20 @@ import org.slf4j.LoggerFactory;
  * Routes changes to {@code numShards} worker threads by hash of project id (so each project's
  * changes stay in commit order), where each change is built into an event, matched against the
  * {@link SubscriptionRegistry}, checked by the {@link AccessPolicy} and handed to the
- * {@link ChangePublisher} (docs/design.md C7).
+ * {@link ChangePublisher} (docs/design.md C7). Decoding (the reader's thread), building and
+ * publishing (the shards) and the NATS socket (jnats' writer) run in a pipeline.
  *
- * <p>Threads: one platform thread per shard, {@code aura-shard-N}. Queues are bounded
- * ({@code queueCapacity} changes each): when shards fall behind, {@link #accept} blocks the poll
- * loop, which keeps memory flat for a transaction of any size.
+ * <p>Threads: one platform thread per shard, {@code aura-shard-N}. Memory is bounded in bytes,
+ * not rows: each shard queues changes up to {@code queueBytes} of {@link RowChange#heapCost()}
+ * (one change larger than that is still taken when the shard's queue is empty), and when shards
+ * fall behind, {@link #accept} blocks the reader. What a shard published and NATS has not yet
+ * confirmed is bounded too: past {@code unconfirmedBytes} the shard waits for a confirmation.
  *
- * <p>Invariant: {@link #flush} returns normally only when every change accepted since the previous
- * flush was either published (and confirmed by the publisher's flush) or deliberately dropped
- * because no subscriber may see it. Any failure (NATS, Postgres, fencing, a registry still
- * re-synchronising, a bug) is reported by the next flush as a {@link CdcFailure}, and the caller
- * must not advance the slot: the batch is re-read and re-published (at least once).
+ * <p>Invariant: a {@link Barrier} completes normally only when every change accepted before it
+ * was either published (and confirmed by the publisher's flush) or deliberately dropped because
+ * no subscriber may see it. Any failure (NATS, Postgres, fencing, a registry still
+ * re-synchronising, a bug) is reported by the barrier as a {@link CdcFailure}, and the caller
+ * must not confirm the slot past it: the changes are read again and re-published (at least once).
  */
 public final class ShardedPipeline implements ChangeSink, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ShardedPipeline.class);
@@ -49,10 +52,11 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
 
     /**
      * @param numShards worker threads
-     * @param queueCapacity changes queued per shard before {@link #accept} blocks
+     * @param queueBytes heap cost of the changes queued per shard before {@link #accept} blocks
+     * @param unconfirmedBytes bytes a shard publishes before it waits for NATS to confirm them
      * @param flushTimeout how long a flush waits for the publisher's confirmation
      */
-    public record Settings(int numShards, int queueCapacity, Duration flushTimeout) {}
+    public record Settings(int numShards, long queueBytes, long unconfirmedBytes, Duration flushTimeout) {}
 
     private final Settings settings;
     private final EventBuilder builder;
@@ -68,7 +72,7 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
     /** What a shard's queue holds: changes, and flush markers between them. */
     private sealed interface Item permits Work, Flush {}
 
-    private record Work(RowChange change, String projectId) implements Item {}
+    private record Work(RowChange change, String projectId, long cost) implements Item {}
 
     /** Completed by the shard once every change queued before it was processed. */
     private static final class Flush implements Item {
@@ -80,10 +84,75 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
             done.countDown();
         }
 
+        boolean isDone() {
+            return done.getCount() == 0;
+        }
+
         /** @return the shard's first failure since the previous flush, or null */
         CdcFailure await() throws InterruptedException {
             done.await();
             return failure;
+        }
+    }
+
+    /** One flush marker per shard, placed by {@link #mark}. */
+    private final class ShardBarrier implements Barrier {
+        private final List<Flush> flushes;
+
+        ShardBarrier(List<Flush> flushes) {
+            this.flushes = flushes;
+        }
+
+        @Override
+        public boolean processed() {
+            for (Flush f : flushes) {
+                if (!f.isDone()) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        @Override
+        public void await() throws InterruptedException, CdcFailure {
+            CdcFailure failure = null;
+            for (Flush f : flushes) {
+                CdcFailure shardFailure = f.await();
+                if (failure == null) {
+                    failure = shardFailure;
+                }
+            }
+            try {
+                if (failure != null) {
+                    throw failure;
+                }
+                publisher.flush(settings.flushTimeout());
+            } catch (CdcFailure e) {
+                metrics.publishFailures.increment();
+                throw e;
+            }
+        }
+    }
+
+    /** Bytes a shard may hold; one item larger than the capacity is admitted alone. */
+    private static final class ByteGate {
+        private final long capacity;
+        private long used;
+
+        ByteGate(long capacity) {
+            this.capacity = capacity;
+        }
+
+        synchronized void acquire(long n) throws InterruptedException {
+            while (used > 0 && used + n > capacity) {
+                wait();
+            }
+            used += n;
+        }
+
+        synchronized void release(long n) {
+            used -= n;
+            notifyAll();
         }
     }
 
@@ -101,7 +170,7 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
         this.publisher = publisher;
         this.metrics = metrics;
         for (int i = 0; i < settings.numShards(); i++) {
-            shards.add(new Shard(i, settings.queueCapacity()));
+            shards.add(new Shard(i, settings.queueBytes()));
         }
     }
 
@@ -117,44 +186,36 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
 
     @Override
     public void accept(RowChange change, String projectId) throws InterruptedException {
-        shards.get(Math.floorMod(projectId.hashCode(), shards.size())).queue.put(new Work(change, projectId));
+        Shard shard = shards.get(Math.floorMod(projectId.hashCode(), shards.size()));
+        long cost = change.heapCost();
+        shard.bytes.acquire(cost);
+        shard.queue.add(new Work(change, projectId, cost));
     }
 
     @Override
-    public void flush() throws InterruptedException, CdcFailure {
-        List<Flush> pending = new ArrayList<>(shards.size());
+    public Barrier mark() {
+        List<Flush> flushes = new ArrayList<>(shards.size());
         for (Shard s : shards) {
             Flush f = new Flush();
-            s.queue.put(f);
-            pending.add(f);
+            s.queue.add(f);
+            flushes.add(f);
         }
-        CdcFailure failure = null;
-        for (Flush f : pending) {
-            CdcFailure shardFailure = f.await();
-            if (failure == null) {
-                failure = shardFailure;
-            }
-        }
-        try {
-            if (failure != null) {
-                throw failure;
-            }
-            publisher.flush(settings.flushTimeout());
-        } catch (CdcFailure e) {
-            metrics.publishFailures.increment();
-            throw e;
-        }
+        return new ShardBarrier(flushes);
     }
 
     private final class Shard implements Runnable {
         final int id;
-        final BlockingQueue<Item> queue;
+        /** Unbounded in items: {@link #bytes} bounds it. */
+        final BlockingQueue<Item> queue = new LinkedBlockingQueue<>();
+
+        final ByteGate bytes;
         Thread thread;
         CdcFailure failure;
+        long unconfirmed;
 
-        Shard(int id, int capacity) {
+        Shard(int id, long queueBytes) {
             this.id = id;
-            this.queue = new ArrayBlockingQueue<>(capacity);
+            this.bytes = new ByteGate(queueBytes);
         }
 
         void start() {
@@ -182,6 +243,13 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
                     }
                     process(run);
                     run.clear();
+                    long done = 0;
+                    for (Item item : items) {
+                        if (item instanceof Work w) {
+                            done += w.cost();
+                        }
+                    }
+                    bytes.release(done);
                     items.clear();
                 }
             } catch (InterruptedException e) {
@@ -202,7 +270,10 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
                 failure = CdcFailure.retriable(CdcReason.NOT_LEADER, "fenced: " + e.getMessage(), e);
             } catch (SQLException e) {
                 failure = CdcFailure.classify(e);
-            } catch (JsonProcessingException | RuntimeException e) {
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                failure = CdcFailure.retriable(CdcReason.ERROR, "interrupted", e);
+            } catch (IOException | RuntimeException e) {
                 log.error(
                         "[ShardBatchFailed] shard {} failed to process a batch; it will be re-read from the slot",
                         id,
@@ -212,7 +283,7 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
         }
 
         private void checkAndPublish(List<Work> run)
-                throws CdcFailure, FencedException, SQLException, JsonProcessingException {
+                throws CdcFailure, FencedException, SQLException, IOException, InterruptedException {
             if (!registry.synchronised()) {
                 // matching against a registry that lacks re-put bindings would drop their changes
                 // and let the slot advance past them; fail the batch so it is re-read
@@ -241,15 +312,38 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
                     if (g != null) {
                         g.checkFence();
                     }
+                    byte[] body = render(e, d);
                     publisher.publish(
                             Subjects.changes(e.projectId(), e.table()),
                             EventRenderer.messageId(e, d),
                             g == null ? 0 : g.leaseEpoch(),
-                            renderer.render(e, d));
+                            body);
                     metrics.eventsPublished.increment();
+                    unconfirmed += body.length;
+                    if (unconfirmed > settings.unconfirmedBytes()) {
+                        // bounds what jnats holds for the socket: wait until NATS confirmed it
+                        publisher.flush(settings.flushTimeout());
+                        unconfirmed = 0;
+                    }
                 }
             }
         }
+    }
+
+    /**
+     * The message of one delivery; when it exceeds what NATS accepts ({@code max_payload}), the
+     * event's rows are cut to their small values with {@code Error 413} (docs/design.md C6)
+     * rather than failing the batch for ever.
+     */
+    private byte[] render(BuiltEvent e, Delivery d) throws IOException {
+        byte[] body = renderer.render(e, d);
+        if (body.length > publisher.maxPayload()) {
+            body = renderer.render(builder.cutToSmallValues(e), d);
+            metrics.eventsTooLarge.increment();
+        } else if (e.payloadTooLarge()) {
+            metrics.eventsTooLarge.increment();
+        }
+        return body;
     }
 
     /** Interrupts the shards and waits for each at most the flush timeout. Idempotent. */

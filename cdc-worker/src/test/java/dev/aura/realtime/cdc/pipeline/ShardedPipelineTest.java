@@ -234,15 +234,77 @@ class ShardedPipelineTest {
         assertThat(publisher.events).hasSize(10);
     }
 
-    private void start(int shards, int queueCapacity) {
+    /** @param queueChanges the shard queue's byte bound, in multiples of one small test change */
+    private void start(int shards, int queueChanges) {
         pipeline = new ShardedPipeline(
-                new ShardedPipeline.Settings(shards, queueCapacity, Duration.ofSeconds(5)),
+                new ShardedPipeline.Settings(
+                        shards, queueChanges * change("p", 0).heapCost(), 1 << 20, Duration.ofSeconds(5)),
                 new EventBuilder(oid -> "int4", 1024),
                 registry,
                 policy,
                 publisher,
                 metrics);
         pipeline.start();
+    }
+
+    @Test
+    void queuesAreBoundedInBytes_aChangeLargerThanTheQueueIsTakenAloneAndItsOversizedRecordIsCut() throws Exception {
+        registry.bind("p1", "t", "sub-1");
+        publisher.hold = new CountDownLatch(1);
+        start(1, 4);
+        RowChange big = bigChange("p1", 1, 3 * change("p1", 0).heapCost());
+        Thread reader = Thread.ofPlatform().start(() -> {
+            try {
+                pipeline.accept(change("p1", 0), "p1");
+                pipeline.accept(big, "p1"); // waits until the queue is empty, then is taken alone
+                pipeline.accept(change("p1", 2), "p1");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        await().atMost(Duration.ofSeconds(5)).until(() -> reader.getState() == Thread.State.WAITING);
+        publisher.hold.countDown();
+        reader.join(5000);
+        pipeline.flush();
+        assertThat(publisher.events)
+                .extracting(e -> e.body().path("data").path("record").path("id").asInt())
+                .containsExactly(0, 1, 2);
+        JsonNode cut = publisher.events.get(1).body().path("data");
+        assertThat(cut.path("errors").toString()).isEqualTo("[\"" + EventBuilder.PAYLOAD_TOO_LARGE + "\"]");
+        assertThat(cut.path("record").has("body")).isFalse();
+        assertThat(counter("aura.cdc.events.too.large")).isEqualTo(1.0);
+    }
+
+    @Test
+    void aMessageLargerThanNatsAcceptsIsPublishedWithItsRowsCutInsteadOfFailingForEver() throws Exception {
+        registry.bind("p1", "t", "sub-1");
+        publisher.maxPayload = 600;
+        start(1, 8);
+        // under CDC_MAX_RECORD_BYTES (1024 here), but the message would exceed NATS's max_payload
+        pipeline.accept(bigChange("p1", 1, 700), "p1");
+        pipeline.flush();
+        JsonNode data = publisher.events.get(0).body().path("data");
+        assertThat(data.path("errors").toString()).isEqualTo("[\"" + EventBuilder.PAYLOAD_TOO_LARGE + "\"]");
+        assertThat(data.path("record").path("id").asInt()).isEqualTo(1);
+        assertThat(data.path("record").has("body")).isFalse();
+    }
+
+    /** A change with a text column of {@code bytes} characters (column "body", type unknown to the fake catalog). */
+    private static RowChange bigChange(String project, int id, long bytes) {
+        return new RowChange(
+                'I',
+                "project_" + project,
+                "t",
+                List.of(
+                        new DecodedColumn("id", INT4, JSON.numberNode(id)),
+                        new DecodedColumn("body", 25, JSON.textNode("x".repeat((int) bytes)))),
+                List.of(),
+                List.of("id"),
+                Lsn.parse("0/" + Integer.toHexString(0x1000 + id).toUpperCase()),
+                0,
+                "2026-01-02T03:04:05Z",
+                (int) bytes,
+                false);
     }
 
     private double counter(String name) {
@@ -327,6 +389,7 @@ class ShardedPipelineTest {
         volatile boolean failFlush;
         volatile CountDownLatch hold;
         volatile int flushedAfter = -1;
+        volatile long maxPayload = Long.MAX_VALUE;
         private int attempts;
 
         @Override
@@ -357,6 +420,11 @@ class ShardedPipelineTest {
                 throw CdcFailure.retriable(CdcReason.NATS_UNAVAILABLE, "NATS did not confirm the batch", null);
             }
             flushedAfter = events.size();
+        }
+
+        @Override
+        public long maxPayload() {
+            return maxPayload;
         }
     }
 }
