@@ -62,19 +62,27 @@ public final class BenchMain {
 
                 step("1. CDC throughput", t0);
                 CdcThroughputBench cdc = new CdcThroughputBench(s, counter, report);
-                cdc.run(z.cdcRows, true, 0.9, Map.of(), z.sqlOnlySeconds);
-                cdc.run(z.cdcRows, false, 0.9, Map.of(), 0);
-                // the knob that removes the re-decoding (see the analysis): one peek per backlog
-                cdc.run(z.cdcRows, true, 0.9, Map.of("CDC_BATCH_SIZE", "1000000"), 0);
+                DebeziumPeer peer = new DebeziumPeer(s, s.client);
+                // the default source (stream) with the peer on the same backlog, then poll beside it
+                cdc.run(z.cdcRows, true, 0.9, Map.of("CDC_SOURCE", "stream"), 0, peer);
+                cdc.run(z.cdcRows, false, 0.9, Map.of("CDC_SOURCE", "stream"), 0, peer);
+                cdc.run(z.cdcRows, true, 0.9, Map.of("CDC_SOURCE", "poll"), z.sqlOnlySeconds, null);
+                cdc.run(z.cdcRows, false, 0.9, Map.of("CDC_SOURCE", "poll"), 0, null);
 
                 step("4b. cdc-worker heap in a huge transaction", t0);
                 cdc.hugeTransactionHeap(z.hugeTxnRows);
 
                 step("2. commit→client latency", t0);
+                s.startFront(Map.of(), List.of());
+                for (String source : List.of("stream", "poll")) {
+                    s.startWorker(Map.of("CDC_SOURCE", source), List.of());
+                    s.awaitWorkerActive();
+                    new LatencyBench(s, report, source)
+                            .run(new int[] {100, 1000, 5000}, z.latencySeconds, source.equals("stream"));
+                    s.stopWorker();
+                }
                 s.startWorker(Map.of(), List.of());
                 s.awaitWorkerActive();
-                s.startFront(Map.of(), List.of());
-                new LatencyBench(s, report).run(new int[] {100, 1000, 5000}, z.latencySeconds, true);
                 s.stopFront();
 
                 step("5. RLS batched vs naive", t0);

@@ -53,12 +53,25 @@ final class CdcThroughputBench {
                         + "(v, body) VALUES (i, 'row number ' || i); COMMIT; END LOOP; END $$");
     }
 
-    /** One backlog run; {@code singleRowTxns} chooses n transactions of one row or one of n rows. */
-    void run(int n, boolean singleRowTxns, double targetRatio, Map<String, String> env, int sqlOnlySeconds)
+    /**
+     * One backlog run; {@code singleRowTxns} chooses n transactions of one row or one of n rows.
+     * With a {@code peer}, Debezium reads the same backlog after the worker and the ratio of the
+     * worker's rate to Debezium's is reported.
+     */
+    void run(
+            int n,
+            boolean singleRowTxns,
+            double targetRatio,
+            Map<String, String> env,
+            int sqlOnlySeconds,
+            DebeziumPeer peer)
             throws Exception {
         String label = (singleRowTxns ? "single-row txns" : "one " + n + "-row txn") + (env.isEmpty() ? "" : " " + env);
         s.stopWorker();
         s.pg.execute("SELECT pg_create_logical_replication_slot('" + RAW_SLOT + "', 'wal2json')");
+        if (peer != null) {
+            peer.prepare(TABLE);
+        }
         long w0 = System.nanoTime();
         writeBacklog(n, singleRowTxns);
         double writeS = (System.nanoTime() - w0) / 1e9;
@@ -74,7 +87,7 @@ final class CdcThroughputBench {
             throw new IllegalStateException("raw peek saw " + raw[1] + " inserts, expected " + n);
         }
 
-        String tag = (singleRowTxns ? "cdc-single" : "cdc-batch") + (env.isEmpty() ? "" : "-tuned");
+        String tag = (singleRowTxns ? "cdc-single" : "cdc-batch") + "-" + env.getOrDefault("CDC_SOURCE", "stream");
         Path jfr = s.runDir.resolve(tag + ".jfr");
         Result r = timeWorker(n, env, Stack.jfr(jfr), 600_000);
         double rawRate = n / rawS;
@@ -88,6 +101,24 @@ final class CdcThroughputBench {
                 Report.f2(ratio) + "×",
                 "≥ " + targetRatio + "× raw",
                 ratio >= targetRatio);
+        if (peer != null) {
+            DebeziumPeer.Result d;
+            try {
+                d = peer.drain(TABLE, n, counter, 600_000);
+            } finally {
+                peer.drop();
+            }
+            double dRate = n / d.seconds();
+            report.row(
+                    "1. peer: Debezium " + DebeziumPeer.VERSION + " embedded (pgoutput) → NATS, " + n / 1000 + "k "
+                            + label,
+                    Report.f0(dRate) + " rows/s (" + Report.f2(d.seconds()) + " s"
+                            + (d.complete() ? "" : "; only " + d.received() + " of " + n + " arrived") + ")",
+                    "cdc-worker " + Report.f0(rate) + " rows/s (same backlog, row above)",
+                    Report.f2(rate / dRate) + "× (ours ÷ Debezium)",
+                    "> 1× (ahead of Debezium)",
+                    rate > dRate);
+        }
         if (batched != null) {
             double sqlRate = batched[2] / batchedS;
             report.note(String.format(

@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.aura.realtime.cdc.CdcFixture;
+import dev.aura.realtime.cdc.CdcSources;
 import dev.aura.realtime.cdc.LogCapture;
+import dev.aura.realtime.cdc.config.CdcSource;
 import dev.aura.realtime.testkit.NatsServer;
 import dev.aura.realtime.testkit.PostgresServer;
 import java.math.BigDecimal;
@@ -17,9 +19,17 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** C6: wal2json rows become Supabase-shaped events with exact values and typnames. */
+@ParameterizedClass(name = "CDC_SOURCE={0}")
+@EnumSource(CdcSource.class)
 class DecodingIT {
+    @Parameter
+    CdcSource source;
+
     private CdcFixture fx;
     private LogCapture logs;
 
@@ -27,7 +37,7 @@ class DecodingIT {
     void setUp() throws Exception {
         logs = new LogCapture();
         fx = new CdcFixture(PostgresServer.shared(), NatsServer.shared());
-        fx.startWorker(Map.of());
+        fx.startWorker(CdcSources.env(source));
         fx.createProject();
     }
 
