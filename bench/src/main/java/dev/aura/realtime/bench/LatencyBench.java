@@ -47,12 +47,15 @@ final class LatencyBench {
     }
 
     private Boolean met(int rate, Stats stats) {
+        double p50 = stats.percentileMs(50);
+        double p99 = stats.percentileMs(99);
         if (source.equals("stream")) {
-            return rate == 1000
-                    ? stats.percentileMs(50) <= 20 && stats.percentileMs(99) <= 50
-                    : rate == 5000 ? stats.percentileMs(99) <= 150 : null;
+            if (rate == 1000) {
+                return p50 <= 20 && p99 <= 50;
+            }
+            return rate == 5000 ? Boolean.valueOf(p99 <= 150) : null;
         }
-        return rate == 1000 ? stats.percentileMs(50) <= 60 && stats.percentileMs(99) <= 150 : null;
+        return rate == 1000 ? Boolean.valueOf(p50 <= 60 && p99 <= 150) : null;
     }
 
     static void createTable(Stack s) {

@@ -19,9 +19,7 @@ import java.time.format.DateTimeFormatterBuilder;
 import java.time.format.DateTimeParseException;
 import java.time.temporal.ChronoField;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Decodes wal2json format-version 2 rows ({@code 'include-transaction', 'include-timestamp',
@@ -53,8 +51,8 @@ public final class Wal2JsonDecoder {
     private String commitTimestamp;
     private long ordinal;
     private Lsn lastCommitEnd;
-    /** Column and schema names repeat in every row: one String each. */
-    private final Map<String, String> names = new HashMap<>();
+    /** Column, table and schema names repeat in every row: one String each, found by their characters. */
+    private final String[] names = new String[1024];
 
     /** Decodes a row given as text (tests; the readers hand over bytes). */
     public WalMessage decode(Lsn rowLsn, String data) throws MalformedWalRowException {
@@ -78,12 +76,12 @@ public final class Wal2JsonDecoder {
                 String field = p.currentName();
                 JsonToken t = p.nextToken();
                 switch (field) {
-                    case "action" -> row.action = t == JsonToken.VALUE_STRING ? p.getText() : "";
+                    case "action" -> row.action = t == JsonToken.VALUE_STRING ? name(p) : "";
                     case "lsn" -> row.lsn = t == JsonToken.VALUE_STRING ? p.getText() : null;
                     case "nextlsn" -> row.nextLsn = t == JsonToken.VALUE_STRING ? p.getText() : null;
                     case "timestamp" -> row.timestamp = t == JsonToken.VALUE_STRING ? p.getText() : null;
-                    case "schema" -> row.schema = t == JsonToken.VALUE_STRING ? intern(p.getText()) : "";
-                    case "table" -> row.table = t == JsonToken.VALUE_STRING ? intern(p.getText()) : "";
+                    case "schema" -> row.schema = t == JsonToken.VALUE_STRING ? name(p) : "";
+                    case "table" -> row.table = t == JsonToken.VALUE_STRING ? name(p) : "";
                     case "columns" -> row.columns = columns(p, buf, off);
                     case "identity" -> row.identity = columns(p, buf, off);
                     case "pk" -> row.pk = pk(p);
@@ -154,12 +152,32 @@ public final class Wal2JsonDecoder {
         lastCommitEnd = null;
     }
 
-    private String intern(String s) {
-        if (names.size() > 10_000) {
-            names.clear(); // a bound: names of dropped tables must not accumulate
+    /**
+     * The current string token, as the String seen last time for the same characters when there
+     * is one (a fixed-size table: a bound, and a collision only costs a new String).
+     */
+    private String name(JsonParser p) throws IOException {
+        char[] chars = p.getTextCharacters();
+        int off = p.getTextOffset();
+        int len = p.getTextLength();
+        int h = len;
+        for (int i = off; i < off + len; i++) {
+            h = 31 * h + chars[i];
         }
-        String known = names.putIfAbsent(s, s);
-        return known == null ? s : known;
+        int slot = (h ^ (h >>> 16)) & (names.length - 1);
+        String known = names[slot];
+        if (known != null && known.length() == len) {
+            boolean same = true;
+            for (int i = 0; i < len && same; i++) {
+                same = known.charAt(i) == chars[off + i];
+            }
+            if (same) {
+                return known;
+            }
+        }
+        String s = new String(chars, off, len);
+        names[slot] = s;
+        return s;
     }
 
     /** {@code [{"name", "typeoid", "value"}, ...]}; anything else is no columns. */
@@ -195,7 +213,7 @@ public final class Wal2JsonDecoder {
             String field = p.currentName();
             JsonToken v = p.nextToken();
             switch (field) {
-                case "name" -> name = v == JsonToken.VALUE_STRING ? intern(p.getText()) : "";
+                case "name" -> name = v == JsonToken.VALUE_STRING ? name(p) : "";
                 case "typeoid" -> oid = v == JsonToken.VALUE_NUMBER_INT ? p.getLongValue() : 0;
                 case "value" -> {
                     if (v == JsonToken.VALUE_STRING) {
@@ -262,7 +280,7 @@ public final class Wal2JsonDecoder {
         }
     }
 
-    private static List<String> pk(JsonParser p) throws IOException {
+    private List<String> pk(JsonParser p) throws IOException {
         if (p.currentToken() != JsonToken.START_ARRAY) {
             p.skipChildren();
             return List.of();
@@ -279,7 +297,7 @@ public final class Wal2JsonDecoder {
                 String field = p.currentName();
                 JsonToken v = p.nextToken();
                 if ("name".equals(field) && v == JsonToken.VALUE_STRING) {
-                    name = p.getText();
+                    name = name(p);
                 } else {
                     p.skipChildren();
                 }

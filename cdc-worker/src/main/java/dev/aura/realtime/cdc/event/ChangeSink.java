@@ -10,10 +10,19 @@ import dev.aura.realtime.cdc.failure.CdcFailure;
  * caller may then confirm the slot up to that point.
  */
 public interface ChangeSink {
-    /** @param projectId the project owning {@code change.schema()} */
+    /**
+     * Takes a change. Called by one reader thread only: the sink may keep a few accepted changes
+     * back to hand them over in batches, until {@link #handOff}, {@link #mark} or its own batch
+     * bound.
+     *
+     * @param projectId the project owning {@code change.schema()}
+     */
     void accept(RowChange change, String projectId) throws InterruptedException;
 
-    /** Marks the changes accepted so far; the caller keeps reading while they are published. */
+    /** Hands every accepted change over to be published (a reader that goes idle calls it). */
+    void handOff() throws InterruptedException;
+
+    /** Hands over and marks the changes accepted so far; the caller keeps reading while they are published. */
     Barrier mark() throws InterruptedException;
 
     /**

@@ -23,6 +23,8 @@ import java.io.IOException;
 public final class EventRenderer {
     private final EventJson json = new EventJson();
     private final ObjectMapper mapper = WireJson.mapper();
+    /** One reusable buffer per rendering thread (a shard); it keeps at most one block of at most 128 KiB. */
+    private final ThreadLocal<ByteArrayBuilder> buffers = ThreadLocal.withInitial(() -> new ByteArrayBuilder(2048));
 
     /** The message's {@code Aura-Event-Id}: the change's id, plus the view's suffix when it is not full. */
     public static String messageId(BuiltEvent event, Delivery delivery) {
@@ -31,7 +33,8 @@ public final class EventRenderer {
 
     public byte[] render(BuiltEvent event, Delivery delivery) throws IOException {
         View view = delivery.view();
-        ByteArrayBuilder out = new ByteArrayBuilder(1024);
+        ByteArrayBuilder out = buffers.get();
+        out.reset();
         try (JsonGenerator g = EventJson.FACTORY.createGenerator(out)) {
             g.writeStartObject();
             g.writeStringField("event_id", messageId(event, delivery));

@@ -19,7 +19,9 @@ import java.io.IOException;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -48,7 +50,9 @@ import org.slf4j.LoggerFactory;
 public final class ShardedPipeline implements ChangeSink, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ShardedPipeline.class);
     /** Most items a shard takes from its queue at once. */
-    private static final int DRAIN = 256;
+    private static final int DRAIN = 64;
+    /** Changes the reader collects for a shard before it hands them over in one queue operation. */
+    private static final int BATCH = 128;
 
     /**
      * @param numShards worker threads
@@ -69,10 +73,13 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
     private final List<Shard> shards = new ArrayList<>();
     private volatile LeaderGate gate;
 
-    /** What a shard's queue holds: changes, and flush markers between them. */
-    private sealed interface Item permits Work, Flush {}
+    /** What a shard's queue holds: batches of changes, and flush markers between them. */
+    private sealed interface Item permits Batch, Flush {}
 
-    private record Work(RowChange change, String projectId, long cost) implements Item {}
+    private record Work(RowChange change, String projectId) {}
+
+    /** Changes handed over together (one lock and one wake-up instead of one per change). */
+    private record Batch(List<Work> works, long cost) implements Item {}
 
     /** Completed by the shard once every change queued before it was processed. */
     private static final class Flush implements Item {
@@ -184,16 +191,27 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
         this.gate = gate;
     }
 
+    /** Single producer (the reader): collects the change into its shard's next batch. */
     @Override
     public void accept(RowChange change, String projectId) throws InterruptedException {
         Shard shard = shards.get(Math.floorMod(projectId.hashCode(), shards.size()));
-        long cost = change.heapCost();
-        shard.bytes.acquire(cost);
-        shard.queue.add(new Work(change, projectId, cost));
+        shard.pending.add(new Work(change, projectId));
+        shard.pendingCost += change.heapCost();
+        if (shard.pending.size() >= BATCH || shard.pendingCost >= settings.queueBytes() / 4) {
+            shard.handOff();
+        }
     }
 
     @Override
-    public Barrier mark() {
+    public void handOff() throws InterruptedException {
+        for (Shard s : shards) {
+            s.handOff();
+        }
+    }
+
+    @Override
+    public Barrier mark() throws InterruptedException {
+        handOff();
         List<Flush> flushes = new ArrayList<>(shards.size());
         for (Shard s : shards) {
             Flush f = new Flush();
@@ -209,13 +227,30 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
         final BlockingQueue<Item> queue = new LinkedBlockingQueue<>();
 
         final ByteGate bytes;
+        /** The reader's next batch for this shard (reader thread only). */
+        List<Work> pending = new ArrayList<>(BATCH);
+
+        long pendingCost;
         Thread thread;
         CdcFailure failure;
         long unconfirmed;
+        /** NATS subjects by project and table: encoding the table token per event showed in profiles. */
+        final Map<String, String> subjects = new HashMap<>();
 
         Shard(int id, long queueBytes) {
             this.id = id;
             this.bytes = new ByteGate(queueBytes);
+        }
+
+        /** Reader thread: queues the pending batch, waiting while the shard holds too many bytes. */
+        void handOff() throws InterruptedException {
+            if (pending.isEmpty()) {
+                return;
+            }
+            bytes.acquire(pendingCost);
+            queue.add(new Batch(pending, pendingCost));
+            pending = new ArrayList<>(BATCH);
+            pendingCost = 0;
         }
 
         void start() {
@@ -232,7 +267,7 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
                     queue.drainTo(items, DRAIN - 1);
                     for (Item item : items) {
                         switch (item) {
-                            case Work w -> run.add(w);
+                            case Batch b -> run.addAll(b.works());
                             case Flush f -> {
                                 process(run);
                                 run.clear();
@@ -245,8 +280,8 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
                     run.clear();
                     long done = 0;
                     for (Item item : items) {
-                        if (item instanceof Work w) {
-                            done += w.cost();
+                        if (item instanceof Batch b) {
+                            done += b.cost();
                         }
                     }
                     bytes.release(done);
@@ -282,6 +317,14 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
             }
         }
 
+        private String subject(BuiltEvent e) {
+            if (subjects.size() > 10_000) {
+                subjects.clear(); // a bound: tables come and go
+            }
+            return subjects.computeIfAbsent(
+                    e.projectId() + '\u0000' + e.table(), k -> Subjects.changes(e.projectId(), e.table()));
+        }
+
         private void checkAndPublish(List<Work> run)
                 throws CdcFailure, FencedException, SQLException, IOException, InterruptedException {
             if (!registry.synchronised()) {
@@ -313,11 +356,7 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
                         g.checkFence();
                     }
                     byte[] body = render(e, d);
-                    publisher.publish(
-                            Subjects.changes(e.projectId(), e.table()),
-                            EventRenderer.messageId(e, d),
-                            g == null ? 0 : g.leaseEpoch(),
-                            body);
+                    publisher.publish(subject(e), EventRenderer.messageId(e, d), g == null ? 0 : g.leaseEpoch(), body);
                     metrics.eventsPublished.increment();
                     unconfirmed += body.length;
                     if (unconfirmed > settings.unconfirmedBytes()) {

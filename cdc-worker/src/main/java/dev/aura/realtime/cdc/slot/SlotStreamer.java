@@ -34,10 +34,10 @@ import org.slf4j.LoggerFactory;
  * flushed.
  *
  * <ul>
- *   <li><b>Confirm only what NATS took.</b> After a commit, at most every
- *       {@code confirmEvery} while rows keep coming and at once when the stream is idle, a
- *       barrier is placed behind the changes read so far; the reader goes on reading while they
- *       are published. When a barrier completed (every change before it published and NATS
+ *   <li><b>Confirm only what NATS took.</b> At the first commit boundary after
+ *       {@code confirmEvery} (200 ms), a barrier is placed behind the changes read so far; the
+ *       reader goes on reading while they are published (delivery does not wait for it: the
+ *       shards publish as they go; only the slot's position does). When a barrier completed (every change before it published and NATS
  *       confirmed), the fence is checked and the commit's end LSN is sent as flushed and applied
  *       ({@code setFlushedLSN}, {@code forceUpdateStatus}): Postgres moves
  *       {@code confirmed_flush_lsn} only then. A failed barrier stops the stream; it restarts
@@ -197,9 +197,9 @@ public final class SlotStreamer extends SlotReader {
                 }
             }
             boolean idle = msg == null;
-            if (!inTransaction
-                    && lastCommit != null
-                    && (idle || System.nanoTime() - roundStarted >= confirmEveryNanos)) {
+            // Confirming sooner would not deliver anything sooner (the shards publish as they go);
+            // it only moves the slot, and each barrier costs a NATS round trip on this thread.
+            if (!inTransaction && lastCommit != null && System.nanoTime() - roundStarted >= confirmEveryNanos) {
                 pending.add(new Pending(sink.mark(), lastCommit, rows, roundStarted));
                 lastCommit = null;
                 rows = 0;
@@ -211,6 +211,7 @@ public final class SlotStreamer extends SlotReader {
             if (!idle) {
                 continue;
             }
+            sink.handOff(); // nothing more to read right now: publish what was read
             long now = System.currentTimeMillis();
             if (pending.isEmpty() && !inTransaction && now - lastTick >= IDLE_TICK_MS) {
                 // caught up: nothing read is unconfirmed and the stream answers
