@@ -213,8 +213,18 @@ public final class SlotStreamer extends SlotReader {
             }
             sink.handOff(); // nothing more to read right now: publish what was read
             long now = System.currentTimeMillis();
-            if (pending.isEmpty() && !inTransaction && now - lastTick >= IDLE_TICK_MS) {
-                // caught up: nothing read is unconfirmed and the stream answers
+            if (pending.isEmpty() && !inTransaction && lastCommit == null && now - lastTick >= IDLE_TICK_MS) {
+                // Caught up: nothing read is unconfirmed. The walsender's keepalives carry the
+                // position it has decoded and sent everything up to, so confirming it skips only
+                // WAL without changes for us (keeps the slot from pinning WAL in a quiet database).
+                Lsn received = new Lsn(stream.getLastReceiveLSN().asLong());
+                if (received.isAfter(confirmed)) {
+                    gate.checkFence();
+                    LogSequenceNumber lsn = LogSequenceNumber.valueOf(received.value());
+                    stream.setFlushedLSN(lsn);
+                    stream.setAppliedLSN(lsn);
+                    confirmed = received;
+                }
                 metrics.polls.increment();
                 metrics.batchRows.record(0);
                 state.pollSucceeded();

@@ -57,9 +57,11 @@ class PollLoopIT {
                         + fx.slot + "'"));
     }
 
-    @Test
-    void fiftyMegabytesOnAnUnwatchedTableDoNotPinWal() throws Exception {
-        fx.startWorker(Map.of("CDC_SOURCE", "poll"));
+    /** Both sources: neither pins WAL while only unwatched tables change. */
+    @ParameterizedTest(name = "CDC_SOURCE={0}")
+    @EnumSource(CdcSource.class)
+    void fiftyMegabytesOnAnUnwatchedTableDoNotPinWal(CdcSource source) throws Exception {
+        fx.startWorker(Map.of("CDC_SOURCE", source.configValue()));
         watchedAndBulkTables();
         long t0 = System.nanoTime();
         fx.sql("INSERT INTO " + fx.table("bulk")
