@@ -60,7 +60,7 @@ public final class SlotPoller extends SlotReader {
     static final int PART_BYTES = 32_768;
     /** Bytes the driver holds at most for one result row: a part's hex text, plus the row's other columns. */
     private static final int RESULT_ROW_BYTES = 2 * PART_BYTES + 1024;
-    /** The same wal2json options as the stream source (StreamOptions). */
+    /** The same wal2json options as the stream source ({@code SlotStreamer.start}). */
     private static final String OPTIONS =
             "'format-version', '2', 'include-transaction', '1', 'include-timestamp', '1', "
                     + "'include-type-oids', '1', 'include-types', '0', 'include-pk', '1', 'include-lsn', '1', 'add-tables', ?";

@@ -46,8 +46,8 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Keepalives and status.</b> pgjdbc answers the server's keepalive requests while the
  *       reader calls {@code readPending()}, and sends the position every {@code statusInterval}.
  *   <li><b>The table filter.</b> {@code add-tables} is fixed when the stream starts; when the
- *       enabled tables change, at a transaction boundary the reader waits for NATS to confirm
- *       what it read, confirms it and restarts the stream with the new list (transactions after
+ *       enabled tables change, at a transaction boundary (when idle, or at the next barrier) the
+ *       reader waits for NATS to confirm what it read, confirms it and restarts the stream with the new list (transactions after
  *       the confirmed position are decoded again with it). With no enabled table it does not
  *       stream at all (no add-tables would mean every table) and advances the slot to the flush
  *       position, as the poll source does.
@@ -199,14 +199,29 @@ public final class SlotStreamer extends SlotReader {
             boolean idle = msg == null;
             // Confirming sooner would not deliver anything sooner (the shards publish as they go);
             // it only moves the slot, and each barrier costs a NATS round trip on this thread.
+            boolean boundary = false;
             if (!inTransaction && lastCommit != null && System.nanoTime() - roundStarted >= confirmEveryNanos) {
                 pending.add(new Pending(sink.mark(), lastCommit, rows, roundStarted));
                 lastCommit = null;
                 rows = 0;
                 roundStarted = System.nanoTime();
+                boundary = true;
             }
             while (!pending.isEmpty() && pending.peek().barrier().processed()) {
                 confirmed = confirm(stream, gate, pending.poll());
+            }
+            // The filter is checked between transactions only: when idle, and at each barrier (a
+            // long backlog may never leave the stream idle).
+            if ((idle || boundary) && !inTransaction && !tables.get().equals(enabled)) {
+                if (lastCommit != null) {
+                    pending.add(new Pending(sink.mark(), lastCommit, rows, roundStarted));
+                }
+                while (!pending.isEmpty()) {
+                    confirmed = confirm(stream, gate, pending.poll());
+                }
+                log.info(
+                        "realtime tables changed: restarting the stream of slot {} at {}", slots.slotName(), confirmed);
+                return confirmed;
             }
             if (!idle) {
                 continue;
@@ -233,14 +248,6 @@ public final class SlotStreamer extends SlotReader {
             if (now - lastInspect >= INSPECT_EVERY_MS) {
                 inspect(c);
                 lastInspect = now;
-            }
-            if (!inTransaction && !tables.get().equals(enabled)) {
-                while (!pending.isEmpty()) {
-                    confirmed = confirm(stream, gate, pending.poll());
-                }
-                log.info(
-                        "realtime tables changed: restarting the stream of slot {} at {}", slots.slotName(), confirmed);
-                return confirmed;
             }
             // idle: poll the socket every millisecond at first, then every 5 ms
             Thread.sleep(++idleSpins < 50 ? 1 : 5);
