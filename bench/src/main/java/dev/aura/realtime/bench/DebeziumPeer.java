@@ -41,10 +41,33 @@ final class DebeziumPeer {
                 "SELECT pg_create_logical_replication_slot('" + SLOT + "', 'pgoutput')");
     }
 
+    /** Drops the slot once the engine's walsender let go of it (it may linger a moment after close). */
     void drop() {
+        String active =
+                "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + SLOT + "' AND active_pid IS NOT NULL";
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (count(active) > 0 && System.nanoTime() < deadline) {
+            Procs.sleep(100);
+        }
+        s.pg.execute("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = '" + SLOT
+                + "' AND active_pid IS NOT NULL");
+        while (count(active) > 0 && System.nanoTime() < deadline + 5_000_000_000L) {
+            Procs.sleep(100);
+        }
         s.pg.execute(
                 "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + SLOT + "'",
                 "DROP PUBLICATION IF EXISTS " + PUBLICATION);
+    }
+
+    private long count(String sql) {
+        try (java.sql.Connection c = s.pg.connect();
+                java.sql.Statement st = c.createStatement();
+                java.sql.ResultSet rs = st.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(sql, e);
+        }
     }
 
     /** The time from the connector task's start to the last change at the counter. */
