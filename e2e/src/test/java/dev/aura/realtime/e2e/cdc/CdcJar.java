@@ -47,7 +47,8 @@ final class CdcJar implements AutoCloseable, AfterEachCallback {
     final String schema = "project_" + projectId.replace('-', '_');
     final String slot =
             "aura_e_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-    final int httpPort = Ports.free();
+    /** The worker's HTTP port; a new one when the previous was taken before the worker bound it. */
+    int httpPort = Ports.free();
     /** Event ids and record ids in arrival order (guarded by {@code this}). */
     final List<String> eventIds = new ArrayList<>();
 
@@ -55,7 +56,7 @@ final class CdcJar implements AutoCloseable, AfterEachCallback {
     private final Connection nats;
     private final Dispatcher dispatcher;
     private final ObjectMapper mapper = WireJson.mapper();
-    private final ServiceHttp http = new ServiceHttp(httpPort);
+    private ServiceHttp http = new ServiceHttp(httpPort);
     ServiceProcess process;
 
     CdcJar(PostgresServer pg, NatsServer natsServer, String source) throws Exception {
@@ -95,12 +96,30 @@ final class CdcJar implements AutoCloseable, AfterEachCallback {
         start(jvmArgs, java.util.Map.of());
     }
 
-    /** Starts the jar with {@code CDC_SOURCE} and {@code overrides}, and waits until it is active. */
+    /**
+     * Starts the jar with {@code CDC_SOURCE} and {@code overrides}, and waits until it is active.
+     * The machine is shared: another process may take the free port before the worker binds it,
+     * so a bind failure is retried on another port (at most three times).
+     */
     void start(List<String> jvmArgs, java.util.Map<String, String> overrides) {
-        java.util.Map<String, String> env = ServiceEnv.cdcWorker(pg, natsServer, SECRET, slot, httpPort);
-        env.put("CDC_SOURCE", source);
-        env.putAll(overrides);
-        process = ServiceProcess.startJar("cdc-worker", Jars.cdcWorker(), env, jvmArgs);
+        for (int attempt = 1; ; attempt++) {
+            java.util.Map<String, String> env = ServiceEnv.cdcWorker(pg, natsServer, SECRET, slot, httpPort);
+            env.put("CDC_SOURCE", source);
+            env.putAll(overrides);
+            process = ServiceProcess.startJar("cdc-worker", Jars.cdcWorker(), env, jvmArgs);
+            try {
+                process.waitForLog(
+                        java.util.regex.Pattern.compile("http api listening on port"), Duration.ofSeconds(60));
+                break;
+            } catch (AssertionError e) {
+                process.stop();
+                if (attempt >= 3 || !process.logTail(40).contains("Address already in use")) {
+                    throw e;
+                }
+                httpPort = Ports.free();
+                http = new ServiceHttp(httpPort);
+            }
+        }
         awaitActive(Duration.ofSeconds(60));
     }
 
