@@ -33,9 +33,12 @@ final class Markdown {
             r.notes.forEach(n -> sb.append("- ").append(n).append('\n'));
             sb.append('\n');
         }
-        sb.append("## Targets (issue 8, issue 5)\n\n"
-                + "1. CDC throughput ≥ 0.9× the raw `pg_logical_slot_peek_changes` rate of the same WAL with the same options.\n"
-                + "2. Commit→client latency at 1,000 rows/s: p50 ≤ 60 ms, p99 ≤ 150 ms (100 and 5,000 rows/s reported).\n"
+        sb.append("## Targets (issue 8, issue 5, issue 18)\n\n"
+                + "1. CDC throughput ≥ 0.9× the raw `pg_logical_slot_peek_changes` rate of the same WAL with the same options, "
+                + "for both backlog shapes, with `CDC_SOURCE=stream` (the default), and ahead of Debezium's embedded engine "
+                + "reading the same backlog (`poll` reported beside them).\n"
+                + "2. Commit→client latency with `stream`: at 1,000 rows/s p50 ≤ 20 ms and p99 ≤ 50 ms, at 5,000 rows/s "
+                + "p99 ≤ 150 ms; `poll` against issue 8's p50 ≤ 60 ms, p99 ≤ 150 ms at 1,000 rows/s (100 rows/s reported).\n"
                 + "3. Fan-out (5,000 clients, 200-byte broadcasts): ≥ 50k deliveries/s per core used and ≥ 0.5× raw NATS.\n"
                 + "4. Heap per idle connection ≤ 16 KB (10,000 sockets); cdc-worker heap bounded in a 1,000,000-row transaction.\n"
                 + "5. RLS batched vs naive: ≥ 10× fewer round trips and ≥ 5× the events/s.\n\n");
@@ -59,10 +62,16 @@ final class Markdown {
                 + "written (a plpgsql procedure committing each row, or one `INSERT ... SELECT generate_series`); the raw slot is peeked "
                 + "once up to `pg_current_wal_flush_lsn()` with the worker's options, streamed over JDBC (fetch size 500); then the worker "
                 + "starts and the time runs from its `cdc-worker ... started` log line to the last event at a NATS subscriber (a "
-                + "service_role binding sees every change). JVM start-up is reported separately.\n"
+                + "service_role binding sees every change). JVM start-up is reported separately. Each shape is run with "
+                + "`CDC_SOURCE=stream` and `CDC_SOURCE=poll`. The peer: before the stream run's backlog is written, a `pgoutput` slot "
+                + "and a publication of the table are created; after the worker, Debezium's embedded engine (debezium-embedded and "
+                + "debezium-connector-postgres " + DebeziumPeer.VERSION
+                + ", in the benchmark JVM, JSON without schemas) reads that "
+                + "slot and publishes each change to NATS, flushing NATS before marking each batch processed; its time runs from the "
+                + "connector task's start to its last change at the same subscriber.\n"
                 + "- **Latency**: live writes committed every 10 ms (rate/100 rows per transaction) while a Netty WebSocket client "
                 + "(vsn 1.0.0) is joined with a postgres_changes binding; receipt time minus the payload's `commit_timestamp` (same host "
-                + "clock). At 100 rows/s the unmodified realtime-js (node, `e2e/js/driver.mjs`) listens to the same rows.\n"
+                + "clock); once with each source. At 100 rows/s the unmodified realtime-js (node, `e2e/js/driver.mjs`) listens to the same rows.\n"
                 + "- **Fan-out**: N+1 Netty WebSocket clients join `realtime:fan` (broadcast, self=false); one sends 200-byte payloads "
                 + "`{\"t\":<nanoTime>,\"pad\":...}`. Throughput burst: deliveries ÷ (last receipt − first send). Baseline: the same "
                 + "payloads published to N raw NATS subscriber connections (the NATS text protocol on the same Netty client). Latency "

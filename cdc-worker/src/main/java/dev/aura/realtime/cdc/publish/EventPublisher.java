@@ -74,6 +74,13 @@ public final class EventPublisher implements ChangePublisher, AutoCloseable {
         send(subject, new Headers().add(AuraHeaders.ORIGIN, origin), body);
     }
 
+    /** jnats refuses a larger body (headers count too; a few hundred bytes are kept for them). */
+    @Override
+    public long maxPayload() {
+        long max = nats.getMaxPayload();
+        return max <= 0 ? Long.MAX_VALUE : max - 512;
+    }
+
     @Override
     public void flush(Duration timeout) throws CdcFailure, InterruptedException {
         long n = markers.incrementAndGet();
