@@ -9,7 +9,6 @@ import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.testkit.Waits;
 import io.nats.client.Connection;
 import io.nats.client.Dispatcher;
-import io.nats.client.Nats;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.List;
@@ -47,7 +46,7 @@ class HugeValueIT {
         cdc.start(List.of("-Xmx" + heap, "-XX:+ExitOnOutOfMemoryError"));
         cdc.enableTable("huge", "(id int PRIMARY KEY, note text, body text)");
         List<JsonNode> data = new CopyOnWriteArrayList<>();
-        try (Connection nats = Nats.connect(cdc.natsServer.url())) {
+        try (Connection nats = cdc.natsServer.connect()) {
             Dispatcher d = nats.createDispatcher(msg -> {
                 try {
                     data.add(json.readTree(msg.getData()).path("data"));

@@ -10,7 +10,6 @@ import dev.aura.realtime.testkit.RegistryEntries;
 import dev.aura.realtime.testkit.Waits;
 import io.nats.client.Connection;
 import io.nats.client.Dispatcher;
-import io.nats.client.Nats;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.List;
@@ -52,7 +51,7 @@ class LargeRowsIT {
         String otherSchema = "project_" + other.replace('-', '_');
         AtomicInteger tooLarge = new AtomicInteger();
         Set<Integer> otherRows = ConcurrentHashMap.newKeySet();
-        try (Connection nats = Nats.connect(cdc.natsServer.url())) {
+        try (Connection nats = cdc.natsServer.connect()) {
             Dispatcher d = nats.createDispatcher(msg -> {
                 try {
                     JsonNode data = json.readTree(msg.getData()).path("data");
