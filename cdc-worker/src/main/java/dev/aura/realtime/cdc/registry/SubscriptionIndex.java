@@ -37,21 +37,37 @@ public final class SubscriptionIndex {
         this.maxAgeMs = maxAge.toMillis();
     }
 
-    /** Adds or replaces the entry under {@code key}. */
+    /**
+     * Adds or replaces the entry under {@code key}, atomically for readers: a concurrent
+     * {@link #candidates} sees the previous entry or the new one, never neither (the previous one
+     * is replaced in its bucket's list in one step, or, when the bucket changes, removed only after
+     * the new one was added).
+     */
     public synchronized void put(String key, SubscriptionEntry entry, long writtenAtMs) {
         Stored next = new Stored(key, entry, writtenAtMs);
         Stored previous = byKey.put(key, next);
-        if (previous != null) {
-            unlink(previous);
-        }
-        byTable.compute(bucketOf(entry), (b, list) -> {
+        Bucket bucket = bucketOf(entry);
+        byTable.compute(bucket, (b, list) -> {
             List<Stored> grown = new ArrayList<>(list == null ? 1 : list.size() + 1);
+            boolean replaced = false;
             if (list != null) {
-                grown.addAll(list);
+                for (Stored s : list) {
+                    if (s == previous) {
+                        grown.add(next);
+                        replaced = true;
+                    } else {
+                        grown.add(s);
+                    }
+                }
             }
-            grown.add(next);
+            if (!replaced) {
+                grown.add(next);
+            }
             return List.copyOf(grown);
         });
+        if (previous != null && !bucketOf(previous.entry()).equals(bucket)) {
+            unlink(previous);
+        }
     }
 
     /** Removes the entry under {@code key}, if any. */

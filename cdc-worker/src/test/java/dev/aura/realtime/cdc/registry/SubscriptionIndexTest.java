@@ -6,6 +6,8 @@ import dev.aura.realtime.common.wire.SubscriptionEntry;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /** The registry index, entry by entry, with the time passed in. */
@@ -87,6 +89,36 @@ class SubscriptionIndexTest {
         assertThat(index.silentSince(Set.of("front-1"), NOW))
                 .as("reput was written at NOW")
                 .isEmpty();
+    }
+
+    @Test
+    void aReaderDuringRePutsAlwaysSeesTheOldOrTheNewEntryNeverNeither() throws Exception {
+        SubscriptionEntry a = entry("a", "p1", "notes");
+        SubscriptionEntry neighbour = entry("b", "p1", "notes");
+        index.put(neighbour.key(), neighbour, NOW);
+        index.put(a.key(), a, NOW);
+        AtomicBoolean done = new AtomicBoolean();
+        AtomicInteger misses = new AtomicInteger();
+        Thread reader = new Thread(() -> {
+            while (!done.get()) {
+                if (index.candidates("p1", "notes", NOW).size() != 2) {
+                    misses.incrementAndGet();
+                }
+            }
+        });
+        reader.start();
+        try {
+            for (int i = 0; i < 200_000; i++) {
+                index.put(a.key(), a, NOW + (i % 2)); // ws-front's periodic re-put of every binding
+            }
+        } finally {
+            done.set(true);
+            reader.join();
+        }
+
+        assertThat(misses.get())
+                .as("reads that saw neither the old nor the new entry")
+                .isZero();
     }
 
     private static SubscriptionEntry entry(String subId, String project, String table) {
