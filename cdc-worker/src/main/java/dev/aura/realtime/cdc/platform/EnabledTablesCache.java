@@ -9,12 +9,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The enabled-table list, re-read from {@code aura_platform.realtime_tables} at most every
- * {@code CDC_TABLE_REFRESH_MS} (docs/design.md C5). Called by the poll loop before each peek, so a
- * table enabled or disabled takes effect within one refresh. When the refresh query fails the
- * previous list is kept (logged), so a platform-table hiccup does not stop the capture.
+ * The enabled-table list (docs/design.md C5).
+ *
+ * <p>The slot readers never use a cached list: a list is valid only up to the WAL flush position
+ * read before it (anything enabled before that position is visible to the list query), and a
+ * reader must never move the slot past the bound of the list its changes were decoded with, so it
+ * reads the list fresh ({@link #read}, one small query) on its own connection after reading the
+ * flush position. A failed read fails the reader's round (nothing is advanced).
+ *
+ * <p>{@link #get()} is the cached view for everything else, re-read at most every
+ * {@code CDC_TABLE_REFRESH_MS}; when that refresh query fails the previous list is kept (logged).
  */
-public final class EnabledTablesCache implements Supplier<EnabledTables> {
+public final class EnabledTablesCache implements Supplier<EnabledTables>, EnabledTablesSource {
     private static final Logger log = LoggerFactory.getLogger(EnabledTablesCache.class);
     private final PlatformDb db;
     private final Duration refresh;
@@ -42,6 +48,24 @@ public final class EnabledTablesCache implements Supplier<EnabledTables> {
         return current;
     }
 
+    /**
+     * Reads the list now on {@code c} (the reader's session) and makes it the current one.
+     *
+     * @throws SQLException when the query fails: the caller must not use an older list instead
+     */
+    @Override
+    public EnabledTables read(Connection c) throws SQLException {
+        EnabledTables next = EnabledTablesLoader.load(c);
+        synchronized (this) {
+            if (!next.equals(current)) {
+                announce(c, next);
+            }
+            current = next;
+            loadedAtMs = clock.millis();
+        }
+        return next;
+    }
+
     /** Forces the next {@link #get()} to re-read the table (after a control API change). */
     public void invalidate() {
         loadedAtMs = Long.MIN_VALUE;
@@ -51,15 +75,7 @@ public final class EnabledTablesCache implements Supplier<EnabledTables> {
         try (Connection c = db.connection()) {
             EnabledTables next = EnabledTablesLoader.load(c);
             if (!next.equals(current)) {
-                log.info("realtime tables now: {}", next.isEmpty() ? "(none)" : next.addTablesOption());
-                for (String table : EnabledTablesLoader.withoutReplicaIdentity(c)) {
-                    log.warn(
-                            "[TableWithoutReplicaIdentity] realtime table {} has neither a primary key nor a replica identity: wal2json drops its UPDATE "
-                                    + "and DELETE, only INSERT and TRUNCATE reach clients. Add a primary key or run "
-                                    + "ALTER TABLE {} REPLICA IDENTITY FULL",
-                            table,
-                            table);
-                }
+                announce(c, next);
             }
             current = next;
             loadedAtMs = now;
@@ -69,6 +85,18 @@ public final class EnabledTablesCache implements Supplier<EnabledTables> {
                     current.tables().size(),
                     e.getMessage());
             loadedAtMs = now;
+        }
+    }
+
+    private void announce(Connection c, EnabledTables next) throws SQLException {
+        log.info("realtime tables now: {}", next.isEmpty() ? "(none)" : next.addTablesOption());
+        for (String table : EnabledTablesLoader.withoutReplicaIdentity(c)) {
+            log.warn(
+                    "[TableWithoutReplicaIdentity] realtime table {} has neither a primary key nor a replica identity: wal2json drops its UPDATE "
+                            + "and DELETE, only INSERT and TRUNCATE reach clients. Add a primary key or run "
+                            + "ALTER TABLE {} REPLICA IDENTITY FULL",
+                    table,
+                    table);
         }
     }
 }

@@ -5,16 +5,33 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /** Reads the enabled tables from {@code aura_platform} on a given connection. */
 final class EnabledTablesLoader {
+    /**
+     * The enabled tables, then every partition (at any depth, in the same schema) of an enabled
+     * partitioned table with the enabled table it is delivered under and that table's depth in
+     * its own partition tree (docs/design.md C5): a change of a partition is delivered under the
+     * name of its highest enabled ancestor.
+     */
     private static final String QUERY = """
-            SELECT p.project_id::text, p.schema_name, rt.table_name
+            SELECT p.project_id::text, p.schema_name, rt.table_name, NULL::text, 0
               FROM aura_platform.realtime_tables rt
               JOIN aura_platform.projects p USING (project_id)
              WHERE rt.enabled
-             ORDER BY 1, 3""";
+            UNION ALL
+            SELECT p.project_id::text, p.schema_name, c.relname::text, rt.table_name,
+                   (SELECT count(*) FROM pg_partition_ancestors(t.relid)) - t.level
+              FROM aura_platform.realtime_tables rt
+              JOIN aura_platform.projects p USING (project_id)
+              CROSS JOIN LATERAL pg_partition_tree(to_regclass(format('%I.%I', p.schema_name, rt.table_name))) t
+              JOIN pg_class c ON c.oid = t.relid
+              JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE rt.enabled AND t.level > 0 AND n.nspname = p.schema_name
+             ORDER BY 1, 3, 5""";
 
     /** Enabled tables whose UPDATE/DELETE wal2json drops: no replica identity at all (C6). */
     private static final String WITHOUT_IDENTITY = """
@@ -52,12 +69,27 @@ final class EnabledTablesLoader {
     /** @throws SQLException on query failure */
     static EnabledTables load(Connection c) throws SQLException {
         List<EnabledTable> out = new ArrayList<>();
+        Map<String, String> roots = new HashMap<>();
+        Map<String, Integer> rootDepth = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement(QUERY);
                 ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
-                out.add(new EnabledTable(rs.getString(1), rs.getString(2), rs.getString(3)));
+                String schema = rs.getString(2);
+                String table = rs.getString(3);
+                String root = rs.getString(4);
+                if (root == null) {
+                    out.add(new EnabledTable(rs.getString(1), schema, table));
+                    continue;
+                }
+                String key = EnabledTables.key(schema, table);
+                int depth = rs.getInt(5);
+                Integer known = rootDepth.get(key);
+                if (known == null || depth < known) {
+                    rootDepth.put(key, depth);
+                    roots.put(key, root);
+                }
             }
         }
-        return new EnabledTables(out);
+        return new EnabledTables(out, roots);
     }
 }

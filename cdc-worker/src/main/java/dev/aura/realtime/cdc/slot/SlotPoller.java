@@ -9,6 +9,7 @@ import dev.aura.realtime.cdc.fence.LeaderGate;
 import dev.aura.realtime.cdc.health.CdcState;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
 import dev.aura.realtime.cdc.platform.EnabledTables;
+import dev.aura.realtime.cdc.platform.EnabledTablesSource;
 import dev.aura.realtime.common.lsn.Lsn;
 import io.micrometer.core.instrument.Timer;
 import java.io.ByteArrayOutputStream;
@@ -16,13 +17,15 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.function.Supplier;
 
 /**
  * The poll source, {@code CDC_SOURCE=poll} (docs/design.md C4): the SQL interface.
  *
  * <ol>
  *   <li>Read {@code pg_current_wal_flush_lsn()} as {@code upto}: decoding reads only flushed WAL.
+ *       Then read the enabled-table list fresh (not cached): a list is valid up to the flush
+ *       position read before it, so advancing to {@code upto} never skips a change of a table
+ *       (or partition) enabled or created before {@code upto} (docs/design.md C5).
  *   <li>With no enabled table, do not peek (an absent add-tables means every table); advance to
  *       {@code upto} and sleep {@code CDC_IDLE_BACKOFF_MS}.
  *   <li>{@code pg_logical_slot_peek_changes(slot, upto, batch, ...)}, streamed with a fetch size
@@ -102,7 +105,7 @@ public final class SlotPoller extends SlotReader {
             ReaderSettings settings,
             SlotManager slots,
             ChangeSink sink,
-            Supplier<EnabledTables> tables,
+            EnabledTablesSource tables,
             CdcState state,
             CdcMetrics metrics,
             GapListener gapListener) {
@@ -134,8 +137,10 @@ public final class SlotPoller extends SlotReader {
                 lastInspect = now;
             }
             Timer.Sample sample = Timer.start();
-            EnabledTables enabled = tables.get();
+            // The list is valid up to the flush position read before it (C5): read in this order,
+            // fresh, advancing to upto never skips a change of a table enabled before upto.
             Lsn upto = flushLsn(c);
+            EnabledTables enabled = tables.read(c);
             int rows = 0;
             if (!enabled.isEmpty()) {
                 rows = peek(c, decoder, enabled, upto, batch);

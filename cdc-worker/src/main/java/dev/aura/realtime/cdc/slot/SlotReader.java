@@ -4,6 +4,7 @@ import dev.aura.realtime.cdc.decode.MalformedWalRowException;
 import dev.aura.realtime.cdc.decode.Wal2JsonDecoder;
 import dev.aura.realtime.cdc.decode.WalMessage;
 import dev.aura.realtime.cdc.event.ChangeSink;
+import dev.aura.realtime.cdc.event.RowChange;
 import dev.aura.realtime.cdc.failure.CdcFailure;
 import dev.aura.realtime.cdc.failure.CdcReason;
 import dev.aura.realtime.cdc.fence.FencedException;
@@ -13,6 +14,7 @@ import dev.aura.realtime.cdc.health.CdcState;
 import dev.aura.realtime.cdc.health.SlotInfo;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
 import dev.aura.realtime.cdc.platform.EnabledTables;
+import dev.aura.realtime.cdc.platform.EnabledTablesSource;
 import dev.aura.realtime.common.lsn.Lsn;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -20,7 +22,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Properties;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,7 +52,7 @@ public abstract class SlotReader implements LeaderWork {
     final ReaderSettings settings;
     final SlotManager slots;
     final ChangeSink sink;
-    final Supplier<EnabledTables> tables;
+    final EnabledTablesSource tables;
     final CdcState state;
     final CdcMetrics metrics;
     private final GapListener gapListener;
@@ -60,7 +61,7 @@ public abstract class SlotReader implements LeaderWork {
             ReaderSettings settings,
             SlotManager slots,
             ChangeSink sink,
-            Supplier<EnabledTables> tables,
+            EnabledTablesSource tables,
             CdcState state,
             CdcMetrics metrics,
             GapListener gapListener) {
@@ -142,9 +143,25 @@ public abstract class SlotReader implements LeaderWork {
             throw CdcFailure.retriable(CdcReason.ERROR, "malformed wal2json row: " + e.getMessage(), e);
         }
         if (msg instanceof WalMessage.Change ch) {
-            String project = enabled.projectOf(ch.change().schema());
+            RowChange change = ch.change();
+            String project = enabled.projectOf(change.schema());
             if (project != null) {
-                sink.accept(ch.change(), project);
+                String delivered = enabled.deliveredName(change.schema(), change.table());
+                if (!delivered.equals(change.table())) { // a partition: delivered under its enabled root (C5)
+                    change = new RowChange(
+                            change.action(),
+                            change.schema(),
+                            delivered,
+                            change.columns(),
+                            change.identity(),
+                            change.pk(),
+                            change.commitLsn(),
+                            change.ordinal(),
+                            change.commitTimestamp(),
+                            change.rowBytes(),
+                            change.cut());
+                }
+                sink.accept(change, project);
             }
         }
         return msg;

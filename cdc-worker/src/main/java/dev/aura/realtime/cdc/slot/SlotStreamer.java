@@ -9,6 +9,7 @@ import dev.aura.realtime.cdc.fence.LeaderGate;
 import dev.aura.realtime.cdc.health.CdcState;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
 import dev.aura.realtime.cdc.platform.EnabledTables;
+import dev.aura.realtime.cdc.platform.EnabledTablesSource;
 import dev.aura.realtime.common.lsn.Lsn;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
@@ -18,7 +19,6 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 import org.postgresql.PGConnection;
 import org.postgresql.PGProperty;
 import org.postgresql.replication.LogSequenceNumber;
@@ -45,12 +45,15 @@ import org.slf4j.LoggerFactory;
  *       with the same event ids as the poll source: they come from the same wal2json rows).
  *   <li><b>Keepalives and status.</b> pgjdbc answers the server's keepalive requests while the
  *       reader calls {@code readPending()}, and sends the position every {@code statusInterval}.
- *   <li><b>The table filter.</b> {@code add-tables} is fixed when the stream starts; when the
- *       enabled tables change, at a transaction boundary (when idle, or at the next barrier) the
- *       reader waits for NATS to confirm what it read, confirms it and restarts the stream with the new list (transactions after
- *       the confirmed position are decoded again with it). With no enabled table it does not
- *       stream at all (no add-tables would mean every table) and advances the slot to the flush
- *       position, as the poll source does.
+ *   <li><b>The table filter.</b> {@code add-tables} is fixed when the stream starts, with a list
+ *       read fresh after the flush position: the list is valid up to that position, its bound
+ *       (docs/design.md C5). The reader never confirms beyond the bound: before it would, it
+ *       re-reads (flush position, then list); an unchanged list moves the bound, a changed one
+ *       ends the stream, which restarts from the confirmed position with the new list (changes
+ *       after it are decoded again, at least once). So a table or partition enabled or created
+ *       through any path (another replica's control API, SQL) loses nothing. With no enabled
+ *       table it does not stream at all (no add-tables would mean every table) and advances the
+ *       slot to the list's bound.
  *   <li><b>Memory.</b> pgjdbc reads each CopyData message whole: one wal2json row, however large,
  *       is one array in the heap while it is decoded and queued. Values are not copied out of it
  *       (docs/design.md C6), and the pipeline's queues are bounded in bytes, but the largest
@@ -69,7 +72,7 @@ public final class SlotStreamer extends SlotReader {
             ReaderSettings settings,
             SlotManager slots,
             ChangeSink sink,
-            Supplier<EnabledTables> tables,
+            EnabledTablesSource tables,
             CdcState state,
             CdcMetrics metrics,
             GapListener gapListener) {
@@ -83,9 +86,10 @@ public final class SlotStreamer extends SlotReader {
         while (!Thread.currentThread().isInterrupted()) {
             gate.checkFence();
             confirmed = max(confirmed, inspect(c).confirmedFlushLsn());
-            EnabledTables enabled = tables.get();
+            Lsn bound = flushLsn(c); // the list read next is valid up to here (C5)
+            EnabledTables enabled = tables.read(c);
             if (enabled.isEmpty()) {
-                confirmed = advanceIdle(c, gate, confirmed);
+                confirmed = advanceIdle(c, gate, confirmed, bound);
                 continue;
             }
             try (Connection replication = openReplication();
@@ -95,15 +99,17 @@ public final class SlotStreamer extends SlotReader {
                         slots.slotName(),
                         confirmed,
                         enabled.addTablesOption());
-                confirmed = stream(c, stream, gate, decoder, enabled, confirmed);
+                confirmed = stream(c, stream, gate, decoder, enabled, bound, confirmed);
             }
         }
     }
 
-    /** No enabled table: nothing to decode, but the slot must not pin WAL. */
-    private Lsn advanceIdle(Connection c, LeaderGate gate, Lsn confirmed)
+    /**
+     * No enabled table: nothing to decode, but the slot must not pin WAL. Advances only to
+     * {@code upto}, the bound of the (empty) list.
+     */
+    private Lsn advanceIdle(Connection c, LeaderGate gate, Lsn confirmed, Lsn upto)
             throws SQLException, InterruptedException, FencedException {
-        Lsn upto = flushLsn(c);
         gate.checkFence();
         if (upto.isAfter(confirmed)) {
             confirmed = slots.advance(c, upto);
@@ -167,6 +173,7 @@ public final class SlotStreamer extends SlotReader {
             LeaderGate gate,
             Wal2JsonDecoder decoder,
             EnabledTables enabled,
+            Lsn bound,
             Lsn confirmed)
             throws SQLException, InterruptedException, FencedException, CdcFailure {
         Deque<Pending> pending = new ArrayDeque<>();
@@ -201,7 +208,6 @@ public final class SlotStreamer extends SlotReader {
             // every 200 ms raised the median commit-to-client latency at 1,000 rows/s from 7 to
             // 41 ms (the walsender paces what it sends on the client's position reports), while a
             // barrier per commit under a backlog would cost a NATS round trip per transaction.
-            boolean boundary = false;
             if (!inTransaction
                     && lastCommit != null
                     && (idle || System.nanoTime() - roundStarted >= confirmEveryNanos)) {
@@ -209,23 +215,16 @@ public final class SlotStreamer extends SlotReader {
                 lastCommit = null;
                 rows = 0;
                 roundStarted = System.nanoTime();
-                boundary = true;
             }
             while (!pending.isEmpty() && pending.peek().barrier().processed()) {
+                if (pending.peek().commitEnd().isAfter(bound)) {
+                    Lsn next = boundIfUnchanged(c, enabled);
+                    if (next == null) {
+                        return restartAt(pending, confirmed);
+                    }
+                    bound = next;
+                }
                 confirmed = confirm(stream, gate, pending.poll());
-            }
-            // The filter is checked between transactions only: when idle, and at each barrier (a
-            // long backlog may never leave the stream idle).
-            if ((idle || boundary) && !inTransaction && !tables.get().equals(enabled)) {
-                if (lastCommit != null) {
-                    pending.add(new Pending(sink.mark(), lastCommit, rows, roundStarted));
-                }
-                while (!pending.isEmpty()) {
-                    confirmed = confirm(stream, gate, pending.poll());
-                }
-                log.info(
-                        "realtime tables changed: restarting the stream of slot {} at {}", slots.slotName(), confirmed);
-                return confirmed;
             }
             if (!idle) {
                 continue;
@@ -237,6 +236,13 @@ public final class SlotStreamer extends SlotReader {
                 // position it has decoded and sent everything up to, so confirming it skips only
                 // WAL without changes for us (keeps the slot from pinning WAL in a quiet database).
                 Lsn received = new Lsn(stream.getLastReceiveLSN().asLong());
+                if (received.isAfter(bound)) {
+                    Lsn next = boundIfUnchanged(c, enabled);
+                    if (next == null) {
+                        return restartAt(pending, confirmed);
+                    }
+                    bound = next;
+                }
                 if (received.isAfter(confirmed)) {
                     gate.checkFence();
                     LogSequenceNumber lsn = LogSequenceNumber.valueOf(received.value());
@@ -256,6 +262,28 @@ public final class SlotStreamer extends SlotReader {
             // idle: poll the socket every millisecond at first, then every 5 ms
             Thread.sleep(++idleSpins < 50 ? 1 : 5);
         }
+    }
+
+    /**
+     * Re-reads (flush position, then list): the new bound when the list is still {@code enabled},
+     * else null (what was decoded past the old bound may lack a newly enabled table or partition).
+     */
+    private Lsn boundIfUnchanged(Connection c, EnabledTables enabled) throws SQLException {
+        Lsn next = flushLsn(c);
+        return tables.read(c).equals(enabled) ? next : null;
+    }
+
+    /**
+     * The list changed: waits until NATS took what was read (nothing past the old bound is
+     * confirmed: it is decoded again with the new list, at least once) and returns the position
+     * to restart from.
+     */
+    private Lsn restartAt(Deque<Pending> pending, Lsn confirmed) throws InterruptedException, CdcFailure {
+        for (Pending p : pending) {
+            p.barrier().await();
+        }
+        log.info("realtime tables changed: restarting the stream of slot {} at {}", slots.slotName(), confirmed);
+        return confirmed;
     }
 
     /** Waits for NATS's confirmation of a barrier's changes, then tells Postgres. */
