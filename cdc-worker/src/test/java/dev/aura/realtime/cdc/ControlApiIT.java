@@ -253,7 +253,23 @@ class ControlApiIT {
         assertThat(check(fx.projectId, "todos", "nope=eq.1").error()).contains("invalid column for filter nope");
         assertThat(check(fx.projectId, "todos", "id=eq.abc").error()).contains("invalid value for filter id");
         assertThat(check(fx.projectId, "todos", "done=eq.maybe").error()).contains("invalid value");
-        assertThat(check(fx.projectId, "todos", "id=like.1").error()).contains("unknown operator");
+        assertThat(check(fx.projectId, "todos", "id=foo.1").error()).contains("unknown operator foo");
+        assertThat(check(fx.projectId, "todos", "id=like.1").error()).contains("like needs a text column, not int4");
+        assertThat(check(fx.projectId, "todos", "id=is.true").error()).contains("needs a boolean column");
+        assertThat(check(fx.projectId, "todos", "id=not.is.null,done=is.false,id=not.in.(1,2)")
+                        .ok())
+                .isTrue();
+        assertThat(check(fx.projectId, "todos", "id=gt.1,nope=eq.1").error())
+                .contains("invalid column for filter nope");
+        assertThat(check(fx.projectId, "todos", "id=gt.1,id=lt.abc").error()).contains("invalid value for filter id");
+        assertThat(check(fx.projectId, "todos", "id=isdistinct.null").ok()).isTrue();
+        assertThat(check(fx.projectId, "todos", "title=like.%25\\%%,title=imatch.\"^(a|b)\"")
+                        .ok())
+                .isTrue();
+        assertThat(check(fx.projectId, "todos", "title=match.\"(a\"").error()).contains("invalid regular expression");
+        assertThat(check(fx.projectId, "todos", "title=match.\"(a{1000}){1000}\"")
+                        .error())
+                .contains("too complex");
         assertThat(check(fx.projectId, "todos", "id=eq.1; drop table x").ok()).isFalse();
     }
 }

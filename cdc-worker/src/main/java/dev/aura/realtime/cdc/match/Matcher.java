@@ -1,9 +1,8 @@
 package dev.aura.realtime.cdc.match;
 
 import dev.aura.realtime.cdc.event.BuiltEvent;
-import dev.aura.realtime.common.filter.Filter;
 import dev.aura.realtime.common.filter.FilterException;
-import dev.aura.realtime.common.filter.FilterOp;
+import dev.aura.realtime.common.filter.Filters;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,12 +13,15 @@ import java.util.concurrent.ConcurrentHashMap;
  * Applies each binding's event and filter to a change, before any RLS check (docs/design.md C7).
  *
  * <p>Event: {@code *} or the change's type. Filter: tested against the new row, or the old row
- * for DELETE (Supabase's rule); a TRUNCATE has no row, so only unfiltered bindings see it. A
- * filter that no longer parses (it was checked at join) matches nothing. Thread-safe.
+ * for DELETE (Supabase's rule), every condition of the AND list; a TRUNCATE has no row, so only
+ * unfiltered bindings see it. A filter that no longer parses (it was checked at join) matches
+ * nothing. Parsed filters (with their compiled patterns) are cached by text, at most
+ * {@value #MAX_CACHED} of them (the cache is dropped when full). Thread-safe.
  */
 public final class Matcher {
-    private static final Filter INVALID = new Filter("", FilterOp.EQ, List.of(""));
-    private final Map<String, Filter> parsed = new ConcurrentHashMap<>();
+    static final int MAX_CACHED = 50_000;
+    private static final Object INVALID = new Object();
+    private final Map<String, Object> parsed = new ConcurrentHashMap<>();
 
     public List<SubscriptionEntry> match(BuiltEvent event, List<SubscriptionEntry> candidates) {
         if (candidates.isEmpty()) {
@@ -38,8 +40,11 @@ public final class Matcher {
             if ("TRUNCATE".equals(event.type())) {
                 continue;
             }
-            Filter f = parsed.computeIfAbsent(filterText, Matcher::parseOrInvalid);
-            if (f != INVALID && f.matches(event.filterRow(), event.columnTypes().get(f.column()))) {
+            if (parsed.size() >= MAX_CACHED) {
+                parsed.clear();
+            }
+            Object f = parsed.computeIfAbsent(filterText, Matcher::parseOrInvalid);
+            if (f instanceof Filters filters && filters.matches(event.filterRow(), event.columnTypes())) {
                 out.add(s);
             }
         }
@@ -50,9 +55,9 @@ public final class Matcher {
         return bindingEvent == null || "*".equals(bindingEvent) || bindingEvent.equalsIgnoreCase(type);
     }
 
-    private static Filter parseOrInvalid(String text) {
+    private static Object parseOrInvalid(String text) {
         try {
-            return Filter.parse(text);
+            return Filters.parse(text);
         } catch (FilterException e) {
             return INVALID;
         }

@@ -2,8 +2,8 @@ package dev.aura.realtime.cdc.rls;
 
 import dev.aura.realtime.cdc.event.View;
 import dev.aura.realtime.cdc.platform.TableSecurity;
-import dev.aura.realtime.common.filter.Filter;
 import dev.aura.realtime.common.filter.FilterException;
+import dev.aura.realtime.common.filter.Filters;
 import java.util.List;
 import java.util.Set;
 
@@ -61,17 +61,23 @@ final class ViewRules {
         if (filterText == null || filterText.isEmpty()) {
             return false;
         }
-        String column;
+        java.util.List<String> columns;
         try {
-            column = Filter.parse(filterText).column();
+            columns = Filters.parse(filterText).columns();
         } catch (FilterException e) {
             return true;
         }
-        if (!facts.selectsTable().contains(pgRole) && !facts.selectable(pgRole).contains(column)) {
-            return true;
+        for (String column : columns) {
+            if (!facts.selectsTable().contains(pgRole)
+                    && !facts.selectable(pgRole).contains(column)) {
+                return true;
+            }
+            if (facts.rowSecurity()
+                    && "DELETE".equals(type)
+                    && !facts.pkColumns().contains(column)) {
+                return true;
+            }
         }
-        return facts.rowSecurity()
-                && "DELETE".equals(type)
-                && !facts.pkColumns().contains(column);
+        return false;
     }
 }

@@ -7,6 +7,8 @@ import dev.aura.realtime.cdc.platform.TableSecurity;
 import dev.aura.realtime.cdc.tenant.TenantDb;
 import dev.aura.realtime.common.filter.Filter;
 import dev.aura.realtime.common.filter.FilterException;
+import dev.aura.realtime.common.filter.FilterOp;
+import dev.aura.realtime.common.filter.Filters;
 import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.common.wire.SubscriptionCheck;
 import dev.aura.realtime.common.wire.WireJson;
@@ -151,59 +153,88 @@ public final class SubscriptionCheckService implements AutoCloseable {
         if (req.filter() == null || req.filter().isEmpty()) {
             return new SubscriptionCheck.Reply(true, null, null);
         }
-        Filter filter;
+        Filters filters;
         try {
-            filter = Filter.parse(req.filter());
+            filters = Filters.parse(req.filter());
         } catch (FilterException e) {
             return fail("PostgresChangesInvalidFilter: " + e.getMessage());
         }
-        Optional<ProjectCatalog.ColumnType> type = projects.columnType(schema.get(), table, filter.column());
-        if (type.isEmpty()) {
-            return fail("PostgresChangesInvalidFilter: invalid column for filter " + filter.column());
-        }
         TableSecurity.Facts facts = security.facts(schema.get(), table);
         String notice = null;
-        if (pgRole != null
-                && !facts.selectsTable().contains(pgRole)
-                && !facts.selectable(pgRole).contains(filter.column())) {
-            return fail("PostgresChangesInvalidFilter: invalid column for filter " + filter.column() + ": role "
-                    + req.role() + " may not select it");
+        String firstType = null;
+        java.util.List<Cast> casts = new java.util.ArrayList<>();
+        for (Filter filter : filters.conditions()) {
+            Optional<ProjectCatalog.ColumnType> type = projects.columnType(schema.get(), table, filter.column());
+            if (type.isEmpty()) {
+                return fail("PostgresChangesInvalidFilter: invalid column for filter " + filter.column());
+            }
+            if (firstType == null) {
+                firstType = type.get().typname();
+            }
+            if (filter.op() == FilterOp.IS || filter.op().isPattern()) {
+                // is.true/false/unknown need a boolean column, patterns a text column (as in Postgres);
+                // the values of the other operators are cast by the database below
+                try {
+                    filter.checkValues(type.get().typname());
+                } catch (FilterException e) {
+                    return fail("PostgresChangesInvalidFilter: " + e.getMessage());
+                }
+            }
+            if (pgRole != null
+                    && !facts.selectsTable().contains(pgRole)
+                    && !facts.selectable(pgRole).contains(filter.column())) {
+                return fail("PostgresChangesInvalidFilter: invalid column for filter " + filter.column() + ": role "
+                        + req.role() + " may not select it");
+            }
+            if (!service && facts.rowSecurity() && !facts.pkColumns().contains(filter.column())) {
+                String why = "table " + table + " has row level security and a deleted row cannot be checked, so"
+                        + " DELETE events can only be filtered by its primary key ("
+                        + String.join(", ", facts.pkColumns()) + ")";
+                if (event.equals("DELETE")) {
+                    return fail("PostgresChangesInvalidFilter: invalid column for DELETE filter " + filter.column()
+                            + ": " + why);
+                }
+                if (event.equals("*")) {
+                    notice = "PostgresChangesDeleteNotDelivered: DELETE events are not delivered to the binding with"
+                            + " filter " + req.filter() + ": " + why
+                            + ". Subscribe to DELETE separately to receive them";
+                }
+            }
+            for (String value : filter.castValues()) {
+                casts.add(new Cast(filter.column(), value, type.get()));
+            }
         }
-        if (!service && facts.rowSecurity() && !facts.pkColumns().contains(filter.column())) {
-            String why = "table " + table + " has row level security and a deleted row cannot be checked, so"
-                    + " DELETE events can only be filtered by its primary key ("
-                    + String.join(", ", facts.pkColumns()) + ")";
-            if (event.equals("DELETE")) {
-                return fail("PostgresChangesInvalidFilter: invalid column for DELETE filter " + filter.column() + ": "
-                        + why);
-            }
-            if (event.equals("*")) {
-                notice = "PostgresChangesDeleteNotDelivered: DELETE events are not delivered to the binding with"
-                        + " filter " + req.filter() + ": " + why + ". Subscribe to DELETE separately to receive them";
-            }
+        if (casts.isEmpty()) {
+            return new SubscriptionCheck.Reply(true, null, firstType, notice);
         }
         if (tenant.status().off()) {
             return fail("DatabaseUnavailable: filter values cannot be checked on this server right now, try again");
         }
         String castRole = pgRole != null ? pgRole : ClientRoles.AUTHENTICATED;
-        for (String value : filter.values()) {
-            switch (tenant.casts(castRole, schema.get(), value, type.get().formatted())) {
+        for (Cast cast : casts) {
+            String value = cast.value();
+            ProjectCatalog.ColumnType type = cast.type();
+            String column = cast.column();
+            switch (tenant.casts(castRole, schema.get(), value, type.formatted())) {
                 case CASTS -> {}
                 case INVALID -> {
-                    return fail("PostgresChangesInvalidFilter: invalid value for filter " + filter.column() + ": '"
-                            + value + "' is not a valid " + type.get().formatted());
+                    return fail("PostgresChangesInvalidFilter: invalid value for filter " + column + ": '" + value
+                            + "' is not a valid " + type.formatted());
                 }
                 case TIMED_OUT -> {
-                    return fail("PostgresChangesInvalidFilter: invalid value for filter " + filter.column() + ": '"
-                            + value + "' could not be checked within the time limit");
+                    return fail("PostgresChangesInvalidFilter: invalid value for filter " + column + ": '" + value
+                            + "' could not be checked within the time limit");
                 }
                 case BUSY -> {
                     return fail("DatabaseUnavailable: too many subscription checks at once, try again");
                 }
             }
         }
-        return new SubscriptionCheck.Reply(true, null, type.get().typname(), notice);
+        return new SubscriptionCheck.Reply(true, null, firstType, notice);
     }
+
+    /** A filter value the database must cast to its column's type. */
+    private record Cast(String column, String value, ProjectCatalog.ColumnType type) {}
 
     private static SubscriptionCheck.Reply fail(String reason) {
         return new SubscriptionCheck.Reply(false, reason, null);

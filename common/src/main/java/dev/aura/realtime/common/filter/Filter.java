@@ -16,17 +16,23 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * A parsed postgres_changes filter in Supabase's classic syntax: {@code column=op.value} with op
- * one of {@code eq, neq, lt, lte, gt, gte} or {@code column=in.(v1,v2,...)} (at most 100 values,
- * optionally double-quoted). Rules follow Supabase Realtime (PROTOCOL-NOTES.md "Filters"): a NULL
- * column never matches; values compare with the semantics of the column's Postgres type
- * (numbers numerically and exactly, booleans, timestamps as instants, uuids case-insensitively,
- * text by code point, i.e. the {@code C} collation).
+ * One condition of a postgres_changes filter ({@link Filters} is the comma-separated AND list), in
+ * the syntax realtime-js's {@code RealtimePostgresFilterBuilder} writes: {@code column=op.value} or
+ * {@code column=not.op.value}, with op one of {@link FilterOp}; {@code in.(v1,v2,...)} takes 1 to
+ * {@value #MAX_IN_VALUES} values. A value holding {@code , ( ) " \} or outer spaces is
+ * double-quoted with {@code \"} and {@code \\} escapes (PostgREST's quoting); anything else is
+ * verbatim. Semantics follow Postgres for the column's type (docs/protocol.md "Filters"): numbers
+ * numerically and exactly, booleans, timestamps as instants, uuids case-insensitively, text by
+ * code point (the {@code C} collation); a NULL column matches only {@code is} and
+ * {@code isdistinct} (and their negations); {@code like}/{@code ilike}/{@code match}/{@code imatch}
+ * run as a bounded {@link TextPattern}.
  *
  * <p>Immutable and thread-safe. {@link #parse} rejects malformed text; {@link #checkValues}
  * rejects values that cannot be read as the column's type, so bad filters fail at join time.
+ *
+ * @param negated the {@code not.} prefix
  */
-public record Filter(String column, FilterOp op, List<String> values) {
+public record Filter(String column, FilterOp op, boolean negated, List<String> values) {
     /** The maximum number of values of an {@code in} filter (Supabase's limit). */
     public static final int MAX_IN_VALUES = 100;
 
@@ -36,13 +42,23 @@ public record Filter(String column, FilterOp op, List<String> values) {
     private static final Set<String> TIMESTAMPTZ = Set.of("timestamptz");
     private static final Set<String> TIMESTAMP = Set.of("timestamp");
     private static final Set<String> DATE = Set.of("date");
+    /** Types {@code like}/{@code match} apply to, as in Postgres (other types have no such operator). */
+    public static final Set<String> STRING_TYPES = Set.of("text", "varchar", "bpchar", "name", "citext");
+
+    private static final Set<String> IS_VALUES = Set.of("null", "true", "false", "unknown");
 
     public Filter {
         values = List.copyOf(values);
     }
 
+    public Filter(String column, FilterOp op, List<String> values) {
+        this(column, op, false, values);
+    }
+
     /**
-     * @throws FilterException when the text is not {@code col=op.value} with a known operator
+     * Parses one condition (no top-level commas; see {@link Filters#parse} for lists).
+     *
+     * @throws FilterException when the text is not {@code col=[not.]op.value} with a known operator
      */
     public static Filter parse(String text) throws FilterException {
         if (text == null || text.isBlank()) {
@@ -54,6 +70,10 @@ public record Filter(String column, FilterOp op, List<String> values) {
         }
         String column = text.substring(0, eq);
         String rest = text.substring(eq + 1);
+        boolean negated = rest.startsWith("not.");
+        if (negated) {
+            rest = rest.substring(4);
+        }
         int dot = rest.indexOf('.');
         if (dot <= 0) {
             throw new FilterException("invalid filter '" + text + "': expected column=op.value");
@@ -63,8 +83,15 @@ public record Filter(String column, FilterOp op, List<String> values) {
             throw new FilterException("invalid filter '" + text + "': unknown operator " + rest.substring(0, dot));
         }
         String value = rest.substring(dot + 1);
+        if (op == FilterOp.IS) {
+            if (!IS_VALUES.contains(value.toLowerCase(Locale.ROOT))) {
+                throw new FilterException(
+                        "invalid filter '" + text + "': is takes null, true, false or unknown, not '" + value + "'");
+            }
+            return new Filter(column, op, negated, List.of(value.toLowerCase(Locale.ROOT)));
+        }
         if (op != FilterOp.IN) {
-            return new Filter(column, op, List.of(value));
+            return new Filter(column, op, negated, List.of(unquote(value, text)));
         }
         if (value.length() < 2 || value.charAt(0) != '(' || value.charAt(value.length() - 1) != ')') {
             throw new FilterException("invalid filter '" + text + "': in expects (v1,v2,...)");
@@ -73,7 +100,29 @@ public record Filter(String column, FilterOp op, List<String> values) {
         if (items.isEmpty() || items.size() > MAX_IN_VALUES) {
             throw new FilterException("invalid filter '" + text + "': in takes 1 to " + MAX_IN_VALUES + " values");
         }
-        return new Filter(column, op, items);
+        return new Filter(column, op, negated, items);
+    }
+
+    /** A scalar value: verbatim, or double-quoted with backslash escapes (the whole value). */
+    private static String unquote(String value, String text) throws FilterException {
+        if (value.isEmpty() || value.charAt(0) != '"') {
+            return value;
+        }
+        StringBuilder out = new StringBuilder(value.length());
+        for (int i = 1; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c == '\\' && i + 1 < value.length()) {
+                out.append(value.charAt(++i));
+            } else if (c == '"') {
+                if (i != value.length() - 1) {
+                    throw new FilterException("invalid filter '" + text + "': text after the closing quote");
+                }
+                return out.toString();
+            } else {
+                out.append(c);
+            }
+        }
+        throw new FilterException("invalid filter '" + text + "': unterminated quote");
     }
 
     private static List<String> splitList(String body) throws FilterException {
@@ -110,12 +159,29 @@ public record Filter(String column, FilterOp op, List<String> values) {
     }
 
     /**
-     * Checks that every value reads as {@code columnType} (a {@code pg_type.typname}).
+     * Checks that the condition applies to a column of {@code columnType} (a
+     * {@code pg_type.typname}) and that every value reads as that type. Values the database casts
+     * at join are {@link #castValues()}; this check is the worker's own reading of them.
      *
-     * @throws FilterException naming the value that does not
+     * @throws FilterException naming the value or operator that does not
      */
     public void checkValues(String columnType) throws FilterException {
-        for (String v : values) {
+        if (op == FilterOp.IS) {
+            if (!values.get(0).equals("null") && !BOOL.contains(columnType)) {
+                throw new FilterException("invalid value for filter " + column + ": is." + values.get(0)
+                        + " needs a boolean column, not " + columnType);
+            }
+            return;
+        }
+        if (op.isPattern()) {
+            if (!STRING_TYPES.contains(columnType)) {
+                throw new FilterException("invalid operator for filter " + column + ": " + op.wire()
+                        + " needs a text column, not " + columnType);
+            }
+            TextPattern.compile(op, values.get(0));
+            return;
+        }
+        for (String v : castValues()) {
             if (comparable(columnType, v) == null) {
                 throw new FilterException(
                         "invalid value for filter " + column + ": '" + v + "' is not a valid " + columnType);
@@ -124,29 +190,85 @@ public record Filter(String column, FilterOp op, List<String> values) {
     }
 
     /**
-     * Applies the filter to a record.
+     * The values that must cast to the column's type: none for {@code is} and the pattern
+     * operators, none for {@code isdistinct.null} (SQL NULL).
+     */
+    public List<String> castValues() {
+        if (op == FilterOp.IS || op.isPattern() || (op == FilterOp.ISDISTINCT && isNullKeyword())) {
+            return List.of();
+        }
+        return values;
+    }
+
+    private boolean isNullKeyword() {
+        return values.get(0).equals("null");
+    }
+
+    /** The compiled pattern of a pattern operator. @throws FilterException when it is invalid */
+    public TextPattern pattern() throws FilterException {
+        if (!op.isPattern()) {
+            throw new IllegalStateException(op + " has no pattern");
+        }
+        return TextPattern.compile(op, values.get(0));
+    }
+
+    /** Applies the condition to a record, compiling a pattern each time: see {@link Filters}. */
+    public boolean matches(JsonNode record, String columnType) {
+        try {
+            return matches(record, columnType, op.isPattern() ? pattern() : null);
+        } catch (FilterException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Applies the condition to a record.
      *
      * @param record the row as a JSON object ({@code record} or {@code old_record} of an event)
      * @param columnType the filter column's typname, or null when unknown (compares as text)
-     * @return false when the column is absent or NULL, or when the comparison fails
+     * @param pattern the compiled pattern of a pattern operator, else null
+     * @return false when the column is absent, or when the condition is false or unknown (SQL's
+     *     NULL: a NULL column, a value that does not read as the type, a text too long to test)
      */
-    public boolean matches(JsonNode record, String columnType) {
+    public boolean matches(JsonNode record, String columnType, TextPattern pattern) {
         if (record == null || !record.has(column)) {
             return false;
         }
         JsonNode cell = record.get(column);
-        if (cell == null || cell.isNull()) {
-            return false;
-        }
+        boolean isNull = cell == null || cell.isNull();
         String type = columnType == null ? "text" : columnType;
-        Comparable<Object> actual = comparable(type, cell.isValueNode() ? cell.asText() : cell.toString());
+        Boolean result;
+        if (op == FilterOp.IS) {
+            result = switch (values.get(0)) {
+                case "null", "unknown" -> isNull;
+                default -> !isNull && Boolean.valueOf(values.get(0)).equals(comparable("bool", text(cell)));
+            };
+        } else if (op == FilterOp.ISDISTINCT) {
+            if (isNull || isNullKeyword()) {
+                result = isNull != isNullKeyword();
+            } else {
+                Integer cmp = compare(type, text(cell), values.get(0));
+                result = cmp == null ? null : cmp != 0;
+            }
+        } else if (isNull) {
+            result = null;
+        } else if (op.isPattern()) {
+            result = pattern == null ? null : pattern.test(text(cell));
+        } else {
+            result = compareAll(type, text(cell));
+        }
+        return result != null && result != negated;
+    }
+
+    private Boolean compareAll(String type, String actualText) {
+        Comparable<Object> actual = comparable(type, actualText);
         if (actual == null) {
-            return false;
+            return null;
         }
         for (String v : values) {
             Comparable<Object> expected = comparable(type, v);
             if (expected == null) {
-                continue;
+                return null;
             }
             int cmp = actual.compareTo(expected);
             boolean hit = switch (op) {
@@ -156,6 +278,7 @@ public record Filter(String column, FilterOp op, List<String> values) {
                 case LTE -> cmp <= 0;
                 case GT -> cmp > 0;
                 case GTE -> cmp >= 0;
+                default -> throw new IllegalStateException(op.toString());
             };
             if (hit) {
                 return true;
@@ -167,12 +290,34 @@ public record Filter(String column, FilterOp op, List<String> values) {
         return false;
     }
 
-    /** The wire form, {@code col=op.value} or {@code col=in.(a,b)}. */
+    private static Integer compare(String type, String a, String b) {
+        Comparable<Object> x = comparable(type, a);
+        Comparable<Object> y = comparable(type, b);
+        return x == null || y == null ? null : x.compareTo(y);
+    }
+
+    private static String text(JsonNode cell) {
+        return cell.isValueNode() ? cell.asText() : cell.toString();
+    }
+
+    /** The wire form, {@code col=[not.]op.value} or {@code col=[not.]in.(a,b)}, values quoted as the client does. */
     @Override
     public String toString() {
-        return op == FilterOp.IN
-                ? column + "=in.(" + String.join(",", values) + ")"
-                : column + "=" + op.wire() + "." + values.get(0);
+        String prefix = column + "=" + (negated ? "not." : "") + op.wire() + ".";
+        if (op == FilterOp.IN) {
+            return prefix + "("
+                    + String.join(
+                            ",", values.stream().map(Filter::quoteIfNeeded).toList()) + ")";
+        }
+        return prefix + (op == FilterOp.IS ? values.get(0) : quoteIfNeeded(values.get(0)));
+    }
+
+    /** realtime-js's quoting: values holding {@code , ( ) " \\} or outer whitespace are double-quoted. */
+    public static String quoteIfNeeded(String value) {
+        boolean reserved = !value.equals(value.strip())
+                || !value.equals(value.trim())
+                || value.chars().anyMatch(c -> c == ',' || c == '(' || c == ')' || c == '"' || c == '\\');
+        return reserved ? "\"" + value.replace("\\", "\\\\").replace("\"", "\\\"") + "\"" : value;
     }
 
     private static final DateTimeFormatter PG_TIMESTAMP = new DateTimeFormatterBuilder()

@@ -2,8 +2,8 @@ package dev.aura.realtime.common.wire;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.aura.realtime.common.filter.Filter;
 import dev.aura.realtime.common.filter.FilterException;
+import dev.aura.realtime.common.filter.Filters;
 import java.nio.charset.StandardCharsets;
 import java.util.Set;
 import java.util.regex.Pattern;
@@ -22,7 +22,7 @@ import java.util.regex.Pattern;
  * @param projectId the subscriber's project (from its JWT {@code ref})
  * @param table table name as the client gave it; {@code *} for every enabled table
  * @param event {@code *}, INSERT, UPDATE or DELETE
- * @param filter Supabase filter text ({@code col=op.value}) or null
+ * @param filter Supabase filter text ({@code col=op.value[,col=op.value...]}, see {@code Filters}) or null
  * @param role the JWT {@code role} claim (anon, authenticated, service_role, ...)
  * @param claims the whole JWT claim set, passed to Postgres as {@code request.jwt.claims}
  * @param expiresAtMs token expiry, epoch milliseconds; entries past it are ignored
@@ -120,7 +120,7 @@ public record SubscriptionEntry(
                 return "filter longer than " + MAX_FILTER_CHARS + " characters";
             }
             try {
-                Filter.parse(filter);
+                Filters.parse(filter);
             } catch (FilterException e) {
                 return "filter does not parse: " + e.getMessage();
             }

@@ -16,7 +16,25 @@ class FilterPropertiesTest {
 
     @Provide
     Arbitrary<String> filterish() {
-        Arbitrary<String> ops = Arbitraries.of("eq", "neq", "lt", "lte", "gt", "gte", "in", "like", "", "EQ");
+        Arbitrary<String> ops = Arbitraries.of(
+                "eq",
+                "neq",
+                "lt",
+                "lte",
+                "gt",
+                "gte",
+                "in",
+                "like",
+                "ilike",
+                "match",
+                "imatch",
+                "is",
+                "isdistinct",
+                "not.eq",
+                "not.in",
+                "not.like",
+                "",
+                "EQ");
         Arbitrary<String> text =
                 Arbitraries.strings().withChars("ab=.,()\"\\ \u00e9\ud800-1").ofMaxLength(12);
         return Arbitraries.oneOf(
@@ -48,11 +66,17 @@ class FilterPropertiesTest {
     }
 
     @Property(tries = 500)
-    void eqOfAnyPlainValueRoundTrips(@ForAll("plainValue") String value, @ForAll @IntRange(min = 0, max = 5) int op)
+    void anyValueQuotedAsTheClientQuotesItRoundTrips(
+            @ForAll("plainValue") String value, @ForAll @IntRange(min = 0, max = 5) int op, @ForAll boolean not)
             throws Exception {
         FilterOp[] ops = {FilterOp.EQ, FilterOp.NEQ, FilterOp.LT, FilterOp.LTE, FilterOp.GT, FilterOp.GTE};
-        Filter f = Filter.parse("col=" + ops[op].wire() + "." + value);
-        assertThat(f).isEqualTo(new Filter("col", ops[op], List.of(value)));
+        String text = "col=" + (not ? "not." : "") + ops[op].wire() + "." + Filter.quoteIfNeeded(value);
+        Filters f = Filters.parse(text + ",other=eq." + Filter.quoteIfNeeded(value));
+        assertThat(f.conditions())
+                .containsExactly(
+                        new Filter("col", ops[op], not, List.of(value)),
+                        new Filter("other", FilterOp.EQ, false, List.of(value)));
+        assertThat(f.toString()).isEqualTo(text + ",other=eq." + Filter.quoteIfNeeded(value));
     }
 
     @Provide

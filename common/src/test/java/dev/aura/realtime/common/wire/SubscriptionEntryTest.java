@@ -56,7 +56,7 @@ class SubscriptionEntryTest {
         assertThat(entry(PROJECT, "x".repeat(64), "*", null, "anon", claims("anon", PROJECT))
                         .problem(key))
                 .contains("table");
-        assertThat(entry(PROJECT, "t", "*", "id=like.%", "anon", claims("anon", PROJECT))
+        assertThat(entry(PROJECT, "t", "*", "id=nope.%", "anon", claims("anon", PROJECT))
                         .problem(key))
                 .contains("filter does not parse");
         assertThat(entry(PROJECT, "t", "*", "id=eq." + "1".repeat(20_000), "anon", claims("anon", PROJECT))

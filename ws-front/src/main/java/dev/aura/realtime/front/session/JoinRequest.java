@@ -3,8 +3,8 @@ package dev.aura.realtime.front.session;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.aura.realtime.common.filter.Filter;
 import dev.aura.realtime.common.filter.FilterException;
+import dev.aura.realtime.common.filter.Filters;
 import dev.aura.realtime.front.protocol.Reasons;
 import java.util.ArrayList;
 import java.util.List;
@@ -122,7 +122,7 @@ public record JoinRequest(
         String effectiveFilter = filter == null || filter.isEmpty() ? null : filter;
         if (effectiveFilter != null) {
             try {
-                Filter.parse(effectiveFilter);
+                Filters.parse(effectiveFilter);
             } catch (FilterException e) {
                 throw new Refused(Reasons.unableToSubscribe(event, schema, table, filter, e.getMessage()));
             }

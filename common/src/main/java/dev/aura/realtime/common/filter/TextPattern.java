@@ -1,0 +1,136 @@
+package dev.aura.realtime.common.filter;
+
+import com.google.re2j.Pattern;
+import com.google.re2j.PatternSyntaxException;
+
+/**
+ * A compiled {@code like}/{@code ilike}/{@code match}/{@code imatch} pattern with a bounded cost
+ * (docs/protocol.md "Filters"). Tenant patterns are hostile, so every pattern runs on RE2/J, whose
+ * matching time is linear in the text (no backtracking), and the work of one test is bounded:
+ *
+ * <ul>
+ *   <li>a pattern has at most {@value #MAX_PATTERN_CHARS} characters;
+ *   <li>its cost, the pattern length times the product of its counted repetitions
+ *       ({@code {n}}, {@code {n,}}, {@code {n,m}}: what RE2 unrolls), is at most
+ *       {@value #MAX_COST} (else refused at join);
+ *   <li>a text is tested only when its length times the cost is at most {@value #MAX_STEPS}: a
+ *       longer value makes the condition unknown, which matches nothing (also under {@code not.}),
+ *       as NULL does.
+ * </ul>
+ *
+ * Immutable and thread-safe.
+ */
+public final class TextPattern {
+    public static final int MAX_PATTERN_CHARS = 256;
+    public static final long MAX_COST = 4096;
+    public static final long MAX_STEPS = 4_000_000;
+
+    private final Pattern pattern;
+    private final boolean whole;
+    private final long cost;
+
+    private TextPattern(Pattern pattern, boolean whole, long cost) {
+        this.pattern = pattern;
+        this.whole = whole;
+        this.cost = Math.max(1, cost);
+    }
+
+    /**
+     * @throws FilterException when the pattern is too long, too costly or not valid
+     */
+    static TextPattern compile(FilterOp op, String text) throws FilterException {
+        if (text.length() > MAX_PATTERN_CHARS) {
+            throw new FilterException(
+                    "pattern of " + op.wire() + " is longer than " + MAX_PATTERN_CHARS + " characters");
+        }
+        boolean caseless = op == FilterOp.ILIKE || op == FilterOp.IMATCH;
+        int flags = Pattern.DOTALL | (caseless ? Pattern.CASE_INSENSITIVE : 0);
+        try {
+            if (op == FilterOp.LIKE || op == FilterOp.ILIKE) {
+                return new TextPattern(Pattern.compile(likeToRegex(text), flags), true, text.length());
+            }
+            long cost = regexCost(text);
+            if (cost > MAX_COST) {
+                throw new FilterException("pattern of " + op.wire() + " is too complex (cost " + cost + ", at most "
+                        + MAX_COST + "): use fewer or smaller counted repetitions");
+            }
+            return new TextPattern(Pattern.compile(text, flags), false, cost);
+        } catch (PatternSyntaxException e) {
+            throw new FilterException("invalid regular expression for " + op.wire() + ": " + e.getDescription());
+        }
+    }
+
+    /**
+     * @return TRUE or FALSE, or null when the text is too long to test within the step bound
+     */
+    Boolean test(String value) {
+        if ((long) value.length() * cost > MAX_STEPS) {
+            return null;
+        }
+        var m = pattern.matcher(value);
+        return whole ? m.matches() : m.find();
+    }
+
+    /** LIKE to an RE2 regex: {@code %} any run, {@code _} any one character, backslash escapes the next. */
+    static String likeToRegex(String like) throws FilterException {
+        StringBuilder out = new StringBuilder(like.length() * 2);
+        StringBuilder literal = new StringBuilder();
+        for (int i = 0; i < like.length(); i++) {
+            char c = like.charAt(i);
+            if (c == '\\') {
+                if (i + 1 == like.length()) {
+                    throw new FilterException("LIKE pattern must not end with escape character");
+                }
+                literal.append(like.charAt(++i));
+                continue;
+            }
+            if (c == '%' || c == '_') {
+                flush(out, literal);
+                out.append(c == '%' ? ".*" : ".");
+            } else {
+                literal.append(c);
+            }
+        }
+        flush(out, literal);
+        return out.toString();
+    }
+
+    private static void flush(StringBuilder out, StringBuilder literal) {
+        if (!literal.isEmpty()) {
+            out.append(Pattern.quote(literal.toString()));
+            literal.setLength(0);
+        }
+    }
+
+    /** Pattern length times the product of every counted repetition's largest count (conservative). */
+    static long regexCost(String regex) {
+        long cost = regex.length();
+        for (int i = 0; i < regex.length(); i++) {
+            char c = regex.charAt(i);
+            if (c == '\\') {
+                i++;
+                continue;
+            }
+            if (c != '{') {
+                continue;
+            }
+            int close = regex.indexOf('}', i);
+            if (close < 0) {
+                break;
+            }
+            String body = regex.substring(i + 1, close);
+            if (!body.matches("\\d{1,9}(,\\d{0,9})?")) {
+                continue;
+            }
+            int comma = body.indexOf(',');
+            long low = Long.parseLong(comma < 0 ? body : body.substring(0, comma));
+            long high = comma < 0 || comma == body.length() - 1 ? low + 1 : Long.parseLong(body.substring(comma + 1));
+            cost = Math.multiplyExact(cost, Math.max(1, Math.max(low, high)));
+            if (cost > MAX_COST) {
+                return cost;
+            }
+            i = close;
+        }
+        return cost;
+    }
+}
