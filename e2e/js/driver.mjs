@@ -11,6 +11,8 @@
 //                 ...) and calls connect(); result {endpoint}. trace: true also emits every frame.
 //   channel      {name, config?}                 -> client.channel(name, {config}); result {topic}
 //   on           {channel, kind, filter?}        kind: postgres_changes | broadcast | presence | system
+//                 a postgres_changes filter may carry filterBuilder: [[method, ...args], ...], calls on
+//                 realtime-js's postgresChangesFilter() (eq, like, in, not, ...) passed as filter.filter
 //   subscribe    {channel, timeout?}             status callbacks become "status" events
 //   send         {channel, event, payload, pushType?} result: what channel.send resolved to ("ok", ...)
 //   httpSend     {channel, event, payload}       result: what channel.httpSend resolved to
@@ -38,7 +40,7 @@
 // Binary payloads are written as {"$binary": "<base64>"}.
 
 import { createInterface } from 'node:readline'
-import { RealtimeClient } from '@supabase/realtime-js'
+import { RealtimeClient, postgresChangesFilter } from '@supabase/realtime-js'
 import WebSocket from 'ws'
 
 // realtime-js or its dependencies must never write to stdout: that is our protocol channel.
@@ -148,6 +150,14 @@ const handlers = {
     const channel = requireChannel(name)
     switch (kind) {
       case 'postgres_changes':
+        if (Array.isArray(filter.filterBuilder)) {
+          const { filterBuilder, ...rest } = filter
+          let builder = postgresChangesFilter()
+          for (const [method, ...args] of filterBuilder) builder = builder[method](...args)
+          filter = { ...rest, filter: builder }
+        }
+        channel.on(kind, filter, (payload) => emit({ type: kind, channel: name, payload }))
+        break
       case 'broadcast':
       case 'system':
         channel.on(kind, filter, (payload) => emit({ type: kind, channel: name, payload }))

@@ -94,14 +94,25 @@ public final class RlsPolicy implements AccessPolicy {
         final Map<String, Budget> budgets = new HashMap<>();
         /** Each binding's claims as JSON text, serialised once per run (not once per change). */
         final Map<JsonNode, String> claimsText = new IdentityHashMap<>();
+        /** The {@code select} of the matched bindings that have one. */
+        final Map<String, List<String>> selectBySub = new HashMap<>();
 
         Run(List<Candidates> batch) {
             this.batch = batch;
             batch.forEach(c -> allowed.add(new HashMap<>()));
+            for (Candidates c : batch) {
+                for (SubscriptionEntry s : c.matched()) {
+                    if (s.select() != null) {
+                        selectBySub.put(s.subId(), s.select());
+                    }
+                }
+            }
         }
 
+        /** Allows a change to a subscriber with its view, narrowed to the binding's {@code select}. */
         void allow(int change, String subId, View view) {
-            allowed.get(change).put(subId, view);
+            List<String> select = selectBySub.get(subId);
+            allowed.get(change).put(subId, select == null ? view : ViewRules.select(view, select));
         }
     }
 

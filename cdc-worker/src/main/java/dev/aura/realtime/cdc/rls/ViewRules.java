@@ -51,6 +51,19 @@ final class ViewRules {
     }
 
     /**
+     * A view narrowed to a binding's {@code select} columns: the intersection with what the role
+     * may read (docs/design.md C7). The primary key the RLS check needs is read from the change,
+     * not from the view, so it is still checked when not selected.
+     */
+    static View select(View view, List<String> select) {
+        Set<String> columns = new java.util.HashSet<>(select);
+        if (view.columns() != null) {
+            columns.retainAll(view.columns());
+        }
+        return new View(columns, view.oldRecordKeyOnly(), view.errors());
+    }
+
+    /**
      * Whether delivering this change to a binding with this filter would reveal a value its role
      * may not read: the filter tests a column the role may not select (a match tells the value),
      * or a non-key column of a DELETE on a table with row level security (the deleted row cannot be

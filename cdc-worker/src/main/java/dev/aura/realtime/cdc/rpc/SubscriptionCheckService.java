@@ -150,6 +150,13 @@ public final class SubscriptionCheckService implements AutoCloseable {
             return fail("RealtimeDisabledForConfiguration: Unable to subscribe to changes with given parameters. "
                     + "Please check Realtime is enabled for the given connect parameters: " + params);
         }
+        if (req.select() != null) {
+            for (String column : req.select()) {
+                if (projects.columnType(schema.get(), table, column).isEmpty()) {
+                    return fail("PostgresChangesInvalidFilter: invalid column in select " + column);
+                }
+            }
+        }
         if (req.filter() == null || req.filter().isEmpty()) {
             return new SubscriptionCheck.Reply(true, null, null);
         }

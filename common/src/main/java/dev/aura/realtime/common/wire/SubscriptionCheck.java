@@ -16,18 +16,25 @@ public final class SubscriptionCheck {
      * The question; {@code table} may be {@code *}. {@code event} ({@code *}, INSERT, UPDATE or
      * DELETE) and {@code role} (the token's {@code role} claim) may be null when an older
      * ws-front asks: the worker then checks as for {@code *} and skips the role's grants (they
-     * are enforced again at delivery).
+     * are enforced again at delivery). {@code select} (null for every column) names the columns
+     * the binding receives: each must exist.
      */
     public record Request(
             @JsonProperty("project_id") String projectId,
             @JsonProperty("table") String table,
             @JsonProperty("filter") String filter,
             @JsonProperty("event") String event,
-            @JsonProperty("role") String role) {
+            @JsonProperty("role") String role,
+            @JsonProperty("select") java.util.List<String> select) {
 
         /** A request without event and role (as older ws-front replicas send it). */
         public Request(String projectId, String table, String filter) {
-            this(projectId, table, filter, null, null);
+            this(projectId, table, filter, null, null, null);
+        }
+
+        /** A request without {@code select}. */
+        public Request(String projectId, String table, String filter, String event, String role) {
+            this(projectId, table, filter, event, role, null);
         }
     }
 

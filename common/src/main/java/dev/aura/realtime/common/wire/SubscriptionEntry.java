@@ -27,7 +27,10 @@ import java.util.regex.Pattern;
  * @param claims the whole JWT claim set, passed to Postgres as {@code request.jwt.claims}
  * @param expiresAtMs token expiry, epoch milliseconds; entries past it are ignored
  * @param instance the ws-front instance that owns the binding
+ * @param select the binding's {@code select} columns (only those reach the client in
+ *     {@code record}, {@code old_record} and {@code columns}), or null for every column
  */
+@com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
 public record SubscriptionEntry(
         @JsonProperty("sub_id") String subId,
         @JsonProperty("project_id") String projectId,
@@ -37,7 +40,30 @@ public record SubscriptionEntry(
         @JsonProperty("role") String role,
         @JsonProperty("claims") JsonNode claims,
         @JsonProperty("expires_at_ms") long expiresAtMs,
-        @JsonProperty("instance") String instance) {
+        @JsonProperty("instance") String instance,
+        @JsonProperty("select") java.util.List<String> select) {
+
+    /** At most this many {@code select} columns. */
+    public static final int MAX_SELECT_COLUMNS = 256;
+
+    @com.fasterxml.jackson.annotation.JsonCreator
+    public SubscriptionEntry {
+        select = select == null ? null : java.util.List.copyOf(select);
+    }
+
+    /** An entry without {@code select} (every column). */
+    public SubscriptionEntry(
+            String subId,
+            String projectId,
+            String table,
+            String event,
+            String filter,
+            String role,
+            JsonNode claims,
+            long expiresAtMs,
+            String instance) {
+        this(subId, projectId, table, event, filter, role, claims, expiresAtMs, instance, null);
+    }
 
     /** JetStream KV bucket of postgres_changes bindings (memory storage). */
     public static final String BUCKET = "aura_subscriptions";
@@ -114,6 +140,18 @@ public record SubscriptionEntry(
         }
         if (instance == null || instance.isEmpty() || instance.length() > MAX_INSTANCE_CHARS) {
             return "instance must have 1 to " + MAX_INSTANCE_CHARS + " characters";
+        }
+        if (select != null) {
+            if (select.isEmpty() || select.size() > MAX_SELECT_COLUMNS) {
+                return "select must name 1 to " + MAX_SELECT_COLUMNS + " columns";
+            }
+            for (String column : select) {
+                if (column == null
+                        || column.isEmpty()
+                        || column.getBytes(StandardCharsets.UTF_8).length > MAX_TABLE_BYTES) {
+                    return "select columns must have 1 to " + MAX_TABLE_BYTES + " bytes";
+                }
+            }
         }
         if (filter != null && !filter.isEmpty()) {
             if (filter.length() > MAX_FILTER_CHARS) {

@@ -12,5 +12,17 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * @param table the table, {@code *} when the client named none
  * @param filter the filter text or null
  * @param echo the binding as the reply echoes it: the client's own event/schema/table/filter values plus id
+ * @param select the {@code select} columns, or null for every column
  */
-public record PostgresBinding(int id, String subId, String event, String table, String filter, ObjectNode echo) {}
+public record PostgresBinding(
+        int id,
+        String subId,
+        String event,
+        String table,
+        String filter,
+        ObjectNode echo,
+        java.util.List<String> select) {
+    public PostgresBinding(int id, String subId, String event, String table, String filter, ObjectNode echo) {
+        this(id, subId, event, table, filter, echo, null);
+    }
+}

@@ -67,7 +67,8 @@ final class ChannelLifecycle {
                 c.role(),
                 claims,
                 c.expiresAt().toEpochMilli(),
-                services.instanceId());
+                services.instanceId(),
+                b.select());
     }
 
     void scheduleExpiry(Membership m) {

@@ -99,7 +99,7 @@ final class JoinFlow {
         List<CompletableFuture<Outcome>> checks = new ArrayList<>();
         for (JoinRequest.Binding b : request.bindings()) {
             checks.add(check(new SubscriptionCheck.Request(
-                    claims.projectId(), b.table(), b.filter(), b.event(), claims.role())));
+                    claims.projectId(), b.table(), b.filter(), b.event(), claims.role(), b.select())));
         }
         Claims joinClaims = claims;
         CompletableFuture.allOf(checks.toArray(CompletableFuture[]::new))
@@ -146,7 +146,7 @@ final class JoinFlow {
         List<PostgresBinding> bindings = new ArrayList<>();
         for (JoinRequest.Binding b : request.bindings()) {
             bindings.add(new PostgresBinding(
-                    b.id(), UUID.randomUUID().toString(), b.event(), b.table(), b.filter(), b.echo()));
+                    b.id(), UUID.randomUUID().toString(), b.event(), b.table(), b.filter(), b.echo(), b.select()));
         }
         accept(j, request, claims, bindings, unavailable, notices);
     }

@@ -44,8 +44,9 @@ public record JoinRequest(
      * @param table table or {@code *}
      * @param filter filter or null (also for an empty string)
      * @param echo the client's values to echo, with {@code id}
+     * @param select the {@code select} columns, or null for every column
      */
-    public record Binding(int id, String event, String table, String filter, ObjectNode echo) {}
+    public record Binding(int id, String event, String table, String filter, ObjectNode echo, List<String> select) {}
 
     /** A join the payload alone already refuses. */
     public static final class Refused extends Exception {
@@ -127,10 +128,11 @@ public record JoinRequest(
                 throw new Refused(Reasons.unableToSubscribe(event, schema, table, filter, e.getMessage()));
             }
         }
-        int id = BindingIds.of(event, schema == null ? "public" : schema, table, effectiveFilter);
+        List<String> select = select(b, event, schema, table, filter);
+        int id = BindingIds.of(event, schema == null ? "public" : schema, table, effectiveFilter, select);
         ObjectNode echo = JsonNodeFactory.instance.objectNode();
         echo.put("id", id);
-        for (String field : new String[] {"event", "schema", "table", "filter"}) {
+        for (String field : new String[] {"event", "schema", "table", "filter", "select"}) {
             if (b.has(field)) {
                 echo.set(field, b.get(field));
             }
@@ -140,7 +142,35 @@ public record JoinRequest(
                 event.toUpperCase(Locale.ROOT),
                 table == null || table.isEmpty() ? "*" : table,
                 effectiveFilter,
-                echo);
+                echo,
+                select);
+    }
+
+    /**
+     * {@code select}: absent or null for every column, else a non-empty array of distinct column
+     * names, kept in the client's order (the id depends on it, as realtime-js's pairing does).
+     */
+    private static List<String> select(JsonNode b, String event, String schema, String table, String filter)
+            throws Refused {
+        JsonNode s = b.get("select");
+        if (s == null || s.isNull()) {
+            return null;
+        }
+        if (!s.isArray()
+                || s.isEmpty()
+                || s.size() > dev.aura.realtime.common.wire.SubscriptionEntry.MAX_SELECT_COLUMNS) {
+            throw new Refused(Reasons.unableToSubscribe(
+                    event, schema, table, filter, "select must be a non-empty array of column names"));
+        }
+        List<String> columns = new ArrayList<>(s.size());
+        for (JsonNode c : s) {
+            if (!c.isTextual() || c.asText().isEmpty() || columns.contains(c.asText())) {
+                throw new Refused(Reasons.unableToSubscribe(
+                        event, schema, table, filter, "select must be a non-empty array of distinct column names"));
+            }
+            columns.add(c.asText());
+        }
+        return List.copyOf(columns);
     }
 
     private static String text(JsonNode node, String field) {
