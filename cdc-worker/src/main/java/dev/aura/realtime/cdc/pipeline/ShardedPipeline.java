@@ -368,7 +368,7 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
             List<AccessPolicy.Candidates> candidates = new ArrayList<>(run.size());
             for (Work w : run) {
                 BuiltEvent e = builder.build(w.change(), w.projectId());
-                List<SubscriptionEntry> matched = matcher.match(e, registry.candidates(w.projectId(), e.table()));
+                List<SubscriptionEntry> matched = matcher.match(e, registry.candidates(w.projectId(), e));
                 candidates.add(new AccessPolicy.Candidates(e, matched));
             }
             List<List<Delivery>> allowed = policy.allowed(candidates);

@@ -163,6 +163,11 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
     }
 
     @Override
+    public List<SubscriptionEntry> candidates(String projectId, dev.aura.realtime.cdc.event.BuiltEvent event) {
+        return view.candidates(projectId, event.table(), event::filterRow, event.columnTypes(), clock.millis());
+    }
+
+    @Override
     public boolean synchronised() {
         return gate.open(view);
     }

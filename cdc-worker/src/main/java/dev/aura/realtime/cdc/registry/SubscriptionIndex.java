@@ -1,5 +1,10 @@
 package dev.aura.realtime.cdc.registry;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.aura.realtime.common.filter.EqKey;
+import dev.aura.realtime.common.filter.Filter;
+import dev.aura.realtime.common.filter.FilterException;
+import dev.aura.realtime.common.filter.Filters;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -8,22 +13,37 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
- * The subscription registry as an index by (project, table), updated entry by entry: a put or a
- * delete copies only the bucket of its (project, table), never the whole index. Pure: no I/O,
- * the time is passed in.
+ * The subscription registry as an index by (project, table), and within a table by (column,
+ * eq-value) for bindings whose filter has a plain {@code eq} condition (docs/design.md C8): a
+ * change touches the bindings of the values its row holds, not every binding of its table. Updated
+ * entry by entry: a put or a delete copies only the list of its slot, never the whole index. Pure:
+ * no I/O, the time is passed in.
  *
  * <p>Entries not written within {@code maxAge} are ignored even without a delete: on
  * nats-server 2.9, expiry by max age produces no watch event.
  *
  * <p>Threads: one writer at a time ({@link #put}, {@link #remove}, {@link #keepFrom} are
  * synchronised; the KV watch calls them on jnats' dispatcher thread); readers on any thread see
- * immutable lists.
+ * immutable lists, and every update is atomic for them: a reader sees an entry's previous
+ * version or its new one, never neither. A re-put replaces the entry in its list in one step. An
+ * entry that moves to another list (its table or eq value changed) is added there before it is
+ * removed from the old one, inside a seqlock ({@code moves} odd while a move is under way): a
+ * reader that overlapped a move reads again, since it may have read the new list before the
+ * entry arrived and the old one after it left; readers drop the duplicate an overlap can show.
  */
 public final class SubscriptionIndex {
-    /** An entry under its KV key and when it was last written (epoch ms, from the KV entry's timestamp). */
-    record Stored(String key, SubscriptionEntry entry, long writtenAtMs) {}
+    /**
+     * An entry under its KV key and when it was last written (epoch ms, from the KV entry's
+     * timestamp), with the (column, key) of the eq condition it is indexed by, or nulls.
+     */
+    record Stored(String key, SubscriptionEntry entry, long writtenAtMs, String eqColumn, String eqKey) {
+        Stored(String key, SubscriptionEntry entry, long writtenAtMs) {
+            this(key, entry, writtenAtMs, null, null);
+        }
+    }
 
     private record Bucket(String projectId, String table) {}
 
@@ -31,42 +51,31 @@ public final class SubscriptionIndex {
 
     private final long maxAgeMs;
     private final Map<String, Stored> byKey = new ConcurrentHashMap<>();
+    /** Entries without an indexable eq condition, by table. */
     private final Map<Bucket, List<Stored>> byTable = new ConcurrentHashMap<>();
+    /** Entries with one: table → column → eq key → entries. */
+    private final Map<Bucket, Map<String, Map<String, List<Stored>>>> byEq = new ConcurrentHashMap<>();
+    /** Seqlock of moves between lists: odd while one is under way. */
+    private final java.util.concurrent.atomic.AtomicLong moves = new java.util.concurrent.atomic.AtomicLong();
 
     public SubscriptionIndex(Duration maxAge) {
         this.maxAgeMs = maxAge.toMillis();
     }
 
-    /**
-     * Adds or replaces the entry under {@code key}, atomically for readers: a concurrent
-     * {@link #candidates} sees the previous entry or the new one, never neither (the previous one
-     * is replaced in its bucket's list in one step, or, when the bucket changes, removed only after
-     * the new one was added).
-     */
+    /** Adds or replaces the entry under {@code key}, atomically for readers (see the class comment). */
     public synchronized void put(String key, SubscriptionEntry entry, long writtenAtMs) {
-        Stored next = new Stored(key, entry, writtenAtMs);
+        Stored next = indexed(key, entry, writtenAtMs);
         Stored previous = byKey.put(key, next);
-        Bucket bucket = bucketOf(entry);
-        byTable.compute(bucket, (b, list) -> {
-            List<Stored> grown = new ArrayList<>(list == null ? 1 : list.size() + 1);
-            boolean replaced = false;
-            if (list != null) {
-                for (Stored s : list) {
-                    if (s == previous) {
-                        grown.add(next);
-                        replaced = true;
-                    } else {
-                        grown.add(s);
-                    }
-                }
-            }
-            if (!replaced) {
-                grown.add(next);
-            }
-            return List.copyOf(grown);
-        });
-        if (previous != null && !bucketOf(previous.entry()).equals(bucket)) {
+        if (previous == null || sameSlot(previous, next)) {
+            link(next, previous);
+            return;
+        }
+        moves.incrementAndGet();
+        try {
+            link(next, null);
             unlink(previous);
+        } finally {
+            moves.incrementAndGet();
         }
     }
 
@@ -78,33 +87,180 @@ public final class SubscriptionIndex {
         }
     }
 
+    private static Stored indexed(String key, SubscriptionEntry entry, long writtenAtMs) {
+        String filter = entry.filter();
+        if (filter == null || filter.isEmpty() || ANY_TABLE.equals(entry.table())) {
+            return new Stored(key, entry, writtenAtMs);
+        }
+        try {
+            Filter eq = Filters.parse(filter).firstEq();
+            if (eq != null) {
+                return new Stored(
+                        key,
+                        entry,
+                        writtenAtMs,
+                        eq.column(),
+                        EqKey.of(eq.values().get(0)));
+            }
+        } catch (FilterException e) {
+            // matches nothing (the matcher says so); kept with the table's other entries
+        }
+        return new Stored(key, entry, writtenAtMs);
+    }
+
+    private static boolean sameSlot(Stored a, Stored b) {
+        return bucketOf(a.entry()).equals(bucketOf(b.entry()))
+                && java.util.Objects.equals(a.eqColumn(), b.eqColumn())
+                && java.util.Objects.equals(a.eqKey(), b.eqKey());
+    }
+
+    /** Adds {@code next} to its slot's list, in place of {@code replaced} when given. */
+    private void link(Stored next, Stored replaced) {
+        Bucket bucket = bucketOf(next.entry());
+        if (next.eqColumn() == null) {
+            byTable.compute(bucket, (b, list) -> with(list, next, replaced));
+            return;
+        }
+        byEq.computeIfAbsent(bucket, b -> new ConcurrentHashMap<>())
+                .computeIfAbsent(next.eqColumn(), c -> new ConcurrentHashMap<>())
+                .compute(next.eqKey(), (k, list) -> with(list, next, replaced));
+    }
+
     private void unlink(Stored stored) {
-        byTable.computeIfPresent(bucketOf(stored.entry()), (b, list) -> {
-            List<Stored> rest = list.stream().filter(s -> s != stored).toList();
-            return rest.isEmpty() ? null : rest;
-        });
+        Bucket bucket = bucketOf(stored.entry());
+        if (stored.eqColumn() == null) {
+            byTable.computeIfPresent(bucket, (b, list) -> without(list, stored));
+            return;
+        }
+        Map<String, Map<String, List<Stored>>> columns = byEq.get(bucket);
+        Map<String, List<Stored>> values = columns == null ? null : columns.get(stored.eqColumn());
+        if (values == null) {
+            return;
+        }
+        values.computeIfPresent(stored.eqKey(), (k, list) -> without(list, stored));
+        if (values.isEmpty()) {
+            columns.remove(stored.eqColumn());
+            if (columns.isEmpty()) {
+                byEq.remove(bucket);
+            }
+        }
+    }
+
+    private static List<Stored> with(List<Stored> list, Stored next, Stored replaced) {
+        List<Stored> grown = new ArrayList<>(list == null ? 1 : list.size() + 1);
+        boolean done = false;
+        if (list != null) {
+            for (Stored s : list) {
+                if (s == replaced) {
+                    grown.add(next);
+                    done = true;
+                } else {
+                    grown.add(s);
+                }
+            }
+        }
+        if (!done) {
+            grown.add(next);
+        }
+        return List.copyOf(grown);
+    }
+
+    private static List<Stored> without(List<Stored> list, Stored stored) {
+        List<Stored> rest = list.stream().filter(s -> s != stored).toList();
+        return rest.isEmpty() ? null : rest;
     }
 
     /**
      * The live entries for a change of {@code table} in {@code projectId}, including entries for
      * every table ({@code *}): written within the max age and with an unexpired token. Never null.
+     * Every entry of the table, whatever its eq value.
      */
     public List<SubscriptionEntry> candidates(String projectId, String table, long nowMs) {
-        List<Stored> exact = byTable.getOrDefault(new Bucket(projectId, table), List.of());
-        List<Stored> any = byTable.getOrDefault(new Bucket(projectId, ANY_TABLE), List.of());
-        if (exact.isEmpty() && any.isEmpty()) {
+        return candidates(projectId, table, null, Map.of(), nowMs, true);
+    }
+
+    /**
+     * As {@link #candidates(String, String, long)}, but of the entries indexed by an eq condition
+     * only those whose value the row holds: a superset of the entries whose filter matches the
+     * row.
+     *
+     * @param row the row the filters test (null: a TRUNCATE, which no filtered entry matches);
+     *     asked for only when the table has indexed entries
+     * @param columnTypes typname by column
+     */
+    public List<SubscriptionEntry> candidates(
+            String projectId, String table, Supplier<JsonNode> row, Map<String, String> columnTypes, long nowMs) {
+        return candidates(projectId, table, row, columnTypes, nowMs, false);
+    }
+
+    private List<SubscriptionEntry> candidates(
+            String projectId,
+            String table,
+            Supplier<JsonNode> row,
+            Map<String, String> columnTypes,
+            long nowMs,
+            boolean everyValue) {
+        while (true) {
+            long before = moves.get();
+            if ((before & 1) == 0) {
+                List<SubscriptionEntry> out = read(projectId, table, row, columnTypes, nowMs, everyValue);
+                if (moves.get() == before) {
+                    return out;
+                }
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    private List<SubscriptionEntry> read(
+            String projectId,
+            String table,
+            Supplier<JsonNode> row,
+            Map<String, String> columnTypes,
+            long nowMs,
+            boolean everyValue) {
+        Bucket bucket = new Bucket(projectId, table);
+        List<List<Stored>> sources = new ArrayList<>(4);
+        addIfAny(sources, byTable.get(bucket));
+        addIfAny(sources, byTable.get(new Bucket(projectId, ANY_TABLE)));
+        Map<String, Map<String, List<Stored>>> columns = byEq.get(bucket);
+        if (columns != null) {
+            JsonNode r = everyValue ? null : row.get();
+            for (Map.Entry<String, Map<String, List<Stored>>> c : columns.entrySet()) {
+                if (everyValue || !EqKey.INDEXED.contains(columnTypes.get(c.getKey()))) {
+                    if (everyValue || r != null) {
+                        c.getValue().values().forEach(list -> addIfAny(sources, list));
+                    }
+                    continue;
+                }
+                JsonNode cell = r == null ? null : r.get(c.getKey());
+                if (cell != null && !cell.isNull()) {
+                    addIfAny(sources, c.getValue().get(EqKey.of(cell.isValueNode() ? cell.asText() : cell.toString())));
+                }
+            }
+        }
+        if (sources.isEmpty()) {
             return List.of();
         }
         long oldest = nowMs - maxAgeMs;
-        List<SubscriptionEntry> out = new ArrayList<>(exact.size() + any.size());
-        for (List<Stored> list : List.of(exact, any)) {
+        List<SubscriptionEntry> out = new ArrayList<>();
+        Set<String> seen = sources.size() > 1 ? new HashSet<>() : null;
+        for (List<Stored> list : sources) {
             for (Stored s : list) {
-                if (s.writtenAtMs() >= oldest && s.entry().expiresAtMs() > nowMs) {
+                if (s.writtenAtMs() >= oldest
+                        && s.entry().expiresAtMs() > nowMs
+                        && (seen == null || seen.add(s.key()))) {
                     out.add(s.entry());
                 }
             }
         }
         return out;
+    }
+
+    private static void addIfAny(List<List<Stored>> sources, List<Stored> list) {
+        if (list != null && !list.isEmpty()) {
+            sources.add(list);
+        }
     }
 
     /** Number of indexed entries (including stale ones not yet evicted). */

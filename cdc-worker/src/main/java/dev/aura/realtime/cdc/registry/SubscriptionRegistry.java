@@ -1,5 +1,6 @@
 package dev.aura.realtime.cdc.registry;
 
+import dev.aura.realtime.cdc.event.BuiltEvent;
 import dev.aura.realtime.cdc.failure.CdcFailure;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import java.util.List;
@@ -13,6 +14,15 @@ public interface SubscriptionRegistry {
      * every table ({@code *}). Never null; callable from any thread.
      */
     List<SubscriptionEntry> candidates(String projectId, String table);
+
+    /**
+     * The bindings that may match {@code event}: as {@link #candidates(String, String)}, but of the
+     * bindings indexed by an eq value only those of the values the event's row holds (a superset
+     * of the matching ones; the matcher decides).
+     */
+    default List<SubscriptionEntry> candidates(String projectId, BuiltEvent event) {
+        return candidates(projectId, event.table());
+    }
 
     /**
      * False while the registry may lack bindings that exist (re-synchronising after a NATS

@@ -114,7 +114,7 @@ class RegistryWatchIT {
         // a role the product does not know (a Postgres superuser, say)
         put(registry, forged(victim, RegistryEntries.claims("postgres", victim), "postgres", null));
         // a filter that does not parse
-        put(registry, forged(victim, RegistryEntries.claims("anon", victim), "anon", "id=like.%"));
+        put(registry, forged(victim, RegistryEntries.claims("anon", victim), "anon", "id=nope.%"));
         // claims of 80 KB: the bucket itself refuses values over SubscriptionEntry.MAX_BYTES
         ObjectNode huge = RegistryEntries.claims("anon", victim).put("padding", "x".repeat(80_000));
         assertThatThrownBy(() -> put(registry, forged(victim, huge, "anon", null)))

@@ -2,9 +2,14 @@ package dev.aura.realtime.cdc.registry;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.aura.realtime.cdc.event.BuiltEvent;
+import dev.aura.realtime.cdc.match.Matcher;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -119,6 +124,118 @@ class SubscriptionIndexTest {
         assertThat(misses.get())
                 .as("reads that saw neither the old nor the new entry")
                 .isZero();
+    }
+
+    @Test
+    void aChangeTouchesOnlyTheEqBindingsOfTheValuesItsRowHolds() {
+        for (int i = 0; i < 1000; i++) {
+            SubscriptionEntry e = filtered("id" + i, "id=eq." + i);
+            index.put(e.key(), e, NOW);
+        }
+        SubscriptionEntry unfiltered = entry("all", "p1", "notes");
+        SubscriptionEntry ranged = filtered("ranged", "id=gt.5");
+        SubscriptionEntry and = filtered("and", "body=like.%x%,id=eq.7.0");
+        SubscriptionEntry uuid = filtered("uuid", "owner=eq.A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11");
+        SubscriptionEntry flag = filtered("flag", "done=eq.t");
+        SubscriptionEntry stamp = filtered("stamp", "at=eq.2026-01-01T00:00:00Z");
+        for (SubscriptionEntry e : List.of(unfiltered, ranged, and, uuid, flag, stamp)) {
+            index.put(e.key(), e, NOW);
+        }
+        ObjectNode row = JsonNodeFactory.instance
+                .objectNode()
+                .put("id", 7)
+                .put("body", "x")
+                .put("owner", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")
+                .put("done", true)
+                .put("at", "2026-01-01T02:00:00+02:00");
+        Map<String, String> types =
+                Map.of("id", "int8", "body", "text", "owner", "uuid", "done", "bool", "at", "timestamptz");
+
+        assertThat(index.candidates("p1", "notes", () -> row, types, NOW))
+                .extracting(SubscriptionEntry::subId)
+                .as("the value's bindings, the unindexed ones, and every eq binding of a column of another type")
+                .containsExactlyInAnyOrder("id7", "all", "ranged", "and", "uuid", "flag", "stamp");
+        assertThat(index.candidates("p1", "notes", () -> null, types, NOW))
+                .as("a TRUNCATE has no row")
+                .extracting(SubscriptionEntry::subId)
+                .containsExactlyInAnyOrder("all", "ranged");
+        assertThat(index.candidates("p1", "notes", NOW)).hasSize(1006);
+        index.remove(filtered("id7", "").key());
+        assertThat(index.candidates("p1", "notes", () -> row, types, NOW))
+                .extracting(SubscriptionEntry::subId)
+                .doesNotContain("id7");
+    }
+
+    @Test
+    void theIndexNeverHidesABindingTheMatcherWouldMatch() {
+        Matcher matcher = new Matcher();
+        List<String> values = List.of("1", "01", "1.0", "1e0", "t", "TRUE", "x", "X", " 1", "-0", "0", "nan", "NaN");
+        List<SubscriptionEntry> all = new java.util.ArrayList<>();
+        for (String v : values) {
+            for (String col : List.of("n", "b", "s")) {
+                SubscriptionEntry e = filtered(col + "=" + v, col + "=eq." + v);
+                all.add(e);
+                index.put(e.key(), e, NOW);
+            }
+        }
+        Map<String, String> types = Map.of("n", "numeric", "b", "bool", "s", "text");
+        for (String v : values) {
+            ObjectNode row = JsonNodeFactory.instance
+                    .objectNode()
+                    .put("n", v)
+                    .put("b", v)
+                    .put("s", v);
+            BuiltEvent event = new BuiltEvent("1/0:0", "p1", "s", "notes", "INSERT", null, row, null, types, List.of());
+            List<SubscriptionEntry> matched = matcher.match(event, all);
+            assertThat(index.candidates("p1", "notes", () -> row, types, NOW))
+                    .as("row value %s", v)
+                    .containsAll(matched);
+        }
+    }
+
+    @Test
+    void aReaderDuringRePutsOfAnIndexedOrMovingEntrySeesItExactlyOnce() throws Exception {
+        SubscriptionEntry a = filtered("a", "id=eq.1");
+        SubscriptionEntry moved = filtered("a", "id=eq.1,body=eq.x");
+        SubscriptionEntry rest = filtered("a", "id=gt.0");
+        index.put(a.key(), a, NOW);
+        ObjectNode row = JsonNodeFactory.instance.objectNode().put("id", 1).put("body", "x");
+        Map<String, String> types = Map.of("id", "int4", "body", "text");
+        AtomicBoolean done = new AtomicBoolean();
+        AtomicInteger misses = new AtomicInteger();
+        Thread reader = new Thread(() -> {
+            while (!done.get()) {
+                if (index.candidates("p1", "notes", () -> row, types, NOW).size() != 1) {
+                    misses.incrementAndGet();
+                }
+            }
+        });
+        reader.start();
+        try {
+            for (int i = 0; i < 100_000; i++) {
+                SubscriptionEntry next = i % 3 == 0 ? a : i % 3 == 1 ? moved : rest;
+                index.put(next.key(), next, NOW);
+            }
+        } finally {
+            done.set(true);
+            reader.join();
+        }
+        assertThat(misses.get())
+                .as("reads that saw the entry zero or two times")
+                .isZero();
+    }
+
+    private static SubscriptionEntry filtered(String subId, String filter) {
+        return new SubscriptionEntry(
+                subId.replaceAll("[^A-Za-z0-9_-]", "_"),
+                "p1",
+                "notes",
+                "*",
+                filter.isEmpty() ? null : filter,
+                "anon",
+                null,
+                Long.MAX_VALUE,
+                "front-1");
     }
 
     private static SubscriptionEntry entry(String subId, String project, String table) {
