@@ -6,6 +6,8 @@
 # Usage: scripts/bench.sh [--quick] [--cdc-only] [--skip-build] [--out FILE]
 #   --quick       smaller workloads (about 4 minutes; a full run takes about 10 minutes here: CDC
 #                 throughput with both sources, Debezium as the peer, latency with both sources, ...)
+#   --matching-only  figure 6 only (changes/s with 10,001 mixed bindings vs 1, same run); prints
+#                 the table, writes a report only with --out
 #   --cdc-only    figures 1 and 2 only (throughput with the peer, latency); prints the table and
 #                 writes a report only with --out (docs/performance.md is left alone)
 #   --skip-build  reuse the jars already in */target
@@ -22,8 +24,8 @@ args=()
 for a in "$@"; do
   case "$a" in
     --skip-build) build=0 ;;
-    --quick|--out|--cdc-only) args+=("$a") ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --quick|--out|--cdc-only|--matching-only) args+=("$a") ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) args+=("$a") ;;
   esac
 done

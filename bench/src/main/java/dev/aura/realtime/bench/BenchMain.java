@@ -15,11 +15,14 @@ import java.util.Map;
  * table and writes {@code docs/performance.md}. Started by {@code scripts/bench.sh}, never by the
  * test build.
  *
- * <pre>java -jar bench/target/bench.jar [--quick] [--cdc-only] [--out docs/performance.md]</pre>
+ * <pre>java -jar bench/target/bench.jar [--quick] [--cdc-only | --matching-only] [--out docs/performance.md]</pre>
  *
  * <p>{@code --cdc-only} runs figures 1 and 2 only (CDC throughput with the peer, latency) and
  * prints the table; it writes a report only with {@code --out}, so a partial run never replaces
  * docs/performance.md.
+ *
+ * <p>{@code --matching-only} runs figure 6 only (matching cost with 10,001 bindings vs 1) and
+ * prints the table, writing a report only with {@code --out}.
  *
  * <p>Order: CDC throughput (backlogs with the worker stopped), worker heap in a huge transaction,
  * commit→client latency (live writes), RLS batched vs naive, fan-out, idle-connection heap.
@@ -33,7 +36,8 @@ public final class BenchMain {
             return;
         }
         boolean quick = List.of(args).contains("--quick");
-        boolean cdcOnly = List.of(args).contains("--cdc-only");
+        boolean matchingOnly = List.of(args).contains("--matching-only");
+        boolean cdcOnly = List.of(args).contains("--cdc-only") || matchingOnly;
         Path out = cdcOnly ? null : Jars.repoRoot().resolve("docs/performance.md");
         for (int i = 0; i < args.length - 1; i++) {
             if (args[i].equals("--out")) {
@@ -58,13 +62,25 @@ public final class BenchMain {
             CdcThroughputBench.createTable(s);
             LatencyBench.createTable(s);
             RlsBench.createTable(s);
-            for (String t : List.of(CdcThroughputBench.TABLE, LatencyBench.TABLE, RlsBench.TABLE)) {
+            MatchingBench.createTable(s);
+            for (String t :
+                    List.of(CdcThroughputBench.TABLE, LatencyBench.TABLE, RlsBench.TABLE, MatchingBench.TABLE)) {
                 s.enable(t);
             }
             s.subscribe(CdcThroughputBench.TABLE, "service_role", null);
             try (ChangeCounter counter = new ChangeCounter(s.client, s.projectId)) {
                 probe(s, counter);
-
+                if (matchingOnly) {
+                    step("6. matching cost", t0);
+                    new MatchingBench(s, counter, report).run(z.matchRows);
+                }
+            }
+            if (matchingOnly) {
+                System.out.println();
+                System.out.println(report.table());
+                return;
+            }
+            try (ChangeCounter counter = new ChangeCounter(s.client, s.projectId)) {
                 step("1. CDC throughput", t0);
                 CdcThroughputBench cdc = new CdcThroughputBench(s, counter, report);
                 DebeziumPeer peer = new DebeziumPeer(s, s.client);
@@ -98,6 +114,9 @@ public final class BenchMain {
                     rls.subscribe(1000);
                     rls.run(z.rlsRows, z.naiveSeconds);
                     counter.hook(m -> {});
+
+                    step("6. matching cost", t0);
+                    new MatchingBench(s, counter, report).run(z.matchRows);
                 }
             }
             if (!cdcOnly) {
@@ -196,8 +215,10 @@ public final class BenchMain {
             int burstSeconds,
             int lightRate,
             int lightSeconds,
-            int idleClients) {
-        static final Sizes FULL = new Sizes(15, 200_000, 1_000_000, 10, 10_000, 20, 5_000, 100, 6, 5, 6, 10_000);
-        static final Sizes QUICK = new Sizes(4, 20_000, 100_000, 3, 2_000, 5, 1_000, 200, 3, 5, 3, 2_000);
+            int idleClients,
+            int matchRows) {
+        static final Sizes FULL =
+                new Sizes(15, 200_000, 1_000_000, 10, 10_000, 20, 5_000, 100, 6, 5, 6, 10_000, 50_000);
+        static final Sizes QUICK = new Sizes(4, 20_000, 100_000, 3, 2_000, 5, 1_000, 200, 3, 5, 3, 2_000, 5_000);
     }
 }

@@ -206,6 +206,11 @@ final class Stack implements AutoCloseable {
         return entry.subId();
     }
 
+    /** Keeps a registry entry that was put already alive (re-put with the others). */
+    void keep(String key, byte[] json) {
+        entries.put(key, json);
+    }
+
     // ---- plumbing -----------------------------------------------------------------------------
 
     static List<String> jfr(Path file) {

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,6 +36,8 @@ import org.slf4j.LoggerFactory;
  */
 final class JoinFlow {
     private static final Logger log = LoggerFactory.getLogger(JoinFlow.class);
+    /** With {@code postgres_changes_options.wait}: how often an unanswered check or an inactive CDC is retried. */
+    private static final long RETRY_MS = 250;
 
     private final ChannelServices services;
     private final ClientSession session;
@@ -91,19 +94,27 @@ final class JoinFlow {
             }
         }
         if (request.bindings().isEmpty()) {
-            accept(j, request, claims, List.of(), false, List.of());
+            accept(j, request, claims, List.of(), false, List.of(), 0);
             return;
         }
         Object token = new Object();
         session.pendingJoins.put(topic, token);
+        long deadline = request.waitMs() > 0 ? System.nanoTime() + request.waitMs() * 1_000_000 : 0;
+        startChecks(j, request, claims, token, deadline);
+    }
+
+    /**
+     * Asks a cdc-worker to check every binding. @param deadline with {@code postgres_changes_options.wait},
+     *     the {@code System.nanoTime()} by which changes must flow, else 0
+     */
+    private void startChecks(PhoenixMessage.Join j, JoinRequest request, Claims claims, Object token, long deadline) {
         List<CompletableFuture<Outcome>> checks = new ArrayList<>();
         for (JoinRequest.Binding b : request.bindings()) {
             checks.add(check(new SubscriptionCheck.Request(
                     claims.projectId(), b.table(), b.filter(), b.event(), claims.role(), b.select())));
         }
-        Claims joinClaims = claims;
         CompletableFuture.allOf(checks.toArray(CompletableFuture[]::new))
-                .whenComplete((v, e) -> onEventLoop(j, () -> afterChecks(j, request, joinClaims, token, checks)));
+                .whenComplete((v, e) -> onEventLoop(j, () -> afterChecks(j, request, claims, token, checks, deadline)));
     }
 
     private CompletableFuture<Outcome> check(SubscriptionCheck.Request request) {
@@ -119,14 +130,35 @@ final class JoinFlow {
             JoinRequest request,
             Claims claims,
             Object token,
-            List<CompletableFuture<Outcome>> checks) {
+            List<CompletableFuture<Outcome>> checks,
+            long deadline) {
         if (session.pendingJoins.get(j.topic()) != token) {
             return; // superseded by a later join or a leave
         }
-        session.pendingJoins.remove(j.topic());
         if (!session.channel().isActive()) {
+            session.pendingJoins.remove(j.topic());
             return;
         }
+        if (deadline != 0 && checks.stream().anyMatch(c -> c.join() instanceof Outcome.Unavailable)) {
+            // wait: no cdc-worker answered; ask again until the deadline
+            if (System.nanoTime() + RETRY_MS * 1_000_000 >= deadline) {
+                session.pendingJoins.remove(j.topic());
+                replyError(j, subscribeTimeout(request));
+                return;
+            }
+            session.channel()
+                    .eventLoop()
+                    .schedule(
+                            () -> {
+                                if (session.pendingJoins.get(j.topic()) == token) {
+                                    startChecks(j, request, claims, token, deadline);
+                                }
+                            },
+                            RETRY_MS,
+                            TimeUnit.MILLISECONDS);
+            return;
+        }
+        session.pendingJoins.remove(j.topic());
         boolean unavailable = false;
         List<String> notices = new ArrayList<>();
         for (CompletableFuture<Outcome> c : checks) {
@@ -148,7 +180,12 @@ final class JoinFlow {
             bindings.add(new PostgresBinding(
                     b.id(), UUID.randomUUID().toString(), b.event(), b.table(), b.filter(), b.echo(), b.select()));
         }
-        accept(j, request, claims, bindings, unavailable, notices);
+        accept(j, request, claims, bindings, unavailable, notices, deadline);
+    }
+
+    private static String subscribeTimeout(JoinRequest request) {
+        return "PostgresChangesSubscribeTimeout: postgres_changes did not become active within " + request.waitMs()
+                + " ms";
     }
 
     /**
@@ -161,7 +198,8 @@ final class JoinFlow {
             Claims claims,
             List<PostgresBinding> bindings,
             boolean cdcUnavailable,
-            List<String> notices) {
+            List<String> notices,
+            long deadline) {
         Membership m = new Membership(
                 session,
                 j.topic(),
@@ -179,46 +217,98 @@ final class JoinFlow {
             return;
         }
         // The registry entries are written before the ok reply: realtime-js reports SUBSCRIBED on
-        // that reply, and a change committed right after it must find the binding registered.
+        // that reply, and a change committed right after it must find the binding registered (the
+        // cdc-worker matches every change read after an acknowledged put against a view holding
+        // it, docs/design.md C8). With postgres_changes_options.wait the reply also waits until
+        // the cdc-worker is active, and fails at the deadline.
+        boolean[] replied = {false};
+        if (deadline != 0) {
+            session.channel()
+                    .eventLoop()
+                    .schedule(
+                            () -> failWait(j, m, request, replied),
+                            Math.max(0, deadline - System.nanoTime()),
+                            TimeUnit.NANOSECONDS);
+        }
         lifecycle
                 .putEntries(m)
                 .whenComplete((v, err) -> onEventLoop(j, () -> {
-                    if (!m.active()) {
+                    if (!m.active() || replied[0]) {
                         return;
                     }
-                    replyOk(j, m, bindings);
-                    replay(m, j, request.replay());
-                    if (err != null) {
+                    if (deadline != 0 && err != null) {
+                        // wait: without the registry entry no change can flow
+                        replied[0] = true;
                         LogCode.RegistryPutFailed.warn(log, "{} on {}: {}", m.topic(), session, err.toString());
-                    }
-                    if (cdcUnavailable) {
-                        m.push(
-                                "system",
-                                SystemMessages.error(
-                                        SystemMessages.EXT_POSTGRES, Reasons.CDC_UNAVAILABLE, m.channelName()));
-                    } else if (err != null) {
-                        m.push(
-                                "system",
-                                SystemMessages.error(
-                                        SystemMessages.EXT_POSTGRES, Reasons.REGISTRY_UNAVAILABLE, m.channelName()));
+                        lifecycle.close(m, false);
+                        replyError(j, Reasons.REGISTRY_UNAVAILABLE);
                         return;
-                    } else {
-                        m.push(
-                                "system",
-                                SystemMessages.ok(SystemMessages.EXT_POSTGRES, Reasons.SUBSCRIBED, m.channelName()));
                     }
-                    for (String notice : notices) {
-                        m.push("system", SystemMessages.error(SystemMessages.EXT_POSTGRES, notice, m.channelName()));
+                    if (deadline != 0 && services.fanout().cdcKnownInactive()) {
+                        awaitActive(j, m, replied, () -> finishAccept(j, request, m, bindings, false, null, notices));
+                        return;
                     }
-                    if (services.fanout().cdcKnownInactive()) {
-                        m.push(
-                                "system",
-                                SystemMessages.error(
-                                        SystemMessages.EXT_POSTGRES,
-                                        services.fanout().inactiveMessage(),
-                                        m.channelName()));
-                    }
+                    replied[0] = true;
+                    finishAccept(j, request, m, bindings, cdcUnavailable, err, notices);
                 }));
+    }
+
+    /** With wait: re-checks the cdc-worker's status every {@value #RETRY_MS} ms until active (or the deadline). */
+    private void awaitActive(PhoenixMessage.Join j, Membership m, boolean[] replied, Runnable then) {
+        if (!m.active() || replied[0]) {
+            return;
+        }
+        if (!services.fanout().cdcKnownInactive()) {
+            replied[0] = true;
+            then.run();
+            return;
+        }
+        session.channel().eventLoop().schedule(() -> awaitActive(j, m, replied, then), RETRY_MS, TimeUnit.MILLISECONDS);
+    }
+
+    private void failWait(PhoenixMessage.Join j, Membership m, JoinRequest request, boolean[] replied) {
+        if (replied[0] || !m.active()) {
+            return;
+        }
+        replied[0] = true;
+        lifecycle.close(m, false);
+        replyError(j, subscribeTimeout(request));
+    }
+
+    private void finishAccept(
+            PhoenixMessage.Join j,
+            JoinRequest request,
+            Membership m,
+            List<PostgresBinding> bindings,
+            boolean cdcUnavailable,
+            Throwable err,
+            List<String> notices) {
+        replyOk(j, m, bindings);
+        replay(m, j, request.replay());
+        if (err != null) {
+            LogCode.RegistryPutFailed.warn(log, "{} on {}: {}", m.topic(), session, err.toString());
+        }
+        if (cdcUnavailable) {
+            m.push(
+                    "system",
+                    SystemMessages.error(SystemMessages.EXT_POSTGRES, Reasons.CDC_UNAVAILABLE, m.channelName()));
+        } else if (err != null) {
+            m.push(
+                    "system",
+                    SystemMessages.error(SystemMessages.EXT_POSTGRES, Reasons.REGISTRY_UNAVAILABLE, m.channelName()));
+            return;
+        } else {
+            m.push("system", SystemMessages.ok(SystemMessages.EXT_POSTGRES, Reasons.SUBSCRIBED, m.channelName()));
+        }
+        for (String notice : notices) {
+            m.push("system", SystemMessages.error(SystemMessages.EXT_POSTGRES, notice, m.channelName()));
+        }
+        if (services.fanout().cdcKnownInactive()) {
+            m.push(
+                    "system",
+                    SystemMessages.error(
+                            SystemMessages.EXT_POSTGRES, services.fanout().inactiveMessage(), m.channelName()));
+        }
     }
 
     /**

@@ -22,9 +22,23 @@ import java.util.Set;
  * @param bindings the postgres_changes bindings in client order
  * @param accessToken {@code access_token} or null
  * @param replay {@code config.broadcast.replay}, or null when absent
+ * @param waitMs {@code config.postgres_changes_options}: with {@code wait: true}, how long the
+ *     join may wait for its postgres_changes to flow (its {@code timeout}, default
+ *     {@value #DEFAULT_WAIT_MS} ms, at most {@value #MAX_WAIT_MS}); 0 without {@code wait}
  */
 public record JoinRequest(
-        boolean self, boolean ack, JsonNode config, List<Binding> bindings, String accessToken, Replay replay) {
+        boolean self,
+        boolean ack,
+        JsonNode config,
+        List<Binding> bindings,
+        String accessToken,
+        Replay replay,
+        long waitMs) {
+    /** realtime-js's default {@code postgres_changes_options.timeout}. */
+    public static final long DEFAULT_WAIT_MS = 15_000;
+    /** The longest wait a client may ask for (Supabase's default maximum); longer asks wait this long. */
+    public static final long MAX_WAIT_MS = 20_000;
+
     /** Replay limit when the client gives none (Supabase's default and maximum are 25). */
     public static final int DEFAULT_REPLAY_LIMIT = 25;
 
@@ -84,7 +98,17 @@ public record JoinRequest(
                 config,
                 bindings,
                 token.isTextual() ? token.asText() : null,
-                replay(broadcast.path("replay")));
+                replay(broadcast.path("replay")),
+                waitMs(config.path("postgres_changes_options")));
+    }
+
+    private static long waitMs(JsonNode options) {
+        if (!options.path("wait").asBoolean(false)) {
+            return 0;
+        }
+        JsonNode timeout = options.path("timeout");
+        long ms = timeout.isNumber() && timeout.asLong() > 0 ? timeout.asLong() : DEFAULT_WAIT_MS;
+        return Math.min(ms, MAX_WAIT_MS);
     }
 
     private static Replay replay(JsonNode r) throws Refused {
