@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -138,6 +139,40 @@ class FilterBuilderE2EIT {
             assertThat(both.stream().filter(n -> n.size() == 1 && n.has("title")))
                     .hasSize(6);
             assertThat(both.stream().filter(n -> n.has("secret"))).hasSize(6);
+        }
+    }
+
+    @Test
+    void postgresChangesOptionsWaitHoldsTheReplyUntilChangesFlowAndFailsAtItsTimeout() throws Exception {
+        Map<String, Object> waitConfig = Map.of("postgres_changes_options", Map.of("wait", true, "timeout", 3000));
+        try (RealtimeJsClient js = RealtimeJsClient.start()) {
+            js.connect(stack.wsUrl(0), stack.tokens.anon(stack.projectId), "2.0.0", Map.of());
+            js.channel("waited", waitConfig);
+            js.onPostgresChanges("waited", binding("INSERT", "filter", "title=eq.waited"));
+            js.subscribeAndAwait("waited", Duration.ofSeconds(20));
+            // SUBSCRIBED means changes flow: a row written at once arrives
+            stack.sql(
+                    "INSERT INTO " + stack.table("items") + "(title, qty, tag, secret) VALUES ('waited', 1, 'w', 's')");
+            js.awaitEvent(
+                    e -> "postgres_changes".equals(e.path("type").asText())
+                            && "waited"
+                                    .equals(e.path("payload")
+                                            .path("new")
+                                            .path("title")
+                                            .asText()),
+                    Duration.ofSeconds(10));
+
+            stack.cdcWorker().stop();
+            try {
+                js.channel("no-cdc", waitConfig);
+                js.onPostgresChanges("no-cdc", binding("INSERT"));
+                js.subscribe("no-cdc");
+                JsonNode status = js.awaitStatus("no-cdc", "CHANNEL_ERROR", Duration.ofSeconds(15));
+                // the server's answer at its 3 s timeout (the client's own, 13 s, would report TIMED_OUT)
+                assertThat(status.toString()).contains("PostgresChangesSubscribeTimeout");
+            } finally {
+                stack.startCdcWorker(Map.of(), List.of());
+            }
         }
     }
 }

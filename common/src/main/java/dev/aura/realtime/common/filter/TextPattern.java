@@ -2,6 +2,8 @@ package dev.aura.realtime.common.filter;
 
 import com.google.re2j.Pattern;
 import com.google.re2j.PatternSyntaxException;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * A compiled {@code like}/{@code ilike}/{@code match}/{@code imatch} pattern with a bounded cost
@@ -28,11 +30,18 @@ public final class TextPattern {
     private final Pattern pattern;
     private final boolean whole;
     private final long cost;
+    /**
+     * A case-sensitive {@code like} pattern without {@code _}: its literal runs between
+     * {@code %}s, tested with {@code startsWith}/{@code indexOf}/{@code endsWith} (leftmost
+     * matching of each run is exact for such patterns); null otherwise.
+     */
+    private final List<String> runs;
 
-    private TextPattern(Pattern pattern, boolean whole, long cost) {
+    private TextPattern(Pattern pattern, boolean whole, long cost, List<String> runs) {
         this.pattern = pattern;
         this.whole = whole;
         this.cost = Math.max(1, cost);
+        this.runs = runs;
     }
 
     /**
@@ -47,14 +56,18 @@ public final class TextPattern {
         int flags = Pattern.DOTALL | (caseless ? Pattern.CASE_INSENSITIVE : 0);
         try {
             if (op == FilterOp.LIKE || op == FilterOp.ILIKE) {
-                return new TextPattern(Pattern.compile(likeToRegex(text), flags), true, text.length());
+                return new TextPattern(
+                        Pattern.compile(likeToRegex(text), flags),
+                        true,
+                        text.length(),
+                        op == FilterOp.LIKE ? percentRuns(text) : null);
             }
             long cost = regexCost(text);
             if (cost > MAX_COST) {
                 throw new FilterException("pattern of " + op.wire() + " is too complex (cost " + cost + ", at most "
                         + MAX_COST + "): use fewer or smaller counted repetitions");
             }
-            return new TextPattern(Pattern.compile(text, flags), false, cost);
+            return new TextPattern(Pattern.compile(text, flags), false, cost, null);
         } catch (PatternSyntaxException e) {
             throw new FilterException("invalid regular expression for " + op.wire() + ": " + e.getDescription());
         }
@@ -67,8 +80,56 @@ public final class TextPattern {
         if ((long) value.length() * cost > MAX_STEPS) {
             return null;
         }
+        if (runs != null) {
+            return matchRuns(value);
+        }
         var m = pattern.matcher(value);
         return whole ? m.matches() : m.find();
+    }
+
+    /** The literal runs of a LIKE pattern split at {@code %} (unescaped), or null when it has an {@code _}. */
+    private static List<String> percentRuns(String like) {
+        List<String> out = new ArrayList<>();
+        StringBuilder run = new StringBuilder();
+        for (int i = 0; i < like.length(); i++) {
+            char c = like.charAt(i);
+            if (c == '\\') {
+                run.append(like.charAt(++i)); // a trailing escape was refused by likeToRegex
+            } else if (c == '_') {
+                return null;
+            } else if (c == '%') {
+                out.add(run.toString());
+                run.setLength(0);
+            } else {
+                run.append(c);
+            }
+        }
+        out.add(run.toString());
+        return List.copyOf(out);
+    }
+
+    /** runs[0] a prefix, runs[last] a suffix, the ones between found in order, without overlap. */
+    private boolean matchRuns(String value) {
+        int last = runs.size() - 1;
+        if (last == 0) {
+            return value.equals(runs.get(0));
+        }
+        String head = runs.get(0);
+        String tail = runs.get(last);
+        if (value.length() < head.length() + tail.length() || !value.startsWith(head) || !value.endsWith(tail)) {
+            return false;
+        }
+        int from = head.length();
+        int end = value.length() - tail.length();
+        for (int i = 1; i < last; i++) {
+            String run = runs.get(i);
+            int at = value.indexOf(run, from);
+            if (at < 0 || at + run.length() > end) {
+                return false;
+            }
+            from = at + run.length();
+        }
+        return true;
     }
 
     /** LIKE to an RE2 regex: {@code %} any run, {@code _} any one character, backslash escapes the next. */

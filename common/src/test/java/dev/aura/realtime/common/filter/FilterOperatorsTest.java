@@ -132,6 +132,34 @@ class FilterOperatorsTest {
     }
 
     @Test
+    void likesFastPathAgreesWithTheRegexPathOnEverySmallCase() throws Exception {
+        // like without _ takes the literal-runs path, ilike always the regex: on lower-case text they agree
+        List<String> texts = new java.util.ArrayList<>(List.of(""));
+        List<String> patterns = new java.util.ArrayList<>(List.of(""));
+        for (int len = 1; len <= 4; len++) {
+            int n = (int) Math.pow(3, len);
+            for (int i = 0; i < n; i++) {
+                StringBuilder t = new StringBuilder();
+                StringBuilder p = new StringBuilder();
+                for (int k = 0, x = i; k < len; k++, x /= 3) {
+                    t.append("ab".charAt(x % 2));
+                    p.append("ab%".charAt(x % 3));
+                }
+                texts.add(t.toString());
+                patterns.add(p.toString());
+            }
+        }
+        for (String p : patterns) {
+            for (String t : texts) {
+                ObjectNode r = JSON.objectNode().put("title", t);
+                assertThat(matches("title=like." + p, r))
+                        .as("'%s' like '%s'", t, p)
+                        .isEqualTo(matches("title=ilike." + p, r));
+            }
+        }
+    }
+
+    @Test
     void matchAndImatchArePosixLikeRegexFoundAnywhere() throws Exception {
         ObjectNode r = JSON.objectNode().put("title", "Order #1234 shipped");
         assertThat(matches("title=match.#[0-9]{4}", r)).isTrue();
