@@ -101,8 +101,11 @@ public final class EnvVars {
             "JDBC fetch size while streaming a peek result (poll source; at most CDC_BUFFER_BYTES / 4 of 64 KiB rows)");
     public static final EnvVar CDC_IDLE_BACKOFF_MS =
             new EnvVar("CDC_IDLE_BACKOFF_MS", "100", "ms", "Sleep after an empty poll (poll source)");
-    public static final EnvVar CDC_TABLE_REFRESH_MS =
-            new EnvVar("CDC_TABLE_REFRESH_MS", "3000", "ms", "Refresh period of the enabled-table list (add-tables)");
+    public static final EnvVar CDC_TABLE_REFRESH_MS = new EnvVar(
+            "CDC_TABLE_REFRESH_MS",
+            "3000",
+            "ms",
+            "Refresh period of the cached enabled-table list; the slot readers no longer use it (they read the list fresh every round)");
     public static final EnvVar CDC_NUM_SHARDS =
             new EnvVar("CDC_NUM_SHARDS", "4", "count", "RLS worker shards (routed by project id)");
     public static final EnvVar CDC_MAX_RECORD_BYTES = new EnvVar(
