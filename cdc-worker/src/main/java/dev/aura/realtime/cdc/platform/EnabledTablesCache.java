@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
  * <p>The slot readers never use a cached list: a list is valid only up to the WAL flush position
  * read before it (anything enabled before that position is visible to the list query), and a
  * reader must never move the slot past the bound of the list its changes were decoded with, so it
- * reads the list fresh ({@link #read}, one small query) on its own connection after reading the
+ * reads the list fresh ({@link #read}, one small query on the platform login) after reading the
  * flush position. A failed read fails the reader's round (nothing is advanced).
  *
  * <p>{@link #get()} is the cached view for everything else, re-read at most every
@@ -49,21 +49,23 @@ public final class EnabledTablesCache implements Supplier<EnabledTables>, Enable
     }
 
     /**
-     * Reads the list now on {@code c} (the reader's session) and makes it the current one.
+     * Reads the list now on the platform login and makes it the current one.
      *
      * @throws SQLException when the query fails: the caller must not use an older list instead
      */
     @Override
-    public EnabledTables read(Connection c) throws SQLException {
-        EnabledTables next = EnabledTablesLoader.load(c);
-        synchronized (this) {
-            if (!next.equals(current)) {
-                announce(c, next);
+    public EnabledTables read() throws SQLException {
+        try (Connection c = db.connection()) {
+            EnabledTables next = EnabledTablesLoader.load(c);
+            synchronized (this) {
+                if (!next.equals(current)) {
+                    announce(c, next);
+                }
+                current = next;
+                loadedAtMs = clock.millis();
             }
-            current = next;
-            loadedAtMs = clock.millis();
+            return next;
         }
-        return next;
     }
 
     /** Forces the next {@link #get()} to re-read the table (after a control API change). */

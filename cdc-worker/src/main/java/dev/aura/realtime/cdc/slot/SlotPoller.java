@@ -140,7 +140,7 @@ public final class SlotPoller extends SlotReader {
             // The list is valid up to the flush position read before it (C5): read in this order,
             // fresh, advancing to upto never skips a change of a table enabled before upto.
             Lsn upto = flushLsn(c);
-            EnabledTables enabled = tables.read(c);
+            EnabledTables enabled = tables.read();
             int rows = 0;
             if (!enabled.isEmpty()) {
                 rows = peek(c, decoder, enabled, upto, batch);

@@ -87,7 +87,7 @@ public final class SlotStreamer extends SlotReader {
             gate.checkFence();
             confirmed = max(confirmed, inspect(c).confirmedFlushLsn());
             Lsn bound = flushLsn(c); // the list read next is valid up to here (C5)
-            EnabledTables enabled = tables.read(c);
+            EnabledTables enabled = tables.read();
             if (enabled.isEmpty()) {
                 confirmed = advanceIdle(c, gate, confirmed, bound);
                 continue;
@@ -270,7 +270,7 @@ public final class SlotStreamer extends SlotReader {
      */
     private Lsn boundIfUnchanged(Connection c, EnabledTables enabled) throws SQLException {
         Lsn next = flushLsn(c);
-        return tables.read(c).equals(enabled) ? next : null;
+        return tables.read().equals(enabled) ? next : null;
     }
 
     /**
