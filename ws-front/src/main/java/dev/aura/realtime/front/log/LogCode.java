@@ -18,6 +18,11 @@ public enum LogCode {
     ConfigInvalid,
     /** A client frame's handler threw; the frame is dropped, the connection stays. */
     HandlerFailed,
+    /**
+     * An event loop's delivery queue exceeded its time or byte bound: the connections that would
+     * have received the late message were closed (at most one line per second and loop).
+     */
+    LoopOverloaded,
     /** jnats reported a server error ({@code -ERR}). */
     NatsError,
     /** jnats reported an exception on its own threads. */
