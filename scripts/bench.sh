@@ -8,6 +8,7 @@
 #                 the default-config single-row backlog, whose cost grows quadratically: see docs)
 #   --skip-build  reuse the jars already in */target
 #   --out FILE    write the report elsewhere than docs/performance.md
+#   --scale N     connections of figure 4c (default 100000 in a full run, skipped with --quick)
 # Logs, GC logs and JFR recordings: bench/target/bench-run/ and bench/target/service-logs/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,17 +21,16 @@ args=()
 for a in "$@"; do
   case "$a" in
     --skip-build) build=0 ;;
-    --quick|--out) args+=("$a") ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    --quick|--out|--scale) args+=("$a") ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) args+=("$a") ;;
   esac
 done
 
-# 10,000 idle sockets plus 5,000 fan-out clients: raise the open-files limit as far as allowed.
-ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt 12000 ]; then
-  echo "bench.sh: open files limit is $(ulimit -n); the idle-connection figure needs about 11,000" >&2
-fi
+# 100,000 connections (figure 4c) cost one descriptor each in ws-front and in the load generator:
+# raise the open files limit; where it cannot reach that, figure 4c runs with fewer and says so.
+source scripts/lib/limits.sh
+raise_open_files 110000 "bench.sh" || true
 
 if [ "$build" = 1 ]; then
   echo "== building (mvn -DskipTests install)"
@@ -43,4 +43,4 @@ fi
 
 mkdir -p bench/target/bench-run
 cd bench   # service logs land in bench/target/service-logs
-exec java -Xms1g -Xmx3g -XX:+UseParallelGC -jar target/bench.jar "${args[@]}"
+exec java -Xms1g -Xmx4g -XX:+UseParallelGC -jar target/bench.jar "${args[@]}"

@@ -1,7 +1,6 @@
 package dev.aura.realtime.bench;
 
 import dev.aura.realtime.testkit.Jars;
-import dev.aura.realtime.testkit.ServiceProcess;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,10 +14,11 @@ import java.util.Map;
  * table and writes {@code docs/performance.md}. Started by {@code scripts/bench.sh}, never by the
  * test build.
  *
- * <pre>java -jar bench/target/bench.jar [--quick] [--out docs/performance.md]</pre>
+ * <pre>java -jar bench/target/bench.jar [--quick] [--out docs/performance.md] [--scale 100000]</pre>
  *
  * <p>Order: CDC throughput (backlogs with the worker stopped), worker heap in a huge transaction,
- * commit→client latency (live writes), RLS batched vs naive, fan-out, idle-connection heap.
+ * commit→client latency (live writes), RLS batched vs naive, then the ws-front figures
+ * ({@link FanoutFigures}: fan-out, idle-connection heap, {@code --scale} connections).
  */
 public final class BenchMain {
     private BenchMain() {}
@@ -33,6 +33,13 @@ public final class BenchMain {
         for (int i = 0; i < args.length - 1; i++) {
             if (args[i].equals("--out")) {
                 out = Path.of(args[i + 1]).toAbsolutePath();
+            }
+        }
+        // figure 4c (issue 19): 100,000 connections in a full run, skipped in a quick one unless asked for
+        int scale = quick ? 0 : 100_000;
+        for (int i = 0; i < args.length - 1; i++) {
+            if (args[i].equals("--scale")) {
+                scale = Integer.parseInt(args[i + 1]);
             }
         }
         Path runDir = Jars.repoRoot().resolve("bench/target/bench-run");
@@ -84,43 +91,18 @@ public final class BenchMain {
                 counter.hook(m -> {});
             }
 
-            step("3. fan-out", t0);
+            step("3. fan-out, 4a. idle connections, 4c. " + scale + " connections", t0);
             s.stopWorker();
-            Path frontJfr = runDir.resolve("ws-front-fanout.jfr");
-            ServiceProcess front = s.startFront(
-                    Map.of(
-                            "WS_MAX_EVENTS_PER_SECOND",
-                            "1000000",
-                            "WS_IDLE_TIMEOUT_MS",
-                            "3600000",
-                            "WS_IO_THREADS",
-                            "1",
-                            "WS_MAX_JOINS_PER_SECOND",
-                            "1000000"),
-                    Stack.jfr(frontJfr));
-            long natsPid = Machine.natsPid(s.nats.port());
-            if (Procs.cpus() >= 2) {
-                Procs.pin(front.pid(), "0");
-                Procs.pin(natsPid, "0");
-                Procs.pin(ProcessHandle.current().pid(), "1");
-            }
-            new FanoutBench(s, report)
-                    .run(
+            new FanoutFigures(
                             z.fanoutClients,
                             z.burstRate,
                             z.burstSeconds,
                             z.lightRate,
                             z.lightSeconds,
-                            front.pid(),
-                            natsPid,
-                            frontJfr);
-
-            step("4a. idle connections", t0);
-            IdleMemoryBench.run(s, report, front.pid(), z.idleClients);
-            Procs.run(List.of(Procs.JDK + "jcmd", Long.toString(front.pid()), "JFR.dump", "filename=" + frontJfr));
-            s.stopFront();
-            String summary = JfrHotMethods.summarize(frontJfr, null, 10);
-            report.evidence.replaceAll(e -> e.replace(FanoutBench.FANOUT_JFR_PLACEHOLDER, summary));
+                            quick ? 1 : 3,
+                            z.idleClients,
+                            scale)
+                    .run(s, report, runDir);
         }
         double minutes = (System.nanoTime() - t0) / 60e9;
         System.out.println();
