@@ -167,9 +167,14 @@ public final class LoopOutbox {
                 if (item == null) {
                     break;
                 }
-                current = item;
                 long now = nanoTime.getAsLong();
                 long waited = now - item.queuedAt;
+                if (item != current
+                        && item instanceof BroadcastItem b
+                        && waited <= limits.maxDelay().toNanos()) {
+                    item = BroadcastItem.runFrom(b, queue);
+                }
+                current = item;
                 boolean done;
                 if (waited > limits.maxDelay().toNanos()) {
                     overloaded(
