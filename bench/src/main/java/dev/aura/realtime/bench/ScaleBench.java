@@ -49,6 +49,10 @@ final class ScaleBench {
             Procs.sleep(2000); // let the server settle after the joins before the GC
             long after = Procs.heapUsedAfterGc(frontPid);
             double perConn = (after - before) / (double) (n + 1);
+            // what the connections hold, for the analysis (jcmd's class histogram of live objects)
+            java.nio.file.Files.writeString(
+                    s.runDir.resolve("ws-front-histogram-" + n + ".txt"),
+                    Procs.run(List.of(Procs.JDK + "jcmd", Long.toString(frontPid), "GC.class_histogram")));
             WsClients.Conn sender = conns.get(n); // self: false, so it receives nothing
             StringBuilder rounds = new StringBuilder();
             double worstP99 = 0;

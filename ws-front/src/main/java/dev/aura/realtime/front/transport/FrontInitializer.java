@@ -47,11 +47,18 @@ final class FrontInitializer extends ChannelInitializer<Channel> {
 
     private final TransportContext context;
     private final AtomicBoolean draining;
+    private final ApiKeyClaims apiKeys;
 
     /** @param draining set once the server stops accepting; new upgrades are then refused */
     FrontInitializer(TransportContext context, AtomicBoolean draining) {
         this.context = context;
         this.draining = draining;
+        this.apiKeys = new ApiKeyClaims(context.verifier(), context.services().clock());
+    }
+
+    /** Verifies connections' {@code apikey}s (shared by the WebSocket and SSE endpoints). */
+    ApiKeyClaims apiKeys() {
+        return apiKeys;
     }
 
     @Override
