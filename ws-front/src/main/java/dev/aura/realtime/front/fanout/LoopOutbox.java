@@ -26,16 +26,21 @@ import org.slf4j.LoggerFactory;
  *       order. A fan-out costs one queue item per loop, not a task per socket, and everything one
  *       thread submits reaches each socket in submission order.
  *   <li><b>One flush per socket per turn.</b> Writes are not flushed one by one: a connection that
- *       was written to is flushed once when the drain ends, so the messages that arrived meanwhile
- *       leave in one {@code writev}; under a burst the loop thereby catches up instead of paying a
- *       system call per message and socket. A drain writes for at most {@link #DRAIN_BUDGET_NANOS}
- *       before it flushes and yields to I/O (a fan-out to 100,000 sockets spans several drains).
+ *       was written to is flushed once when the drain ends (or after 128 writes), so the messages
+ *       that arrived meanwhile leave in one {@code writev}; consecutive broadcasts to the same
+ *       members are written socket by socket ({@link BroadcastItem.Run}). Under a burst the loop
+ *       thereby catches up instead of paying a system call per message and socket. A drain writes
+ *       for at most {@link #DRAIN_BUDGET_NANOS} before it flushes and yields to I/O (a fan-out to
+ *       100,000 sockets spans several drains).
  *   <li><b>Bounded in time and bytes.</b> An item whose wait exceeded {@link QueueLimits#maxDelay}
  *       when its turn comes, or that would take the queued bytes past {@link QueueLimits#maxBytes},
  *       is not written: its recipients are closed ({@link Recipient#shed}) instead of being served
  *       ever later. They received everything before it; the close is their signal of the gap
  *       (docs/protocol.md section 5).
  * </ul>
+ *
+ * <p>An item whose writing throws (a bug) is not retried: the connections it had not reached yet
+ * are closed like shed ones, so the failure is never a silent gap ({@code [DeliveryFailed]}).
  *
  * <p>Threads: {@link #submit} from any thread; everything else on the loop.
  */
@@ -183,7 +188,14 @@ public final class LoopOutbox {
                                     + limits.maxDelay().toMillis() + " ms)");
                     done = true;
                 } else {
-                    done = item.run(this, deadline);
+                    try {
+                        done = item.run(this, deadline);
+                    } catch (RuntimeException e) {
+                        int closed = item.shed();
+                        LogCode.DeliveryFailed.warn(
+                                log, "{}: {} connection(s) closed: {}", loop, closed, e.toString(), e);
+                        done = true;
+                    }
                 }
                 if (!done) {
                     break; // budget spent inside the item: flush, let I/O run, continue in the next drain

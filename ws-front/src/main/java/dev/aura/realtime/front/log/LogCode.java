@@ -16,6 +16,11 @@ public enum LogCode {
     ChangeEncodeFailed,
     /** The environment holds an invalid configuration; the process exits with status 2. */
     ConfigInvalid,
+    /**
+     * Writing a queued message on an event loop threw (a bug): the connections it had not reached
+     * yet were closed, so they know they missed it.
+     */
+    DeliveryFailed,
     /** A client frame's handler threw; the frame is dropped, the connection stays. */
     HandlerFailed,
     /**

@@ -85,6 +85,8 @@ class FanoutTest {
         boolean unflushed;
         int flushes;
         boolean closed;
+        /** A write to this connection throws (a bug in the write path). */
+        boolean broken;
 
         Conn(Framing framing) {
             this.framing = framing;
@@ -102,6 +104,9 @@ class FanoutTest {
 
         @Override
         public boolean writeShared(OutFrame frame) {
+            if (broken) {
+                throw new IllegalStateException("broken connection");
+            }
             if (closed) {
                 return false;
             }
@@ -260,6 +265,32 @@ class FanoutTest {
         assertThat(v2.binary.get(0)).isTrue();
         assertThat(sse.text(0)).startsWith("id: id-1\nevent: broadcast\ndata: ");
         assertThat(v1a.flushes).as("one flush per socket and drain").isEqualTo(1);
+    }
+
+    @Test
+    void aWriteThatThrowsClosesTheMembersNotReachedAndTheLoopGoesOn() {
+        Conn first = new Conn(Framing.V1);
+        Conn broken = new Conn(Framing.V1);
+        Conn after = new Conn(Framing.V1);
+        new Sub(first, "room");
+        new Sub(broken, "room");
+        new Sub(after, "room");
+        broken.broken = true;
+
+        fanout.broadcastLocal(PROJECT, "room", message("id-1", 1), null);
+        drain();
+        broken.broken = false;
+        fanout.broadcastLocal(PROJECT, "room", message("id-2", 2), null);
+        drain();
+
+        // member order is the channel's set order: whoever came after the broken one was closed,
+        // whoever came before got the first message; nobody open missed one silently
+        for (Conn c : List.of(first, broken, after)) {
+            assertThat(c.closed || c.frames.size() == 2)
+                    .as("closed, or got both messages")
+                    .isTrue();
+        }
+        assertThat(broken.closed).isTrue();
     }
 
     @Test
