@@ -134,7 +134,7 @@ public final class BenchMain {
     /** Figures 3, 4a and 4c: fan-out, idle connections and {@code scale} connections, CPU-pinned. */
     private static void fanoutAndIdle(Stack s, Report report, Sizes z, boolean quick, int scale, Path runDir, long t0)
             throws Exception {
-        step("3. fan-out, 4a. idle connections, 4c. " + scale + " connections", t0);
+        step("3. fan-out, 4a. idle connections" + (scale > 0 ? ", 4c. " + scale + " connections" : ""), t0);
         s.stopWorker();
         new FanoutFigures(
                         z.fanoutClients,
