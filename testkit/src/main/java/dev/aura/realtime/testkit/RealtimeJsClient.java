@@ -261,6 +261,15 @@ public final class RealtimeJsClient implements AutoCloseable {
         return events.await(fromIndex, predicate, timeout);
     }
 
+    /**
+     * As {@link #awaitEvent(int, Predicate, Duration)}, returning the matching event's index: wait
+     * for what must follow it from {@code index + 1} (a count taken after the wait can already
+     * include the follower).
+     */
+    public int awaitEventIndex(int fromIndex, Predicate<JsonNode> predicate, Duration timeout) {
+        return events.awaitIndex(fromIndex, predicate, timeout);
+    }
+
     /** Waits for a {@code status} event of {@code channel} with {@code status} (e.g. {@code SUBSCRIBED}). */
     public JsonNode awaitStatus(String channel, String status, Duration timeout) {
         return awaitEvent(
