@@ -20,6 +20,7 @@ import dev.aura.realtime.cdc.platform.EnabledTablesCache;
 import dev.aura.realtime.cdc.platform.PlatformDb;
 import dev.aura.realtime.cdc.platform.PlatformSchema;
 import dev.aura.realtime.cdc.platform.ProjectCatalog;
+import dev.aura.realtime.cdc.platform.RealtimeSchemas;
 import dev.aura.realtime.cdc.platform.TableSecurity;
 import dev.aura.realtime.cdc.platform.TenantLoginProvisioning;
 import dev.aura.realtime.cdc.platform.TypeCatalog;
@@ -27,11 +28,13 @@ import dev.aura.realtime.cdc.publish.EventPublisher;
 import dev.aura.realtime.cdc.publish.StatusPublisher;
 import dev.aura.realtime.cdc.registry.RegistryWatch;
 import dev.aura.realtime.cdc.rls.RlsPolicy;
+import dev.aura.realtime.cdc.rpc.ChannelAccessService;
 import dev.aura.realtime.cdc.rpc.SubscriptionCheckService;
 import dev.aura.realtime.cdc.slot.SlotManager;
 import dev.aura.realtime.cdc.slot.SlotPoller;
 import dev.aura.realtime.cdc.tenant.TenantDb;
 import dev.aura.realtime.cdc.tenant.TenantSqlStatus;
+import dev.aura.realtime.cdc.upkeep.RealtimeUpkeep;
 import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.common.wire.KvBuckets;
 import dev.aura.realtime.common.wire.Subjects;
@@ -67,6 +70,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class CdcWorker implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CdcWorker.class);
+    /** How often old messages are deleted (docs/design.md H2). */
+    private static final java.time.Duration JANITOR_PERIOD = java.time.Duration.ofMinutes(10);
 
     private final CdcConfig config;
     private final CdcConfig.Timings timings;
@@ -240,6 +245,14 @@ public final class CdcWorker implements AutoCloseable {
                 nats, new ProjectCatalog(platform), security, tenant, timings.extraPoolConnections());
         checks.start();
         started.push(checks);
+        RealtimeSchemas realtimeSchemas = new RealtimeSchemas(platform);
+        ChannelAccessService channels =
+                new ChannelAccessService(nats, new ProjectCatalog(platform), realtimeSchemas, tenant);
+        channels.start();
+        started.push(channels);
+        RealtimeUpkeep upkeep = new RealtimeUpkeep(realtimeSchemas, new ProjectCatalog(platform), tenant);
+        upkeep.start(config.tableRefresh(), JANITOR_PERIOD);
+        started.push(upkeep);
 
         EventPublisher publisher = new EventPublisher(nats, config.instanceId());
         started.push(publisher);

@@ -59,7 +59,18 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
      * @param queueCapacity changes queued per shard before {@link #accept} blocks
      * @param flushTimeout how long a flush waits for the publisher's confirmation
      */
-    public record Settings(int numShards, int queueCapacity, Duration flushTimeout) {}
+    public record Settings(int numShards, int queueCapacity, Duration flushTimeout, int maxMessageBytes) {
+        /** Settings with the default message payload bound ({@link #DEFAULT_MAX_MESSAGE_BYTES}). */
+        public Settings(int numShards, int queueCapacity, Duration flushTimeout) {
+            this(numShards, queueCapacity, flushTimeout, DEFAULT_MAX_MESSAGE_BYTES);
+        }
+    }
+
+    /**
+     * Largest payload a captured message is published with (docs/design.md H2): below NATS's
+     * default 1 MiB message limit with room for the envelope.
+     */
+    public static final int DEFAULT_MAX_MESSAGE_BYTES = 900 * 1024;
 
     private final Settings settings;
     private final EventBuilder builder;
@@ -69,6 +80,7 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
     private final ChangePublisher publisher;
     private final CdcMetrics metrics;
     private final EventRenderer renderer = new EventRenderer();
+    private final MessageRows messageRows;
     private final List<Shard> shards = new ArrayList<>();
     private volatile LeaderGate gate;
     /** A change was accepted since the last flush (poll-loop thread only). */
@@ -111,6 +123,7 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
         this.policy = policy;
         this.publisher = publisher;
         this.metrics = metrics;
+        this.messageRows = new MessageRows(settings.maxMessageBytes());
         for (int i = 0; i < settings.numShards(); i++) {
             shards.add(new Shard(i, settings.queueCapacity()));
         }
@@ -247,16 +260,44 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
                         null);
             }
             List<AccessPolicy.Candidates> candidates = new ArrayList<>(run.size());
+            List<MessageRows.Rendered> messages = new ArrayList<>();
             for (Work w : run) {
+                if (MessageRows.isMessageRow(w.change(), w.projectId())) {
+                    // Broadcast from Database (docs/design.md H2): published in this run's commit
+                    // order; ws-front applies the channel's read check
+                    MessageRows.Rendered m = messageRows.render(w.change(), w.projectId());
+                    if (m != null) {
+                        candidates.add(null);
+                        messages.add(m);
+                    }
+                    continue;
+                }
                 BuiltEvent e = builder.build(w.change(), w.projectId());
                 List<SubscriptionEntry> matched = matcher.match(e, registry.candidates(w.projectId(), e.table()));
                 candidates.add(new AccessPolicy.Candidates(e, matched));
             }
-            List<List<Delivery>> allowed = policy.allowed(candidates);
+            List<AccessPolicy.Candidates> changes = new ArrayList<>(candidates.size());
+            for (AccessPolicy.Candidates c : candidates) {
+                if (c != null) {
+                    changes.add(c);
+                }
+            }
+            List<List<Delivery>> allowed = policy.allowed(changes);
             LeaderGate g = gate;
-            for (int i = 0; i < candidates.size(); i++) {
-                List<Delivery> deliveries = allowed.get(i);
-                BuiltEvent e = candidates.get(i).event();
+            int change = 0;
+            int message = 0;
+            for (AccessPolicy.Candidates candidate : candidates) {
+                if (candidate == null) {
+                    MessageRows.Rendered m = messages.get(message++);
+                    if (g != null) {
+                        g.checkFence();
+                    }
+                    publisher.publish(m.subject(), m.eventId(), g == null ? 0 : g.leaseEpoch(), m.body());
+                    metrics.eventsPublished.increment();
+                    continue;
+                }
+                List<Delivery> deliveries = allowed.get(change++);
+                BuiltEvent e = candidate.event();
                 if (deliveries.isEmpty()) {
                     metrics.eventsUnmatched.increment();
                     continue;
