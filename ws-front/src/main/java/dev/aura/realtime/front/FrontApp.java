@@ -21,6 +21,8 @@ import dev.aura.realtime.front.relay.NatsRelay;
 import dev.aura.realtime.front.session.ChannelServices;
 import dev.aura.realtime.front.session.ClientSession;
 import dev.aura.realtime.front.session.Limits;
+import dev.aura.realtime.front.session.PrivateOnlyCache;
+import dev.aura.realtime.front.session.RestBroadcasts;
 import dev.aura.realtime.front.session.Sessions;
 import dev.aura.realtime.front.transport.FrontServer;
 import dev.aura.realtime.front.transport.TransportContext;
@@ -131,7 +133,9 @@ public final class FrontApp implements AutoCloseable {
                     metrics,
                     config.instanceId(),
                     clock,
-                    mapper);
+                    mapper,
+                    relay,
+                    new PrivateOnlyCache(relay, clock));
             relay.start(fanout);
             // A dropped link is told to postgres_changes subscribers at once; "ok" follows once the
             // link is back, the registry re-put, and an active cdc-worker heard again (Fanout).
@@ -149,7 +153,8 @@ public final class FrontApp implements AutoCloseable {
                     config.slowClientTimeout(),
                     nats::isConnected,
                     meters::scrape,
-                    config.sseHeartbeat());
+                    config.sseHeartbeat(),
+                    new RestBroadcasts(services));
             FrontServer server = new FrontServer(
                     transport,
                     config.wsPort(),

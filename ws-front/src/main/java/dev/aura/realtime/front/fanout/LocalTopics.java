@@ -21,7 +21,7 @@ public final class LocalTopics {
     private final ConcurrentHashMap<String, BindingRef> bySubId = new ConcurrentHashMap<>();
 
     public void add(Subscriber s) {
-        topics.compute(new Key(s.projectId(), s.channelName()), (k, members) -> {
+        topics.compute(new Key(s.projectId(), s.channelKey()), (k, members) -> {
             Set<Subscriber> set = members == null ? ConcurrentHashMap.newKeySet() : members;
             set.add(s);
             return set;
@@ -35,13 +35,13 @@ public final class LocalTopics {
         for (PostgresBinding b : s.bindings()) {
             bySubId.remove(b.subId());
         }
-        topics.computeIfPresent(new Key(s.projectId(), s.channelName()), (k, members) -> {
+        topics.computeIfPresent(new Key(s.projectId(), s.channelKey()), (k, members) -> {
             members.remove(s);
             return members.isEmpty() ? null : members;
         });
     }
 
-    /** The local members of a channel (a live view), or null when none joined it. */
+    /** The local members of a channel by its {@link ChannelKeys key} (a live view), or null when none joined it. */
     Set<Subscriber> members(String projectId, String channel) {
         return topics.get(new Key(projectId, channel));
     }

@@ -8,7 +8,6 @@ import dev.aura.realtime.front.session.SessionHandler;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
-import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketServerHandshaker;
@@ -36,7 +35,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class FrontInitializer extends ChannelInitializer<Channel> {
     /** Largest HTTP request (head and body) before the upgrade. */
-    static final int MAX_HTTP_REQUEST_BYTES = 64 * 1024;
+    /**
+     * Largest HTTP request body: a REST broadcast batch (docs/design.md H3). Larger requests get
+     * {@code 413 {"error": ...}} and the connection is closed.
+     */
+    static final int MAX_HTTP_REQUEST_BYTES = 1024 * 1024;
     /** A connection must send its first request head within this (slowloris; browsers send it at once). */
     static final Duration FIRST_REQUEST_DEADLINE = Duration.ofSeconds(5);
 
@@ -54,7 +57,7 @@ final class FrontInitializer extends ChannelInitializer<Channel> {
         ch.pipeline()
                 .addLast("http", new HttpServerCodec())
                 .addLast("first-request-deadline", new FirstRequestDeadline(FIRST_REQUEST_DEADLINE))
-                .addLast("http-aggregator", new HttpObjectAggregator(MAX_HTTP_REQUEST_BYTES))
+                .addLast("http-aggregator", new JsonHttpAggregator(MAX_HTTP_REQUEST_BYTES))
                 .addLast("router", new HttpRouter(context, draining, this));
     }
 

@@ -58,6 +58,8 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
         String path = query.path();
         if (WS_PATHS.contains(path)) {
             upgrade(ctx, req, query);
+        } else if (RestBroadcastEndpoint.matches(path)) {
+            RestBroadcastEndpoint.handle(ctx, req, query, context);
         } else if (path.equals(SseEndpoint.PATH)) {
             SseEndpoint.open(ctx, req, query, context, draining.get(), pipelines);
         } else if (path.equals("/health") && req.method() == HttpMethod.GET) {

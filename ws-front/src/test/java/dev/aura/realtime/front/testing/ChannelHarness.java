@@ -56,6 +56,16 @@ public final class ChannelHarness {
     /** Tokens whose iat and exp count from {@link #clock}. */
     public final TestTokens tokens = FrontFixture.TOKENS.clock(clock);
 
+    /** What the fake cdc-worker answers to channel-access requests (default: public project, everything allowed). */
+    public volatile java.util.function.Function<
+                    dev.aura.realtime.common.wire.ChannelAccess.Request,
+                    dev.aura.realtime.common.wire.ChannelAccess.Reply>
+            access = r -> new dev.aura.realtime.common.wire.ChannelAccess.Reply(
+            null, false, true, true, true, null, java.util.List.of(), false);
+
+    private final dev.aura.realtime.front.relay.ChannelAccessClient accessClient =
+            r -> java.util.concurrent.CompletableFuture.completedFuture(access.apply(r));
+
     public final ChannelServices services = new ChannelServices(
             verifier,
             checker,
@@ -69,7 +79,9 @@ public final class ChannelHarness {
             metrics,
             "front-test",
             clock,
-            mapper);
+            mapper,
+            accessClient,
+            new dev.aura.realtime.front.session.PrivateOnlyCache(accessClient, clock));
 
     /** An anon token of {@link FrontFixture#PROJECT} expiring {@code ttl} after the harness clock's now. */
     public String token(Duration ttl) {
