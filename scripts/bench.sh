@@ -3,9 +3,11 @@
 # starts a throw-away Postgres (wal2json) and nats-server, runs the cdc-worker and ws-front jars,
 # prints one table and writes docs/performance.md.
 #
-# Usage: scripts/bench.sh [--quick] [--skip-build] [--out FILE]
+# Usage: scripts/bench.sh [--quick] [--joins-only] [--skip-build] [--out FILE]
 #   --quick       smaller workloads (about 3 minutes; the full run took 11.4 minutes here, most of it
 #                 the default-config single-row backlog, whose cost grows quadratically: see docs)
+#   --joins-only  figure 6 only (private joins with a read policy against public joins, about 1
+#                 minute); prints the table and writes a report only with --out
 #   --skip-build  reuse the jars already in */target
 #   --out FILE    write the report elsewhere than docs/performance.md
 # Logs, GC logs and JFR recordings: bench/target/bench-run/ and bench/target/service-logs/.
@@ -21,7 +23,7 @@ for a in "$@"; do
   case "$a" in
     --skip-build) build=0 ;;
     --quick|--out) args+=("$a") ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) args+=("$a") ;;
   esac
 done

@@ -15,10 +15,15 @@ import java.util.Map;
  * table and writes {@code docs/performance.md}. Started by {@code scripts/bench.sh}, never by the
  * test build.
  *
- * <pre>java -jar bench/target/bench.jar [--quick] [--out docs/performance.md]</pre>
+ * <pre>java -jar bench/target/bench.jar [--quick] [--joins-only] [--out docs/performance.md]</pre>
+ *
+ * <p>{@code --joins-only} runs figure 6 only (private joins against public ones) and prints the
+ * table; it writes a report only with {@code --out}, so a partial run never replaces
+ * docs/performance.md.
  *
  * <p>Order: CDC throughput (backlogs with the worker stopped), worker heap in a huge transaction,
- * commit→client latency (live writes), RLS batched vs naive, fan-out, idle-connection heap.
+ * commit→client latency (live writes), RLS batched vs naive, private joins, fan-out,
+ * idle-connection heap.
  */
 public final class BenchMain {
     private BenchMain() {}
@@ -29,7 +34,8 @@ public final class BenchMain {
             return;
         }
         boolean quick = List.of(args).contains("--quick");
-        Path out = Jars.repoRoot().resolve("docs/performance.md");
+        boolean joinsOnly = List.of(args).contains("--joins-only");
+        Path out = joinsOnly ? null : Jars.repoRoot().resolve("docs/performance.md");
         for (int i = 0; i < args.length - 1; i++) {
             if (args[i].equals("--out")) {
                 out = Path.of(args[i + 1]).toAbsolutePath();
@@ -50,6 +56,12 @@ public final class BenchMain {
             s.startWorker(Map.of(), List.of());
             s.awaitWorkerActive();
             s.createProject();
+            JoinBench.createPolicy(s);
+            if (joinsOnly) {
+                joins(s, report, z, t0);
+                print(report, out, machine, quick, runDir, t0);
+                return;
+            }
             CdcThroughputBench.createTable(s);
             LatencyBench.createTable(s);
             RlsBench.createTable(s);
@@ -83,6 +95,7 @@ public final class BenchMain {
                 rls.run(z.rlsRows, z.naiveSeconds);
                 counter.hook(m -> {});
             }
+            joins(s, report, z, t0);
 
             step("3. fan-out", t0);
             s.stopWorker();
@@ -122,9 +135,19 @@ public final class BenchMain {
             String summary = JfrHotMethods.summarize(frontJfr, null, 10);
             report.evidence.replaceAll(e -> e.replace(FanoutBench.FANOUT_JFR_PLACEHOLDER, summary));
         }
+        print(report, out, machine, quick, runDir, t0);
+    }
+
+    /** Prints the table and writes the report to {@code out} (none when null). */
+    private static void print(Report report, Path out, String machine, boolean quick, Path runDir, long t0)
+            throws Exception {
         double minutes = (System.nanoTime() - t0) / 60e9;
         System.out.println();
         System.out.println(report.table());
+        if (out == null) {
+            System.out.println("(a partial run without --out: no report written)");
+            return;
+        }
         String doc = Markdown.render(
                 report,
                 machine,
@@ -136,6 +159,23 @@ public final class BenchMain {
                 runDir);
         Files.writeString(out, doc, StandardCharsets.UTF_8);
         System.out.printf("wrote %s (%.1f min)%n", out, minutes);
+    }
+
+    /** Figure 6: private joins (read policy) against public joins; starts and stops the worker and front. */
+    private static void joins(Stack s, Report report, Sizes z, long t0) throws Exception {
+        step("6. private joins vs public joins", t0);
+        if (s.worker() == null) {
+            s.startWorker(Map.of(), List.of());
+            s.awaitWorkerActive();
+        }
+        s.startFront(
+                Map.of(
+                        "WS_MAX_JOINS_PER_SECOND", "1000000",
+                        "WS_IDLE_TIMEOUT_MS", "3600000"),
+                List.of());
+        new JoinBench(s, report).run(z.joinConnections, z.joinWarmupSeconds, z.joinSeconds);
+        s.stopFront();
+        s.stopWorker();
     }
 
     private static void probe(Stack s, ChangeCounter counter) {
@@ -167,8 +207,12 @@ public final class BenchMain {
             int burstSeconds,
             int lightRate,
             int lightSeconds,
-            int idleClients) {
-        static final Sizes FULL = new Sizes(15, 200_000, 1_000_000, 10, 10_000, 20, 5_000, 100, 6, 5, 6, 10_000);
-        static final Sizes QUICK = new Sizes(4, 20_000, 100_000, 3, 2_000, 5, 1_000, 200, 3, 5, 3, 2_000);
+            int idleClients,
+            int joinConnections,
+            int joinWarmupSeconds,
+            int joinSeconds) {
+        static final Sizes FULL =
+                new Sizes(15, 200_000, 1_000_000, 10, 10_000, 20, 5_000, 100, 6, 5, 6, 10_000, 32, 3, 15);
+        static final Sizes QUICK = new Sizes(4, 20_000, 100_000, 3, 2_000, 5, 1_000, 200, 3, 5, 3, 2_000, 32, 1, 5);
     }
 }

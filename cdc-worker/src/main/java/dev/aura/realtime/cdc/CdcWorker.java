@@ -70,8 +70,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class CdcWorker implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CdcWorker.class);
-    /** How often old messages are deleted (docs/design.md H2). */
-    private static final java.time.Duration JANITOR_PERIOD = java.time.Duration.ofMinutes(10);
 
     private final CdcConfig config;
     private final CdcConfig.Timings timings;
@@ -245,13 +243,18 @@ public final class CdcWorker implements AutoCloseable {
                 nats, new ProjectCatalog(platform), security, tenant, timings.extraPoolConnections());
         checks.start();
         started.push(checks);
-        RealtimeSchemas realtimeSchemas = new RealtimeSchemas(platform);
+        RealtimeSchemas realtimeSchemas =
+                new RealtimeSchemas(platform, config.messages().retention());
         ChannelAccessService channels =
                 new ChannelAccessService(nats, new ProjectCatalog(platform), realtimeSchemas, tenant);
         channels.start();
         started.push(channels);
-        RealtimeUpkeep upkeep = new RealtimeUpkeep(realtimeSchemas, new ProjectCatalog(platform), tenant);
-        upkeep.start(config.tableRefresh(), JANITOR_PERIOD);
+        RealtimeUpkeep upkeep = new RealtimeUpkeep(
+                realtimeSchemas,
+                new ProjectCatalog(platform),
+                tenant,
+                () -> state.snapshot().leader());
+        upkeep.start(config.tableRefresh(), config.messages().janitorPeriod());
         started.push(upkeep);
 
         EventPublisher publisher = new EventPublisher(nats, config.instanceId());

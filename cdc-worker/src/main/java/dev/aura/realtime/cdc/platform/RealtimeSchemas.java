@@ -5,10 +5,12 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,10 +30,15 @@ import org.slf4j.LoggerFactory;
  *       {@code broadcast_changes(topic, event, operation, table, schema, new, old, level)}, which
  *       reports the project's own schema as {@code public};
  *   <li>{@code aura_probe(topic)}: inserts the read check's probe rows (SECURITY DEFINER, so the
- *       check needs no insert policy; the check's transaction is always rolled back);
- *   <li>{@code aura_janitor()}: deletes messages older than {@link #RETENTION}, at most
- *       {@link #JANITOR_BATCH} rows a call (SECURITY DEFINER, no parameter, so whoever calls it can
- *       do nothing but what the janitor does).
+ *       check needs no insert policy; the check's transaction is always rolled back). Tenant code
+ *       may call any project's probe too, so probe rows can never be committed: the deferred
+ *       constraint trigger {@code aura_probe_guard} fails any transaction that would commit one
+ *       (event {@value #PROBE_EVENT} is reserved);
+ *   <li>{@code aura_janitor(max_rows)}: deletes messages older than the retention, at most
+ *       {@code max_rows} (capped at {@link #JANITOR_MAX_BATCH}) a call (SECURITY DEFINER; whoever
+ *       calls it can only delete what has expired anyway). The retention is not a parameter: it
+ *       comes from {@code aura_rls.messages_retention()}, which the worker rewrites at start from
+ *       {@code CDC_MESSAGES_RETENTION_HOURS}, so tenant code cannot shorten another project's.
  * </ul>
  *
  * <p><b>Ownership.</b> Everything is created by the platform login in one transaction with
@@ -53,15 +60,45 @@ public final class RealtimeSchemas {
     private static final Logger log = LoggerFactory.getLogger(RealtimeSchemas.class);
     /** The layout version; a project below it is (re)provisioned. */
     public static final int VERSION = 1;
-    /** How long messages are kept: Supabase's 72 hours, so apps that read their messages table find what they expect. */
-    public static final String RETENTION = "72 hours";
-    /** Rows one janitor call deletes at most, so one call never holds a long transaction. */
-    public static final int JANITOR_BATCH = 10_000;
+    /** Rows one janitor call deletes at most, whatever its caller asks, so one call never holds a long transaction. */
+    public static final int JANITOR_MAX_BATCH = 10_000;
+    /** The {@code event} of the read check's probe rows; a row with it can never be committed. */
+    public static final String PROBE_EVENT = "aura_read_check";
 
     private final PlatformDb db;
+    private final Duration retention;
+    private final AtomicBoolean retentionApplied = new AtomicBoolean();
 
-    public RealtimeSchemas(PlatformDb db) {
+    /** @param retention how long messages are kept ({@code CDC_MESSAGES_RETENTION_HOURS}) */
+    public RealtimeSchemas(PlatformDb db, Duration retention) {
         this.db = db;
+        this.retention = retention;
+    }
+
+    /**
+     * Writes the retention into {@code aura_rls.messages_retention()}, which every project's
+     * {@code aura_janitor} reads. Every replica writes it at start: keep
+     * {@code CDC_MESSAGES_RETENTION_HOURS} equal on all of them (the last started wins).
+     */
+    public void applyRetention() throws SQLException {
+        try (Connection c = db.connection()) {
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement()) {
+                s.execute("SELECT pg_advisory_xact_lock(" + (PlatformSchema.LOCK_KEY + 1) + ")");
+                s.execute("CREATE OR REPLACE FUNCTION aura_rls.messages_retention() RETURNS interval"
+                        + " LANGUAGE sql IMMUTABLE AS $$ SELECT interval '" + retention.toSeconds() + " seconds' $$");
+                // the janitor runs as each project's owner: it must see this function, and nothing
+                // else of aura_rls (the check functions stay revoked from PUBLIC)
+                s.execute("GRANT USAGE ON SCHEMA aura_rls TO PUBLIC");
+                s.execute("GRANT EXECUTE ON FUNCTION aura_rls.messages_retention() TO PUBLIC");
+                c.commit();
+            } catch (SQLException e) {
+                c.rollback();
+                throw e;
+            }
+        }
+        retentionApplied.set(true);
+        log.info("messages are kept {} hours (aura_rls.messages_retention)", retention.toHours());
     }
 
     /** The realtime schema of a project: {@code project_<uuid with underscores>_realtime}. */
@@ -74,8 +111,14 @@ public final class RealtimeSchemas {
         return schema.endsWith("_realtime") && schema.equals(nameOf(projectId));
     }
 
-    /** Provisions every project below {@link #VERSION}; returns how many were provisioned. */
+    /**
+     * Provisions every project below {@link #VERSION} (and the retention, until it is in place);
+     * returns how many projects were provisioned.
+     */
     public int ensureAll() throws SQLException {
+        if (!retentionApplied.get()) {
+            applyRetention();
+        }
         List<UUID> pending = new ArrayList<>();
         try (Connection c = db.connection();
                 PreparedStatement ps = c.prepareStatement(
@@ -107,14 +150,18 @@ public final class RealtimeSchemas {
             try (Statement s = c.createStatement()) {
                 s.execute("SELECT pg_advisory_xact_lock(" + (PlatformSchema.LOCK_KEY + 1) + ")");
                 s.execute("SET LOCAL search_path = pg_catalog");
+                String rt = nameOf(project.toString());
                 String schema;
                 String owner;
                 int version;
+                String existingOwner;
                 try (PreparedStatement ps = c.prepareStatement("""
-                        SELECT p.schema_name, p.realtime_schema_version, n.nspowner::regrole::text
+                        SELECT p.schema_name, p.realtime_schema_version, n.nspowner::regrole::text,
+                               (SELECT r.nspowner::regrole::text FROM pg_namespace r WHERE r.nspname = ?)
                           FROM aura_platform.projects p LEFT JOIN pg_namespace n ON n.nspname = p.schema_name
                          WHERE p.project_id = ?""")) {
-                    ps.setObject(1, project);
+                    ps.setString(1, rt);
+                    ps.setObject(2, project);
                     try (ResultSet rs = ps.executeQuery()) {
                         if (!rs.next()) {
                             c.rollback();
@@ -123,6 +170,7 @@ public final class RealtimeSchemas {
                         schema = rs.getString(1);
                         version = rs.getInt(2);
                         owner = rs.getString(3);
+                        existingOwner = rs.getString(4);
                     }
                 }
                 if (version >= VERSION) {
@@ -137,7 +185,19 @@ public final class RealtimeSchemas {
                             schema);
                     return false;
                 }
-                String rt = nameOf(project.toString());
+                if (existingOwner != null && !existingOwner.equals(owner)) {
+                    // someone else created the name first: its objects are not ours to adopt
+                    c.rollback();
+                    log.warn(
+                            "[RealtimeSchemaFailed] project {}: schema {} already exists, owned by {} and not by {} (the owner of {});"
+                                    + " drop or rename it to let the worker create it",
+                            project,
+                            rt,
+                            existingOwner,
+                            owner,
+                            schema);
+                    return false;
+                }
                 for (String sql : ddl(ident(rt), literal(schema), owner)) {
                     s.execute(sql);
                 }
@@ -211,25 +271,35 @@ public final class RealtimeSchemas {
                         + ".aura_probe(probe_topic text) RETURNS SETOF uuid LANGUAGE sql VOLATILE SECURITY DEFINER"
                         + " SET search_path = pg_catalog AS $$\n"
                         + "  INSERT INTO " + rt + ".messages(topic, extension, private, event)\n"
-                        + "  VALUES (probe_topic, 'broadcast', true, 'aura_read_check'),"
-                        + " (probe_topic, 'presence', true, 'aura_read_check')\n"
+                        + "  VALUES (probe_topic, 'broadcast', true, '" + PROBE_EVENT + "'),"
+                        + " (probe_topic, 'presence', true, '" + PROBE_EVENT + "')\n"
                         + "  RETURNING id $$",
                 "CREATE OR REPLACE FUNCTION " + rt
-                        + ".aura_janitor() RETURNS integer LANGUAGE plpgsql VOLATILE SECURITY DEFINER"
+                        + ".aura_probe_guard() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$\n"
+                        + "BEGIN\n"
+                        + "  RAISE EXCEPTION 'messages with event " + PROBE_EVENT + " are never committed'"
+                        + " USING ERRCODE = '42501';\n"
+                        + "END $$",
+                "DROP TRIGGER IF EXISTS aura_probe_guard ON " + rt + ".messages",
+                "CREATE CONSTRAINT TRIGGER aura_probe_guard AFTER INSERT OR UPDATE ON " + rt
+                        + ".messages DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.event = '" + PROBE_EVENT
+                        + "') EXECUTE FUNCTION " + rt + ".aura_probe_guard()",
+                "CREATE OR REPLACE FUNCTION " + rt
+                        + ".aura_janitor(max_rows integer) RETURNS integer LANGUAGE plpgsql VOLATILE SECURITY DEFINER"
                         + " SET search_path = pg_catalog AS $$\n"
                         + "DECLARE n integer;\n"
                         + "BEGIN\n"
                         + "  DELETE FROM " + rt + ".messages WHERE id IN (SELECT id FROM " + rt + ".messages"
-                        + " WHERE inserted_at < now() - interval '" + RETENTION + "' ORDER BY inserted_at LIMIT "
-                        + JANITOR_BATCH + ");\n"
+                        + " WHERE inserted_at < now() - aura_rls.messages_retention() ORDER BY inserted_at"
+                        + " LIMIT least(greatest(max_rows, 1), " + JANITOR_MAX_BATCH + "));\n"
                         + "  GET DIAGNOSTICS n = ROW_COUNT;\n"
                         + "  RETURN n;\n"
                         + "END $$",
-                "REVOKE ALL ON FUNCTION " + rt + ".aura_probe(text), " + rt + ".aura_janitor() FROM PUBLIC",
+                "REVOKE ALL ON FUNCTION " + rt + ".aura_probe(text), " + rt + ".aura_janitor(integer) FROM PUBLIC",
                 "GRANT USAGE ON SCHEMA " + rt + " TO aura_anon, aura_authenticated",
                 "GRANT SELECT, INSERT ON " + rt + ".messages TO aura_anon, aura_authenticated",
                 "GRANT EXECUTE ON FUNCTION " + rt + ".aura_probe(text), " + rt
-                        + ".aura_janitor() TO aura_anon, aura_authenticated",
+                        + ".aura_janitor(integer) TO aura_anon, aura_authenticated",
                 "ALTER SCHEMA " + rt + " OWNER TO " + owner,
                 "ALTER TABLE " + rt + ".messages OWNER TO " + owner,
                 "ALTER FUNCTION " + rt + ".topic() OWNER TO " + owner,
@@ -237,7 +307,8 @@ public final class RealtimeSchemas {
                 "ALTER FUNCTION " + rt
                         + ".broadcast_changes(text, text, text, text, text, record, record, text) OWNER TO " + owner,
                 "ALTER FUNCTION " + rt + ".aura_probe(text) OWNER TO " + owner,
-                "ALTER FUNCTION " + rt + ".aura_janitor() OWNER TO " + owner);
+                "ALTER FUNCTION " + rt + ".aura_probe_guard() OWNER TO " + owner,
+                "ALTER FUNCTION " + rt + ".aura_janitor(integer) OWNER TO " + owner);
     }
 
     private static String ident(String name) {

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -106,7 +107,11 @@ public final class ChannelChecks {
         }
     }
 
-    /** Stores one private broadcast under the role (the insert policy decides) and commits it; the slot then delivers it. */
+    /**
+     * Stores one private broadcast under the role (the insert policy decides) and commits it; the
+     * slot then delivers it. The row's id is chosen here, so the insert needs no {@code RETURNING}
+     * (which would make the role's SELECT policies decide too).
+     */
     public WriteVerdict persist(
             String pgRole,
             String claims,
@@ -116,22 +121,22 @@ public final class ChannelChecks {
             String event,
             String payloadJson)
             throws Unavailable, Busy {
+        UUID id = UUID.randomUUID();
         try {
             return admitted(
                     projectSchema,
                     () -> db.session(pgRole, claims, projectSchema, db.statementTimeout(), Mode.WRITE_COMMIT, c -> {
                         setTopic(c, topic);
                         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + ident(realtimeSchema)
-                                + ".messages(topic, extension, private, event, payload)"
-                                + " VALUES (?, 'broadcast', true, ?, ?::jsonb) RETURNING id::text")) {
-                            ps.setString(1, topic);
-                            ps.setString(2, event);
-                            ps.setString(3, payloadJson);
-                            try (ResultSet rs = ps.executeQuery()) {
-                                rs.next();
-                                return new WriteVerdict(true, rs.getString(1), null);
-                            }
+                                + ".messages(id, topic, extension, private, event, payload)"
+                                + " VALUES (?, ?, 'broadcast', true, ?, ?::jsonb)")) {
+                            ps.setObject(1, id);
+                            ps.setString(2, topic);
+                            ps.setString(3, event);
+                            ps.setString(4, payloadJson);
+                            ps.executeUpdate();
                         }
+                        return new WriteVerdict(true, id.toString(), null);
                     }));
         } catch (TenantSessions.TenantFailure f) {
             return new WriteVerdict(false, null, f.failure);
@@ -186,21 +191,24 @@ public final class ChannelChecks {
     }
 
     /**
-     * Deletes the project's messages older than the retention through its {@code aura_janitor()}
-     * (at most one batch), as {@code pgRole}.
+     * Deletes at most {@code maxRows} of the project's messages older than the retention through
+     * its {@code aura_janitor(max_rows)}, as {@code pgRole}, and commits.
      *
      * @return rows deleted, or -1 when the project's function failed (logged by the caller)
      */
-    public int janitor(String pgRole, String projectSchema, String realtimeSchema) throws Unavailable, Busy {
+    public int janitor(String pgRole, String projectSchema, String realtimeSchema, int maxRows)
+            throws Unavailable, Busy {
         try {
             return admitted(
                     projectSchema,
                     () -> db.session(pgRole, "{}", projectSchema, db.statementTimeout(), Mode.WRITE_COMMIT, c -> {
                         try (PreparedStatement ps =
-                                        c.prepareStatement("SELECT " + ident(realtimeSchema) + ".aura_janitor()");
-                                ResultSet rs = ps.executeQuery()) {
-                            rs.next();
-                            return rs.getInt(1);
+                                c.prepareStatement("SELECT " + ident(realtimeSchema) + ".aura_janitor(?)")) {
+                            ps.setInt(1, maxRows);
+                            try (ResultSet rs = ps.executeQuery()) {
+                                rs.next();
+                                return rs.getInt(1);
+                            }
                         }
                     }));
         } catch (TenantSessions.TenantFailure f) {

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -56,25 +57,13 @@ class PrivateChannelsE2EIT {
 
     /** The worker provisions a new project's realtime schema within its table refresh. */
     private static void awaitRealtimeSchema(String projectId) {
-        long deadline = System.nanoTime() + T.toNanos();
-        while (System.nanoTime() < deadline) {
-            if (stack.pg
-                    .queryOne("SELECT count(*) FROM aura_platform.projects WHERE project_id = '" + projectId
-                            + "' AND realtime_schema_version >= 1")
-                    .equals("1")) {
-                return;
-            }
-            sleep(100);
-        }
-        throw new AssertionError("realtime schema of " + projectId + " not provisioned");
-    }
-
-    private static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        Awaitility.await()
+                .alias("realtime schema of " + projectId + " provisioned")
+                .atMost(T)
+                .until(() -> stack.pg
+                        .queryOne("SELECT count(*) FROM aura_platform.projects WHERE project_id = '" + projectId
+                                + "' AND realtime_schema_version >= 1")
+                        .equals("1"));
     }
 
     private static String user(String org, boolean writer) {
@@ -170,18 +159,15 @@ class PrivateChannelsE2EIT {
     }
 
     private static List<JsonNode> awaitCount(RealtimeJsClient js, String channel, int n) {
-        long deadline = System.nanoTime() + T.toNanos();
-        while (true) {
-            List<JsonNode> got = js.events().stream()
-                    .filter(e -> "broadcast".equals(e.path("type").asText())
-                            && channel.equals(e.path("channel").asText()))
-                    .toList();
-            if (got.size() >= n || System.nanoTime() > deadline) {
-                assertThat(got).hasSizeGreaterThanOrEqualTo(n);
-                return got;
-            }
-            sleep(20);
-        }
+        return Awaitility.await()
+                .atMost(T)
+                .pollInterval(Duration.ofMillis(20))
+                .until(
+                        () -> js.events().stream()
+                                .filter(e -> "broadcast".equals(e.path("type").asText())
+                                        && channel.equals(e.path("channel").asText()))
+                                .toList(),
+                        got -> got.size() >= n);
     }
 
     @Test

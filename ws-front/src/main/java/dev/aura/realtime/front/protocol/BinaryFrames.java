@@ -2,6 +2,7 @@ package dev.aura.realtime.front.protocol;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -89,14 +90,11 @@ public final class BinaryFrames {
                 joinRef, ref, topic, new UserBroadcast(event, payload, encoding == ENCODING_JSON, null), persist);
     }
 
-    private static final com.fasterxml.jackson.databind.ObjectMapper META =
-            new com.fasterxml.jackson.databind.ObjectMapper();
-
     /** Whether a kind 3 frame's metadata says {@code "persist": true}; unreadable metadata says no. */
-    private static boolean persistRequested(String metadata) {
+    private boolean persistRequested(String metadata) {
         try {
-            return META.readTree(metadata).path("persist").asBoolean(false);
-        } catch (java.io.IOException e) {
+            return json.mapper().readTree(metadata).path("persist").asBoolean(false);
+        } catch (IOException e) {
             return false;
         }
     }

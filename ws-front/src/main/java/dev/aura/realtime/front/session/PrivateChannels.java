@@ -1,15 +1,20 @@
 package dev.aura.realtime.front.session;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.common.wire.ChannelAccess;
 import dev.aura.realtime.front.log.LogCode;
 import dev.aura.realtime.front.protocol.PhoenixMessage;
 import dev.aura.realtime.front.protocol.Reasons;
+import dev.aura.realtime.front.protocol.Replies;
 import dev.aura.realtime.front.protocol.SystemMessages;
 import dev.aura.realtime.front.protocol.UserBroadcast;
-import java.util.List;
+import dev.aura.realtime.front.relay.ChannelAccessClient;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,8 +71,7 @@ final class PrivateChannels {
      * a cached yes), else {@code denied} with the refusal. The first event of a private channel asks
      * the cdc-worker; events arriving meanwhile wait in order.
      */
-    void whenWritable(
-            Membership m, String extension, int bytes, Runnable event, java.util.function.Consumer<String> denied) {
+    void whenWritable(Membership m, String extension, int bytes, Runnable event, Consumer<String> denied) {
         if (!m.isPrivate()) {
             event.run();
             return;
@@ -111,7 +115,8 @@ final class PrivateChannels {
 
     /**
      * After a new {@code access_token}: the cached write checks are forgotten and the read check
-     * runs again; a member that lost a read it had is told Supabase's refusal and closed.
+     * runs again; a member that lost a read it had, or whose check could not run (errors deny), is
+     * told Supabase's refusal and closed.
      */
     void recheck(Membership m) {
         if (!m.isPrivate()) {
@@ -133,6 +138,10 @@ final class PrivateChannels {
                     if (lost) {
                         lifecycle.closeWithSystemError(
                                 m, SystemMessages.EXT_SYSTEM, Reasons.cannotRead(m.channelName()));
+                    } else {
+                        // a broadcast read gained now counts; presence follows the join's (its
+                        // state and diffs start at join)
+                        m.readAccess(g.readBroadcast(), hadPresence);
                     }
                 }));
     }
@@ -158,8 +167,7 @@ final class PrivateChannels {
                         return;
                     }
                     for (ChannelAccess.Message msg : reply.messages()) {
-                        byte[] payload =
-                                String.valueOf(msg.payload()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                        byte[] payload = String.valueOf(msg.payload()).getBytes(StandardCharsets.UTF_8);
                         services.fanout().replay(m, new UserBroadcast(msg.event(), payload, true, msg.id()));
                     }
                     if (reply.truncated()) {
@@ -181,7 +189,7 @@ final class PrivateChannels {
         JsonNode payload;
         try {
             payload = services.mapper().readTree(message.payload());
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             replyPersist(m, b, Reasons.malformed("persisted broadcast payload must be JSON"));
             return;
         }
@@ -193,12 +201,12 @@ final class PrivateChannels {
     private void replyPersist(Membership m, PhoenixMessage.BroadcastPush b, String error) {
         if (error == null) {
             if (m.ack() && b.ref() != null) {
-                m.reply(b.ref(), "ok", dev.aura.realtime.front.protocol.Replies.empty());
+                m.reply(b.ref(), "ok", Replies.empty());
             }
             return;
         }
         if (b.ref() != null && m.ack()) {
-            com.fasterxml.jackson.databind.node.ObjectNode r = dev.aura.realtime.front.protocol.Replies.reason(error);
+            ObjectNode r = Replies.reason(error);
             r.put("error", error); // realtime-js returns response.error of a failed persisted send
             m.reply(b.ref(), "error", r);
         } else {
@@ -210,11 +218,9 @@ final class PrivateChannels {
         try {
             return services.access()
                     .ask(request)
-                    .exceptionally(e ->
-                            ChannelAccess.Reply.failed(dev.aura.realtime.front.relay.ChannelAccessClient.UNAVAILABLE));
+                    .exceptionally(e -> ChannelAccess.Reply.failed(ChannelAccessClient.UNAVAILABLE));
         } catch (RuntimeException e) {
-            return CompletableFuture.completedFuture(
-                    ChannelAccess.Reply.failed(dev.aura.realtime.front.relay.ChannelAccessClient.UNAVAILABLE));
+            return CompletableFuture.completedFuture(ChannelAccess.Reply.failed(ChannelAccessClient.UNAVAILABLE));
         }
     }
 
@@ -226,9 +232,5 @@ final class PrivateChannels {
                 LogCode.HandlerFailed.warn(log, "private channel step on {}: {}", session, e.toString(), e);
             }
         });
-    }
-
-    static List<String> extensions() {
-        return List.of("broadcast", "presence");
     }
 }

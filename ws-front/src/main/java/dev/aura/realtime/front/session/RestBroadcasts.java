@@ -8,6 +8,7 @@ import dev.aura.realtime.front.history.MessageIds;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.UserBroadcast;
 import dev.aura.realtime.front.relay.ChannelAccessClient;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -129,7 +130,7 @@ public final class RestBroadcasts {
         JsonNode payload;
         try {
             payload = services.mapper().readTree(m.payload());
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return done(400, "the payload is not JSON");
         }
         return ask(ChannelAccess.Request.persist(

@@ -34,6 +34,8 @@ final class JsonHttpAggregator extends HttpObjectAggregator {
                         HttpRouter.error("Payload Too Large: requests may carry at most " + maxBytes + " bytes"),
                         StandardCharsets.UTF_8));
         res.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json");
+        // a browser's REST broadcast must be able to read why (the other answers carry it too)
+        res.headers().set(HttpHeaderNames.ACCESS_CONTROL_ALLOW_ORIGIN, "*");
         HttpUtil.setContentLength(res, res.content().readableBytes());
         ctx.writeAndFlush(res).addListener(ChannelFutureListener.CLOSE);
     }

@@ -6,12 +6,17 @@ import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.front.session.RestBroadcasts;
 import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.handler.codec.http.ReadOnlyHttpHeaders;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,6 +37,11 @@ import java.util.List;
  * 404 (another path), 413 (payload, request size), 429 (the project's messages per second on this
  * replica), 503 (no cdc-worker answered a private check). Also served under {@code /api/broadcast}
  * (realtime-js's path for a socket URL without a path).
+ *
+ * <p>Browsers call it from the application's origin: every answer carries
+ * {@code Access-Control-Allow-Origin: *} and a CORS preflight ({@code OPTIONS}) is answered 204
+ * with the headers it asks for. The credentials are headers, never cookies, so no origin gains
+ * anything it does not hold the tokens for.
  */
 final class RestBroadcastEndpoint {
     static final String PATH = "/realtime/v1/api/broadcast";
@@ -48,6 +58,10 @@ final class RestBroadcastEndpoint {
 
     static void handle(
             ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder query, TransportContext context) {
+        if (req.method() == HttpMethod.OPTIONS) {
+            preflight(ctx, req);
+            return;
+        }
         if (req.method() != HttpMethod.POST) {
             respond(ctx, req, HttpResponseStatus.METHOD_NOT_ALLOWED, "Method not allowed: use POST");
             return;
@@ -111,7 +125,13 @@ final class RestBroadcastEndpoint {
                         if (err != null) {
                             respond(ctx, req, HttpResponseStatus.INTERNAL_SERVER_ERROR, "Internal error");
                         } else if (result.status() == 202) {
-                            HttpRouter.respond(ctx, req, HttpResponseStatus.ACCEPTED, "application/json", "");
+                            HttpRouter.respond(
+                                    ctx,
+                                    req,
+                                    HttpResponseStatus.ACCEPTED,
+                                    "application/json",
+                                    Unpooled.EMPTY_BUFFER,
+                                    CORS);
                         } else {
                             respond(ctx, req, HttpResponseStatus.valueOf(result.status()), result.error());
                         }
@@ -131,7 +151,7 @@ final class RestBroadcastEndpoint {
         JsonNode body;
         try {
             body = mapper.readTree(ByteBufUtil.getBytes(req.content()));
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new BadRequest("the body is not JSON");
         }
         JsonNode list = body == null ? null : body.get("messages");
@@ -149,7 +169,7 @@ final class RestBroadcastEndpoint {
             byte[] bytes;
             try {
                 bytes = mapper.writeValueAsBytes(payload);
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 throw new BadRequest("a payload is not serialisable");
             }
             String name = topic.asText();
@@ -175,17 +195,37 @@ final class RestBroadcastEndpoint {
                 throw new BadRequest("the payload is required");
             }
             return new RestBroadcasts.Message(topic, event, mapper.writeValueAsBytes(payload), true, priv);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new BadRequest("the body is not JSON (send binary payloads as application/octet-stream)");
         }
     }
 
-    private static void respond(
-            ChannelHandlerContext ctx, FullHttpRequest req, HttpResponseStatus status, String error) {
-        HttpRouter.respond(ctx, req, status, "application/json", HttpRouter.error(error));
+    private static final HttpHeaders CORS =
+            new ReadOnlyHttpHeaders(false, HttpHeaderNames.ACCESS_CONTROL_ALLOW_ORIGIN, "*");
+
+    /** A CORS preflight: POST from any origin, with whatever headers it asks for (apikey, authorization, ...). */
+    private static void preflight(ChannelHandlerContext ctx, FullHttpRequest req) {
+        HttpHeaders allow = new DefaultHttpHeaders()
+                .add(CORS)
+                .set(HttpHeaderNames.ACCESS_CONTROL_ALLOW_METHODS, "POST, OPTIONS")
+                .set(
+                        HttpHeaderNames.ACCESS_CONTROL_ALLOW_HEADERS,
+                        req.headers()
+                                .get(
+                                        HttpHeaderNames.ACCESS_CONTROL_REQUEST_HEADERS,
+                                        "apikey, authorization, content-type, x-client-info"))
+                .set(HttpHeaderNames.ACCESS_CONTROL_MAX_AGE, "86400");
+        HttpRouter.respond(ctx, req, HttpResponseStatus.NO_CONTENT, "text/plain", Unpooled.EMPTY_BUFFER, allow);
     }
 
-    static String utf8(byte[] b) {
-        return new String(b, StandardCharsets.UTF_8);
+    private static void respond(
+            ChannelHandlerContext ctx, FullHttpRequest req, HttpResponseStatus status, String error) {
+        HttpRouter.respond(
+                ctx,
+                req,
+                status,
+                "application/json",
+                Unpooled.copiedBuffer(HttpRouter.error(error), StandardCharsets.UTF_8),
+                CORS);
     }
 }

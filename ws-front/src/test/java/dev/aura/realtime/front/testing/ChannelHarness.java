@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.JwtVerifier;
+import dev.aura.realtime.common.wire.ChannelAccess;
 import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.front.fanout.Fanout;
 import dev.aura.realtime.front.fanout.LocalTopics;
@@ -16,8 +17,10 @@ import dev.aura.realtime.front.protocol.Framing;
 import dev.aura.realtime.front.protocol.JsonFrames;
 import dev.aura.realtime.front.protocol.PhoenixCodec;
 import dev.aura.realtime.front.protocol.Vsn;
+import dev.aura.realtime.front.relay.ChannelAccessClient;
 import dev.aura.realtime.front.session.ChannelServices;
 import dev.aura.realtime.front.session.Limits;
+import dev.aura.realtime.front.session.PrivateOnlyCache;
 import dev.aura.realtime.front.session.SessionHandler;
 import dev.aura.realtime.front.session.Sessions;
 import dev.aura.realtime.testkit.MutableClock;
@@ -33,6 +36,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
 
 /**
  * The channel layer in memory: real index, fan-out and history, fake relay seams, unavailable
@@ -56,15 +62,30 @@ public final class ChannelHarness {
     /** Tokens whose iat and exp count from {@link #clock}. */
     public final TestTokens tokens = FrontFixture.TOKENS.clock(clock);
 
-    /** What the fake cdc-worker answers to channel-access requests (default: public project, everything allowed). */
-    public volatile java.util.function.Function<
-                    dev.aura.realtime.common.wire.ChannelAccess.Request,
-                    dev.aura.realtime.common.wire.ChannelAccess.Reply>
-            access = r -> new dev.aura.realtime.common.wire.ChannelAccess.Reply(
-            null, false, true, true, true, null, java.util.List.of(), false);
+    /** The channel-access requests asked, in order. */
+    public final List<ChannelAccess.Request> accessAsked = new CopyOnWriteArrayList<>();
 
-    private final dev.aura.realtime.front.relay.ChannelAccessClient accessClient =
-            r -> java.util.concurrent.CompletableFuture.completedFuture(access.apply(r));
+    /**
+     * What the fake cdc-worker answers to channel-access requests (default: a project without
+     * {@code private_only}, everything allowed); a null answer leaves the request pending in
+     * {@link #accessPending}.
+     */
+    public volatile Function<ChannelAccess.Request, ChannelAccess.Reply> access =
+            r -> new ChannelAccess.Reply(null, false, true, true, true, null, List.of(), false);
+
+    /** Requests answered null by {@link #access}, to be completed by the test. */
+    public final List<CompletableFuture<ChannelAccess.Reply>> accessPending = new CopyOnWriteArrayList<>();
+
+    private final ChannelAccessClient accessClient = r -> {
+        accessAsked.add(r);
+        ChannelAccess.Reply reply = access.apply(r);
+        if (reply == null) {
+            CompletableFuture<ChannelAccess.Reply> pending = new CompletableFuture<>();
+            accessPending.add(pending);
+            return pending;
+        }
+        return CompletableFuture.completedFuture(reply);
+    };
 
     public final ChannelServices services = new ChannelServices(
             verifier,
@@ -81,7 +102,7 @@ public final class ChannelHarness {
             clock,
             mapper,
             accessClient,
-            new dev.aura.realtime.front.session.PrivateOnlyCache(accessClient, clock));
+            new PrivateOnlyCache(accessClient, clock));
 
     /** An anon token of {@link FrontFixture#PROJECT} expiring {@code ttl} after the harness clock's now. */
     public String token(Duration ttl) {
@@ -90,10 +111,15 @@ public final class ChannelHarness {
 
     /** A WebSocket connection in memory (Phoenix codec and session handler). */
     public Conn connect(Vsn vsn) {
+        return connect(vsn, services);
+    }
+
+    /** A WebSocket connection in memory served by {@code with} (e.g. the harness's services with another seam). */
+    public Conn connect(Vsn vsn, ChannelServices with) {
         try {
             return new Conn(new EmbeddedChannel(
                     new PhoenixCodec(vsn, json, binary, metrics::malformed),
-                    new SessionHandler(services, Framing.of(vsn), verifier.verify(token(Duration.ofHours(1))))));
+                    new SessionHandler(with, Framing.of(vsn), verifier.verify(token(Duration.ofHours(1))))));
         } catch (AuthException e) {
             throw new IllegalStateException(e);
         }
