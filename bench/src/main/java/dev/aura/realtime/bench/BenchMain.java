@@ -164,18 +164,20 @@ public final class BenchMain {
     /** Figure 6: private joins (read policy) against public joins; starts and stops the worker and front. */
     private static void joins(Stack s, Report report, Sizes z, long t0) throws Exception {
         step("6. private joins vs public joins", t0);
-        if (s.worker() == null) {
-            s.startWorker(Map.of(), List.of());
-            s.awaitWorkerActive();
-        }
+        s.stopWorker();
+        Path workerJfr = s.runDir.resolve("joins-worker.jfr");
+        Path frontJfr = s.runDir.resolve("joins-front.jfr");
+        s.startWorker(Map.of(), Stack.jfr(workerJfr));
+        s.awaitWorkerActive();
         s.startFront(
-                Map.of(
-                        "WS_MAX_JOINS_PER_SECOND", "1000000",
-                        "WS_IDLE_TIMEOUT_MS", "3600000"),
-                List.of());
+                Map.of("WS_MAX_JOINS_PER_SECOND", "1000000", "WS_IDLE_TIMEOUT_MS", "3600000"), Stack.jfr(frontJfr));
         new JoinBench(s, report).run(z.joinConnections, z.joinWarmupSeconds, z.joinSeconds);
         s.stopFront();
         s.stopWorker();
+        report.evidence(
+                "Joins: where the time goes (informational)",
+                "cdc-worker (both modes):\n\n" + JfrHotMethods.summarize(workerJfr, null, 8) + "\nws-front:\n\n"
+                        + JfrHotMethods.summarize(frontJfr, null, 8));
     }
 
     private static void probe(Stack s, ChangeCounter counter) {

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -25,10 +26,14 @@ import java.util.regex.Pattern;
  * authenticated user's {@code access_token} (as realtime-js sends it), then, on the ok reply, the
  * latency is recorded, {@code phx_leave} sent (not awaited) and the next join sent. The policy is
  * Supabase's guide's shape: {@code realtime.topic() LIKE 'bench:%'} for signed-in users. Each mode
- * runs a warm-up, then {@code seconds} measured; a refused join counts as an error, not a join.
+ * runs a warm-up, then {@code seconds} measured; a refused join counts as an error, not a join,
+ * and its connection waits {@link #RETRY_MS} before the next (realtime-js waits a second or more).
  */
 final class JoinBench {
     private static final Pattern REF = Pattern.compile("\"ref\":\"([JL])(\\d+)\"");
+    /** Pause of a connection after a refused join. */
+    static final long RETRY_MS = 100;
+
     private static final byte[] STATUS_OK = "\"status\":\"ok\"".getBytes(StandardCharsets.US_ASCII);
 
     private final Stack s;
@@ -177,8 +182,10 @@ final class JoinBench {
                 conn.send("{\"topic\":\"realtime:bench:" + conn.index + ":" + n
                         + "\",\"event\":\"phx_leave\",\"payload\":{},\"ref\":\"L" + n + "\",\"join_ref\":\"J" + n
                         + "\"}");
+                next();
+            } else {
+                conn.channel.eventLoop().schedule(this::next, RETRY_MS, TimeUnit.MILLISECONDS);
             }
-            next();
         }
 
         void stop() {
