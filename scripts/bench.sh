@@ -3,9 +3,11 @@
 # starts a throw-away Postgres (wal2json) and nats-server, runs the cdc-worker and ws-front jars,
 # prints one table and writes docs/performance.md.
 #
-# Usage: scripts/bench.sh [--quick] [--joins-only] [--skip-build] [--out FILE]
-#   --quick       smaller workloads (about 3 minutes; the full run took 11.4 minutes here, most of it
-#                 the default-config single-row backlog, whose cost grows quadratically: see docs)
+# Usage: scripts/bench.sh [--quick] [--cdc-only] [--joins-only] [--skip-build] [--out FILE]
+#   --quick       smaller workloads (about 4 minutes; a full run takes about 10 minutes here: CDC
+#                 throughput with both sources, Debezium as the peer, latency with both sources, ...)
+#   --cdc-only    figures 1 and 2 only (throughput with the peer, latency); prints the table and
+#                 writes a report only with --out (docs/performance.md is left alone)
 #   --joins-only  figure 6 only (private joins with a read policy against public joins, about 1
 #                 minute); prints the table and writes a report only with --out
 #   --skip-build  reuse the jars already in */target
@@ -22,8 +24,8 @@ args=()
 for a in "$@"; do
   case "$a" in
     --skip-build) build=0 ;;
-    --quick|--out) args+=("$a") ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --quick|--out|--cdc-only|--joins-only) args+=("$a") ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) args+=("$a") ;;
   esac
 done

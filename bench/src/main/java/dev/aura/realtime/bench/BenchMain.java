@@ -15,10 +15,11 @@ import java.util.Map;
  * table and writes {@code docs/performance.md}. Started by {@code scripts/bench.sh}, never by the
  * test build.
  *
- * <pre>java -jar bench/target/bench.jar [--quick] [--joins-only] [--out docs/performance.md]</pre>
+ * <pre>java -jar bench/target/bench.jar [--quick] [--cdc-only] [--joins-only] [--out docs/performance.md]</pre>
  *
- * <p>{@code --joins-only} runs figure 6 only (private joins against public ones) and prints the
- * table; it writes a report only with {@code --out}, so a partial run never replaces
+ * <p>{@code --cdc-only} runs figures 1 and 2 only (CDC throughput with the peer, latency);
+ * {@code --joins-only} runs figure 6 only (private joins against public ones). Both print the
+ * table and write a report only with {@code --out}, so a partial run never replaces
  * docs/performance.md.
  *
  * <p>Order: CDC throughput (backlogs with the worker stopped), worker heap in a huge transaction,
@@ -34,8 +35,9 @@ public final class BenchMain {
             return;
         }
         boolean quick = List.of(args).contains("--quick");
+        boolean cdcOnly = List.of(args).contains("--cdc-only");
         boolean joinsOnly = List.of(args).contains("--joins-only");
-        Path out = joinsOnly ? null : Jars.repoRoot().resolve("docs/performance.md");
+        Path out = cdcOnly || joinsOnly ? null : Jars.repoRoot().resolve("docs/performance.md");
         for (int i = 0; i < args.length - 1; i++) {
             if (args[i].equals("--out")) {
                 out = Path.of(args[i + 1]).toAbsolutePath();
@@ -74,29 +76,50 @@ public final class BenchMain {
 
                 step("1. CDC throughput", t0);
                 CdcThroughputBench cdc = new CdcThroughputBench(s, counter, report);
-                cdc.run(z.cdcRows, true, 0.9, Map.of(), z.sqlOnlySeconds);
-                cdc.run(z.cdcRows, false, 0.9, Map.of(), 0);
-                // the knob that removes the re-decoding (see the analysis): one peek per backlog
-                cdc.run(z.cdcRows, true, 0.9, Map.of("CDC_BATCH_SIZE", "1000000"), 0);
+                DebeziumPeer peer = new DebeziumPeer(s, s.client);
+                // the default source (stream) with the peer on the same backlog, then poll beside it
+                cdc.run(z.cdcRows, true, 0.9, Map.of("CDC_SOURCE", "stream"), 0, peer);
+                cdc.run(z.cdcRows, false, 0.9, Map.of("CDC_SOURCE", "stream"), 0, peer);
+                cdc.run(z.cdcRows, true, 0.9, Map.of("CDC_SOURCE", "poll"), z.sqlOnlySeconds, null);
+                cdc.run(z.cdcRows, false, 0.9, Map.of("CDC_SOURCE", "poll"), 0, null);
 
-                step("4b. cdc-worker heap in a huge transaction", t0);
-                cdc.hugeTransactionHeap(z.hugeTxnRows);
+                if (!cdcOnly) {
+                    step("4b. cdc-worker heap in a huge transaction", t0);
+                    cdc.hugeTransactionHeap(z.hugeTxnRows);
+                }
 
                 step("2. commit→client latency", t0);
+                s.startFront(Map.of(), List.of());
+                for (String source : List.of("stream", "poll")) {
+                    s.startWorker(Map.of("CDC_SOURCE", source), List.of());
+                    s.awaitWorkerActive();
+                    new LatencyBench(s, report, source)
+                            .run(new int[] {100, 1000, 5000}, z.latencySeconds, source.equals("stream"));
+                    s.stopWorker();
+                }
                 s.startWorker(Map.of(), List.of());
                 s.awaitWorkerActive();
-                s.startFront(Map.of(), List.of());
-                new LatencyBench(s, report).run(new int[] {100, 1000, 5000}, z.latencySeconds, true);
                 s.stopFront();
 
-                step("5. RLS batched vs naive", t0);
-                RlsBench rls = new RlsBench(s, counter, report);
-                rls.subscribe(1000);
-                rls.run(z.rlsRows, z.naiveSeconds);
-                counter.hook(m -> {});
+                if (!cdcOnly) {
+                    step("5. RLS batched vs naive", t0);
+                    RlsBench rls = new RlsBench(s, counter, report);
+                    rls.subscribe(1000);
+                    rls.run(z.rlsRows, z.naiveSeconds);
+                    counter.hook(m -> {});
+                }
             }
-            joins(s, report, z, t0);
+            if (!cdcOnly) {
+                fanoutAndIdle(s, report, z, runDir, t0);
+                joins(s, report, z, t0);
+            }
+        }
+        print(report, out, machine, quick, runDir, t0);
+    }
 
+    /** Figures 3 and 4a: fan-out and idle connections, CPU-pinned. */
+    private static void fanoutAndIdle(Stack s, Report report, Sizes z, Path runDir, long t0) throws Exception {
+        {
             step("3. fan-out", t0);
             s.stopWorker();
             Path frontJfr = runDir.resolve("ws-front-fanout.jfr");
@@ -135,7 +158,6 @@ public final class BenchMain {
             String summary = JfrHotMethods.summarize(frontJfr, null, 10);
             report.evidence.replaceAll(e -> e.replace(FanoutBench.FANOUT_JFR_PLACEHOLDER, summary));
         }
-        print(report, out, machine, quick, runDir, t0);
     }
 
     /** Prints the table and writes the report to {@code out} (none when null). */

@@ -27,6 +27,7 @@ import java.util.regex.Pattern;
 final class CdcThroughputBench {
     static final String TABLE = "bench_cdc";
     private static final String RAW_SLOT = "bench_raw";
+    private static final String RAW_STREAM_SLOT = "bench_raw_stream";
     private static final Pattern STARTED = Pattern.compile("cdc-worker .* started");
     private static final Pattern LOG_TIME = Pattern.compile("^(\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z)");
     private static final String PEEK = """
@@ -53,12 +54,29 @@ final class CdcThroughputBench {
                         + "(v, body) VALUES (i, 'row number ' || i); COMMIT; END LOOP; END $$");
     }
 
-    /** One backlog run; {@code singleRowTxns} chooses n transactions of one row or one of n rows. */
-    void run(int n, boolean singleRowTxns, double targetRatio, Map<String, String> env, int sqlOnlySeconds)
+    /**
+     * One backlog run; {@code singleRowTxns} chooses n transactions of one row or one of n rows.
+     * With a {@code peer}, Debezium reads the same backlog after the worker and the ratio of the
+     * worker's rate to Debezium's is reported.
+     */
+    void run(
+            int n,
+            boolean singleRowTxns,
+            double targetRatio,
+            Map<String, String> env,
+            int sqlOnlySeconds,
+            DebeziumPeer peer)
             throws Exception {
         String label = (singleRowTxns ? "single-row txns" : "one " + n + "-row txn") + (env.isEmpty() ? "" : " " + env);
         s.stopWorker();
         s.pg.execute("SELECT pg_create_logical_replication_slot('" + RAW_SLOT + "', 'wal2json')");
+        boolean stream = "stream".equals(env.getOrDefault("CDC_SOURCE", "stream"));
+        if (stream) {
+            s.pg.execute("SELECT pg_create_logical_replication_slot('" + RAW_STREAM_SLOT + "', 'wal2json')");
+        }
+        if (peer != null) {
+            peer.prepare(TABLE);
+        }
         long w0 = System.nanoTime();
         writeBacklog(n, singleRowTxns);
         double writeS = (System.nanoTime() - w0) / 1e9;
@@ -66,6 +84,13 @@ final class CdcThroughputBench {
         long r0 = System.nanoTime();
         long[] raw = rawPeek();
         double rawS = (System.nanoTime() - r0) / 1e9;
+        double rawStreamS = 0;
+        if (stream) {
+            long st0 = System.nanoTime();
+            rawStream(n);
+            rawStreamS = (System.nanoTime() - st0) / 1e9;
+            s.pg.execute("SELECT pg_drop_replication_slot('" + RAW_STREAM_SLOT + "')");
+        }
         long b0 = System.nanoTime();
         long[] batched = sqlOnlySeconds > 0 ? rawBatchedPolls(sqlOnlySeconds) : null;
         double batchedS = (System.nanoTime() - b0) / 1e9;
@@ -74,7 +99,7 @@ final class CdcThroughputBench {
             throw new IllegalStateException("raw peek saw " + raw[1] + " inserts, expected " + n);
         }
 
-        String tag = (singleRowTxns ? "cdc-single" : "cdc-batch") + (env.isEmpty() ? "" : "-tuned");
+        String tag = (singleRowTxns ? "cdc-single" : "cdc-batch") + "-" + env.getOrDefault("CDC_SOURCE", "stream");
         Path jfr = s.runDir.resolve(tag + ".jfr");
         Result r = timeWorker(n, env, Stack.jfr(jfr), 600_000);
         double rawRate = n / rawS;
@@ -88,6 +113,30 @@ final class CdcThroughputBench {
                 Report.f2(ratio) + "×",
                 "≥ " + targetRatio + "× raw",
                 ratio >= targetRatio);
+        if (stream) {
+            report.note(String.format(
+                    "%s: raw replication stream of the same backlog (pgjdbc, same wal2json options, no processing): %,.0f rows/s "
+                            + "(%.2f s) = %.2f× the raw peek; the stream source reached %.2f× of it",
+                    label, n / rawStreamS, rawStreamS, (n / rawStreamS) / rawRate, rate / (n / rawStreamS)));
+        }
+        if (peer != null) {
+            DebeziumPeer.Result d;
+            try {
+                d = peer.drain(TABLE, n, counter, 600_000);
+            } finally {
+                peer.drop();
+            }
+            double dRate = n / d.seconds();
+            report.row(
+                    "1. peer: Debezium " + DebeziumPeer.VERSION + " embedded (pgoutput) → NATS, " + n / 1000 + "k "
+                            + label,
+                    Report.f0(dRate) + " rows/s (" + Report.f2(d.seconds()) + " s"
+                            + (d.complete() ? "" : "; only " + d.received() + " of " + n + " arrived") + ")",
+                    "cdc-worker " + Report.f0(rate) + " rows/s (same backlog, row above)",
+                    Report.f2(rate / dRate) + "× (ours ÷ Debezium)",
+                    "> 1× (ahead of Debezium)",
+                    rate > dRate);
+        }
         if (batched != null) {
             double sqlRate = batched[2] / batchedS;
             report.note(String.format(
@@ -104,8 +153,8 @@ final class CdcThroughputBench {
                     batched[4]));
         }
         report.note(String.format(
-                "%s: backlog written in %.1f s; worker polls %.0f, poll time %.1f s (sum of aura_cdc_poll_duration)",
-                label, writeS, r.polls, r.pollSeconds));
+                "%s: backlog written in %.1f s; worker read rounds %.0f, %.1f s inside them (sum of aura_cdc_poll_duration); %s",
+                label, writeS, r.polls, r.pollSeconds, r.cpu));
         if (!r.complete) {
             report.note(label + ": only " + r.received + " of " + n + " events arrived before the stall timeout");
         }
@@ -140,8 +189,19 @@ final class CdcThroughputBench {
                 String.format("one %d-row txn: %.0f rows/s through the worker (%.1f s)", n, n / r.seconds, r.seconds));
     }
 
+    /**
+     * @param cpu CPU seconds during the run (from the "started" line to the last event) of the
+     *     worker, its Postgres sessions (walsender or peek session), nats-server and this JVM (the
+     *     subscriber)
+     */
     record Result(
-            boolean complete, long received, double seconds, double withJvmSeconds, double polls, double pollSeconds) {}
+            boolean complete,
+            long received,
+            double seconds,
+            double withJvmSeconds,
+            double polls,
+            double pollSeconds,
+            String cpu) {}
 
     private Result timeWorker(int n, Map<String, String> env, List<String> jvmArgs, long maxMs) throws Exception {
         counter.reset();
@@ -150,7 +210,27 @@ final class CdcThroughputBench {
         ServiceProcess w = s.startWorker(env, jvmArgs);
         String line = w.waitForLog(STARTED, Duration.ofSeconds(90));
         long readyWallMs = logTime(line);
+        long natsPid = s.nats.pid();
+        long self = ProcessHandle.current().pid();
+        double worker0 = Procs.cpuSeconds(w.pid());
+        double nats0 = Procs.cpuSeconds(natsPid);
+        double self0 = Procs.cpuSeconds(self);
         boolean complete = counter.await(n, 30_000, maxMs);
+        double pgCpu = 0;
+        try (Connection c = s.pg.connect();
+                Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery(
+                        "SELECT pid FROM pg_stat_activity WHERE application_name = 'aura-cdc-worker'")) {
+            while (rs.next()) {
+                pgCpu += Procs.cpuSeconds(rs.getLong(1));
+            }
+        }
+        String cpu = String.format(
+                "CPU s: worker %.1f, its Postgres sessions %.1f, nats-server %.1f, subscriber JVM %.1f",
+                Procs.cpuSeconds(w.pid()) - worker0,
+                pgCpu,
+                Procs.cpuSeconds(natsPid) - nats0,
+                Procs.cpuSeconds(self) - self0);
         long lastWallMs = (counter.lastNanos() + offset) / 1_000_000;
         double polls = s.workerMetric("aura_cdc_polls_total");
         double pollSeconds = s.workerMetric("aura_cdc_poll_duration_seconds_sum");
@@ -161,7 +241,8 @@ final class CdcThroughputBench {
                 (lastWallMs - readyWallMs) / 1000.0,
                 (lastWallMs - startWall) / 1000.0,
                 polls,
-                pollSeconds);
+                pollSeconds,
+                cpu);
     }
 
     static long logTime(String line) {
@@ -223,6 +304,47 @@ final class CdcThroughputBench {
             }
         }
         return new long[] {rows, polls, inserts, firstPollMs, lastPollMs};
+    }
+
+    /**
+     * Reads the raw stream slot over the replication protocol until {@code n} inserts arrived:
+     * what pgjdbc and the walsender deliver with nothing done to the rows.
+     */
+    private void rawStream(int n) throws Exception {
+        java.util.Properties props = new java.util.Properties();
+        org.postgresql.PGProperty.REPLICATION.set(props, "database");
+        org.postgresql.PGProperty.PREFER_QUERY_MODE.set(props, "simple");
+        org.postgresql.PGProperty.ASSUME_MIN_SERVER_VERSION.set(props, "10");
+        try (Connection c = java.sql.DriverManager.getConnection(s.pg.jdbcUrl(), props)) {
+            org.postgresql.replication.PGReplicationStream st = c.unwrap(org.postgresql.PGConnection.class)
+                    .getReplicationAPI()
+                    .replicationStream()
+                    .logical()
+                    .withSlotName(RAW_STREAM_SLOT)
+                    .withSlotOption("format-version", "2")
+                    .withSlotOption("include-transaction", "1")
+                    .withSlotOption("include-timestamp", "1")
+                    .withSlotOption("include-type-oids", "1")
+                    .withSlotOption("include-types", "0")
+                    .withSlotOption("include-pk", "1")
+                    .withSlotOption("include-lsn", "1")
+                    .withSlotOption("add-tables", s.schema + "." + TABLE)
+                    .start();
+            long inserts = 0;
+            long deadline = System.nanoTime() + 300_000_000_000L;
+            while (inserts < n && System.nanoTime() < deadline) {
+                java.nio.ByteBuffer b = st.readPending();
+                if (b == null) {
+                    Thread.sleep(1);
+                    continue;
+                }
+                int at = b.arrayOffset() + b.position();
+                if (b.remaining() > 13 && b.array()[at + 11] == 'I') { // {"action":"I"
+                    inserts++;
+                }
+            }
+            st.close();
+        }
     }
 
     /** @return {all rows, insert rows} of one streamed peek of the raw slot up to the flush LSN */

@@ -57,6 +57,17 @@ final class Procs {
         }
     }
 
+    /** CPU seconds (user + system) a process used so far, from /proc; 0 when it is gone. */
+    static double cpuSeconds(long pid) {
+        try {
+            String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/" + pid + "/stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0; // utime, stime in USER_HZ (100)
+        } catch (Exception gone) {
+            return 0;
+        }
+    }
+
     static void sleep(long ms) {
         try {
             Thread.sleep(ms);

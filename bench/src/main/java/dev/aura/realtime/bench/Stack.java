@@ -33,6 +33,8 @@ import java.util.UUID;
 final class Stack implements AutoCloseable {
     static final String SECRET = "bench-secret-bench-secret-bench-secret-0001";
     static final ObjectMapper JSON = new ObjectMapper();
+    private static final java.util.regex.Pattern HTTP_LISTENING =
+            java.util.regex.Pattern.compile("http api listening on port");
 
     final PostgresServer pg;
     final NatsServer nats;
@@ -82,16 +84,32 @@ final class Stack implements AutoCloseable {
 
     // ---- cdc-worker ---------------------------------------------------------------------------
 
+    /**
+     * Starts the worker and waits until its HTTP port is bound. The machine is shared: another
+     * process may take the free port before the worker binds it, so a bind failure is retried on
+     * another port (at most three times).
+     */
     ServiceProcess startWorker(Map<String, String> overrides, List<String> jvmArgs) {
         if (cdc != null) {
             throw new IllegalStateException("cdc-worker already running");
         }
-        cdcHttp = new ServiceHttp(Ports.free());
-        Map<String, String> env = ServiceEnv.cdcWorker(pg, nats, SECRET, slot, cdcHttp.port());
-        env.put("CDC_TABLE_REFRESH_MS", "500");
-        env.putAll(overrides);
-        cdc = ServiceProcess.startJar("cdc-worker", Jars.cdcWorker(), env, jvmArgs);
-        return cdc;
+        for (int attempt = 1; ; attempt++) {
+            cdcHttp = new ServiceHttp(Ports.free());
+            Map<String, String> env = ServiceEnv.cdcWorker(pg, nats, SECRET, slot, cdcHttp.port());
+            env.put("CDC_TABLE_REFRESH_MS", "500");
+            env.putAll(overrides);
+            ServiceProcess p = ServiceProcess.startJar("cdc-worker", Jars.cdcWorker(), env, jvmArgs);
+            try {
+                p.waitForLog(HTTP_LISTENING, Duration.ofSeconds(60));
+                cdc = p;
+                return cdc;
+            } catch (AssertionError e) {
+                p.stop();
+                if (attempt >= 3 || !p.logTail(40).contains("Address already in use")) {
+                    throw e;
+                }
+            }
+        }
     }
 
     void awaitWorkerActive() {
@@ -120,12 +138,22 @@ final class Stack implements AutoCloseable {
         if (front != null) {
             throw new IllegalStateException("ws-front already running");
         }
-        wsPort = Ports.free();
-        Map<String, String> env = ServiceEnv.wsFront(nats, SECRET, wsPort);
-        env.putAll(overrides);
-        front = ServiceProcess.startJar("ws-front", Jars.wsFront(), env, jvmArgs);
-        new ServiceHttp(wsPort).awaitHealth("\"status\":\"ok\"", Duration.ofSeconds(60), front);
-        return front;
+        for (int attempt = 1; ; attempt++) {
+            wsPort = Ports.free();
+            Map<String, String> env = ServiceEnv.wsFront(nats, SECRET, wsPort);
+            env.putAll(overrides);
+            ServiceProcess p = ServiceProcess.startJar("ws-front", Jars.wsFront(), env, jvmArgs);
+            try {
+                new ServiceHttp(wsPort).awaitHealth("\"status\":\"ok\"", Duration.ofSeconds(60), p);
+                front = p;
+                return front;
+            } catch (AssertionError e) {
+                p.stop();
+                if (attempt >= 3 || !p.logTail(40).contains("Address already in use")) {
+                    throw e;
+                }
+            }
+        }
     }
 
     void stopFront() {

@@ -3,6 +3,7 @@ package dev.aura.realtime.cdc;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.aura.realtime.cdc.config.CdcConfig;
+import dev.aura.realtime.cdc.config.CdcSource;
 import dev.aura.realtime.cdc.config.TenantSqlConfig;
 import dev.aura.realtime.cdc.control.ControlApi;
 import dev.aura.realtime.cdc.failure.CdcReason;
@@ -30,8 +31,11 @@ import dev.aura.realtime.cdc.registry.RegistryWatch;
 import dev.aura.realtime.cdc.rls.RlsPolicy;
 import dev.aura.realtime.cdc.rpc.ChannelAccessService;
 import dev.aura.realtime.cdc.rpc.SubscriptionCheckService;
+import dev.aura.realtime.cdc.slot.ReaderSettings;
 import dev.aura.realtime.cdc.slot.SlotManager;
 import dev.aura.realtime.cdc.slot.SlotPoller;
+import dev.aura.realtime.cdc.slot.SlotReader;
+import dev.aura.realtime.cdc.slot.SlotStreamer;
 import dev.aura.realtime.cdc.tenant.TenantDb;
 import dev.aura.realtime.cdc.tenant.TenantSqlStatus;
 import dev.aura.realtime.cdc.upkeep.RealtimeUpkeep;
@@ -260,7 +264,11 @@ public final class CdcWorker implements AutoCloseable {
         EventPublisher publisher = new EventPublisher(nats, config.instanceId());
         started.push(publisher);
         ShardedPipeline pipeline = new ShardedPipeline(
-                new ShardedPipeline.Settings(config.numShards(), timings.shardQueueCapacity(), timings.flushTimeout()),
+                new ShardedPipeline.Settings(
+                        config.numShards(),
+                        config.shardQueueBytes(),
+                        config.unconfirmedBytesPerShard(),
+                        timings.flushTimeout()),
                 new EventBuilder(new TypeCatalog(platform), config.maxRecordBytes()),
                 watch,
                 new RlsPolicy(tenant, security, metrics, config.tenantSql().statementTimeout()),
@@ -282,20 +290,22 @@ public final class CdcWorker implements AutoCloseable {
                         new JwtVerifier(config.jwtSecret(), clock),
                         cache::invalidate,
                         timings.controlLockTimeout()));
-        SlotPoller poller = new SlotPoller(
-                new SlotPoller.Settings(
-                        config.replicationUrl(),
-                        config.batchSize(),
-                        config.fetchSize(),
-                        config.idleBackoff(),
-                        timings.pollMaxBackoff(),
-                        config.redecodeWarnBytes()),
-                new SlotManager(config.slotName()),
-                pipeline,
-                cache,
-                state,
-                metrics,
-                (from, to) -> status.publishNow());
+        ReaderSettings readerSettings = new ReaderSettings(
+                config.replicationUrl(),
+                config.batchSize(),
+                config.fetchSize(),
+                config.fetchBytes(),
+                config.maxRecordBytes(),
+                config.idleBackoff(),
+                timings.pollMaxBackoff(),
+                config.redecodeWarnBytes(),
+                timings.streamStatusInterval(),
+                timings.streamConfirmEvery());
+        SlotManager slotManager = new SlotManager(config.slotName());
+        SlotReader.GapListener gaps = (from, to) -> status.publishNow();
+        SlotReader poller = config.source() == CdcSource.STREAM
+                ? new SlotStreamer(readerSettings, slotManager, pipeline, cache, state, metrics, gaps)
+                : new SlotPoller(readerSettings, slotManager, pipeline, cache, state, metrics, gaps);
         LeaderElection elect = LeaderElection.fromConfig(
                 config.leader(),
                 gate -> {
@@ -314,9 +324,10 @@ public final class CdcWorker implements AutoCloseable {
         status.syncWith(this::syncLeadership);
         bootstrapped = true;
         log.info(
-                "cdc-worker {} started (slot {}, {} shards)",
+                "cdc-worker {} started (slot {}, source {}, {} shards)",
                 config.instanceId(),
                 config.slotName(),
+                config.source().configValue(),
                 config.numShards());
     }
 

@@ -2,23 +2,31 @@ package dev.aura.realtime.cdc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.aura.realtime.cdc.config.CdcSource;
 import dev.aura.realtime.testkit.NatsServer;
 import dev.aura.realtime.testkit.PostgresServer;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** A committed change of an enabled table reaches NATS as a postgres_changes event; others do not. */
+@ParameterizedClass(name = "CDC_SOURCE={0}")
+@EnumSource(CdcSource.class)
 class CdcPipelineIT {
+    @Parameter
+    CdcSource source;
+
     private CdcFixture fx;
 
     @BeforeEach
     void setUp() throws Exception {
         fx = new CdcFixture(PostgresServer.shared(), NatsServer.shared());
-        fx.startWorker(Map.of());
+        fx.startWorker(CdcSources.env(source));
         fx.createProject();
         fx.sql(
                 "CREATE TABLE \"" + fx.schema + "\".messages(id bigserial PRIMARY KEY, body text, owner uuid)",

@@ -45,9 +45,14 @@ public final class E2eStack implements AutoCloseable {
 
     /** A cdc-worker, {@code wsFronts} ws-front replicas (default settings) and the project, on {@code pg} and {@code nats}. */
     public static E2eStack start(PostgresServer pg, NatsServer nats, int wsFronts) {
+        return start(pg, nats, wsFronts, Map.of());
+    }
+
+    /** As {@link #start(PostgresServer, NatsServer, int)}, the cdc-worker with {@code cdcOverrides}. */
+    public static E2eStack start(PostgresServer pg, NatsServer nats, int wsFronts, Map<String, String> cdcOverrides) {
         E2eStack s = new E2eStack(pg, nats);
         try {
-            s.startCdcWorker(Map.of(), List.of());
+            s.startCdcWorker(cdcOverrides, List.of());
             for (int i = 0; i < wsFronts; i++) {
                 s.startWsFront(Map.of());
             }

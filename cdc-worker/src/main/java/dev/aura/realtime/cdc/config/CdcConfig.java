@@ -19,6 +19,10 @@ import java.time.Duration;
  * @param jwtSecret HS256 secret (>= 32 bytes)
  * @param httpPort health/metrics/control API port
  * @param slotName logical replication slot name
+ * @param source how the slot is read ({@code CDC_SOURCE})
+ * @param bufferBytes heap for changes between the slot and NATS's confirmation ({@code CDC_BUFFER_BYTES}):
+ *     half for the shard queues, a quarter for the poll source's fetch, a quarter for publishes
+ *     not yet confirmed
  * @param batchSize {@code upto_nchanges} of each peek (rows; checked at commit boundaries)
  * @param fetchSize JDBC fetch size while streaming a peek result (rows)
  * @param idleBackoff sleep after an empty poll
@@ -41,6 +45,8 @@ public record CdcConfig(
         String jwtSecret,
         int httpPort,
         String slotName,
+        CdcSource source,
+        long bufferBytes,
         int batchSize,
         int fetchSize,
         Duration idleBackoff,
@@ -68,7 +74,8 @@ public record CdcConfig(
      *
      * @param staleAfterBase {@code cdc_active} turns false when no poll succeeded for this plus
      *     twice {@code CDC_IDLE_BACKOFF_MS} (a poll takes at most one idle backoff to come round)
-     * @param shardQueueCapacity changes queued per RLS shard before the poll loop blocks
+     * @param streamStatusInterval how often the stream source tells Postgres its position unasked
+     * @param streamConfirmEvery longest time the stream source reads before it confirms what NATS took
      * @param tableSecurityTtl how long a table's RLS flag and primary key are cached, i.e. how
      *     soon {@code ALTER TABLE ... ENABLE ROW LEVEL SECURITY} takes effect
      * @param flushTimeout how long a batch waits for NATS to confirm its publishes
@@ -96,7 +103,8 @@ public record CdcConfig(
      */
     public record Timings(
             Duration staleAfterBase,
-            int shardQueueCapacity,
+            Duration streamStatusInterval,
+            Duration streamConfirmEvery,
             Duration tableSecurityTtl,
             Duration flushTimeout,
             Duration registryResyncPeriod,
@@ -116,7 +124,8 @@ public record CdcConfig(
 
         public static final Timings DEFAULT = new Timings(
                 Duration.ofSeconds(10),
-                1024,
+                Duration.ofSeconds(10),
+                Duration.ofMillis(200),
                 Duration.ofSeconds(2),
                 Duration.ofSeconds(5),
                 Duration.ofSeconds(60),
@@ -154,6 +163,10 @@ public record CdcConfig(
                 secret,
                 env.integer(CDC_HTTP_PORT, 0, 65535),
                 slot,
+                CdcSource.valueOf(
+                        env.oneOf(CDC_SOURCE.name(), CDC_SOURCE.defaultValue(), java.util.Set.of("poll", "stream"))
+                                .toUpperCase(java.util.Locale.ROOT)),
+                env.longValue(CDC_BUFFER_BYTES, 4L * 1024 * 1024, 64L * 1024 * 1024 * 1024),
                 env.integer(CDC_BATCH_SIZE, 1, 1_000_000),
                 env.integer(CDC_FETCH_SIZE, 1, 100_000),
                 env.millis(CDC_IDLE_BACKOFF_MS, 0, 60_000),
@@ -190,6 +203,21 @@ public record CdcConfig(
     /** No successful poll for this long makes {@code cdc_active} false ({@code /health}). */
     public Duration staleAfter() {
         return timings.staleAfterBase().plus(idleBackoff.multipliedBy(2));
+    }
+
+    /** Heap cost of the changes queued per RLS shard before the reader blocks: half the buffer, split. */
+    public long shardQueueBytes() {
+        return bufferBytes / 2 / numShards;
+    }
+
+    /** Bytes a shard publishes before it waits for NATS to confirm them: a quarter of the buffer, split. */
+    public long unconfirmedBytesPerShard() {
+        return bufferBytes / 4 / numShards;
+    }
+
+    /** The poll source's share of the buffer for the rows the driver fetches at once. */
+    public long fetchBytes() {
+        return bufferBytes / 4;
     }
 
     /** Size of the Postgres pool: one connection per RLS shard plus {@link Timings#extraPoolConnections}. */

@@ -6,33 +6,209 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A change turned into the client payload, before matching.
+ * A change turned into the client payload, before matching (docs/design.md C6).
  *
- * @param eventId {@code <commit LSN>:<ordinal>}
- * @param projectId owning project
- * @param schemaName real schema (for RLS queries; never sent to clients)
- * @param table table name
- * @param type INSERT, UPDATE, DELETE or TRUNCATE
- * @param data the postgres_changes {@code data} object (schema already {@code public})
- * @param record new row (null for DELETE/TRUNCATE), as sent
- * @param oldRecord old row (null for INSERT/TRUNCATE), as sent
- * @param columnTypes column name → typname
- * @param primaryKey primary key column names
+ * <p>Built by the pipeline from a decoded change, the payload is kept as {@link Tuple}s of
+ * undecoded values and written straight into each published message; JSON trees of it
+ * ({@link #data()}, {@link #record()}, {@link #oldRecord()}) are made only when something asks
+ * (a filter to test, an RLS check reading the key, a test), once, through the {@link Trees}
+ * the builder supplied. An event made from trees ({@link #BuiltEvent(String, String, String,
+ * String, String, ObjectNode, JsonNode, JsonNode, Map, List)}, for tests and hand-made changes)
+ * has no tuples and is rendered from its trees. Thread-safe (the lazy trees are computed at most
+ * a few times and never change).
  */
-public record BuiltEvent(
-        String eventId,
-        String projectId,
-        String schemaName,
-        String table,
-        String type,
-        ObjectNode data,
-        JsonNode record,
-        JsonNode oldRecord,
-        Map<String, String> columnTypes,
-        List<String> primaryKey) {
+public final class BuiltEvent {
+    /** Makes JSON trees of a built event's payload on demand; implemented where values are mapped. */
+    public interface Trees {
+        /** The {@code data} object as the full view publishes it. */
+        ObjectNode data(BuiltEvent event);
+
+        /** One row as an object of column name to mapped value. */
+        ObjectNode row(Tuple tuple);
+    }
+
+    private final String eventId;
+    private final String projectId;
+    private final String schemaName;
+    private final String table;
+    private final String type;
+    private final String commitTimestamp;
+    private final Map<String, String> columnTypes;
+    private final List<String> primaryKey;
+    private final Tuple recordTuple;
+    private final Tuple oldRecordTuple;
+    private final boolean payloadTooLarge;
+    private final Trees trees;
+    private volatile ObjectNode data;
+    private volatile JsonNode record;
+    private volatile JsonNode oldRecord;
+    private volatile byte[] fullData;
+
+    /**
+     * An event of undecoded tuples (the pipeline's).
+     *
+     * @param columnTypes column name → typname, in the order of the payload's {@code columns}
+     * @param record the new row as published (null for DELETE/TRUNCATE)
+     * @param oldRecord the old row as published (null for INSERT/TRUNCATE)
+     * @param payloadTooLarge whether the rows were cut to their small values (Error 413)
+     */
+    public BuiltEvent(
+            String eventId,
+            String projectId,
+            String schemaName,
+            String table,
+            String type,
+            String commitTimestamp,
+            Map<String, String> columnTypes,
+            List<String> primaryKey,
+            Tuple record,
+            Tuple oldRecord,
+            boolean payloadTooLarge,
+            Trees trees) {
+        this.eventId = eventId;
+        this.projectId = projectId;
+        this.schemaName = schemaName;
+        this.table = table;
+        this.type = type;
+        this.commitTimestamp = commitTimestamp;
+        this.columnTypes = columnTypes;
+        this.primaryKey = primaryKey;
+        this.recordTuple = record;
+        this.oldRecordTuple = oldRecord;
+        this.payloadTooLarge = payloadTooLarge;
+        this.trees = trees;
+    }
+
+    /**
+     * An event given as trees (tests and hand-made changes).
+     *
+     * @param eventId {@code <commit LSN>:<ordinal>}
+     * @param projectId owning project
+     * @param schemaName real schema (for RLS queries; never sent to clients)
+     * @param table table name
+     * @param type INSERT, UPDATE, DELETE or TRUNCATE
+     * @param data the postgres_changes {@code data} object (schema already {@code public})
+     * @param record new row (null for DELETE/TRUNCATE), as sent
+     * @param oldRecord old row (null for INSERT/TRUNCATE), as sent
+     * @param columnTypes column name → typname
+     * @param primaryKey primary key column names
+     */
+    public BuiltEvent(
+            String eventId,
+            String projectId,
+            String schemaName,
+            String table,
+            String type,
+            ObjectNode data,
+            JsonNode record,
+            JsonNode oldRecord,
+            Map<String, String> columnTypes,
+            List<String> primaryKey) {
+        this(eventId, projectId, schemaName, table, type, null, columnTypes, primaryKey, null, null, false, null);
+        this.data = data;
+        this.record = record;
+        this.oldRecord = oldRecord;
+    }
+
+    /** {@code <commit LSN>:<ordinal>} */
+    public String eventId() {
+        return eventId;
+    }
+
+    public String projectId() {
+        return projectId;
+    }
+
+    /** Real schema (for RLS queries; never sent to clients). */
+    public String schemaName() {
+        return schemaName;
+    }
+
+    public String table() {
+        return table;
+    }
+
+    /** INSERT, UPDATE, DELETE or TRUNCATE. */
+    public String type() {
+        return type;
+    }
+
+    /** ISO 8601 UTC with {@code Z}; null for an event given as trees. */
+    public String commitTimestamp() {
+        return commitTimestamp;
+    }
+
+    /** Column name → typname, in the order of the payload's {@code columns}. */
+    public Map<String, String> columnTypes() {
+        return columnTypes;
+    }
+
+    public List<String> primaryKey() {
+        return primaryKey;
+    }
+
+    /** The new row as published, undecoded; null for DELETE/TRUNCATE and for events given as trees. */
+    public Tuple recordTuple() {
+        return recordTuple;
+    }
+
+    /** The old row as published, undecoded; null for INSERT/TRUNCATE and for events given as trees. */
+    public Tuple oldRecordTuple() {
+        return oldRecordTuple;
+    }
+
+    /** Whether the rows were cut to their small values and the payload says {@code Error 413}. */
+    public boolean payloadTooLarge() {
+        return payloadTooLarge;
+    }
+
+    /** True for an event of undecoded tuples; false for one given as trees. */
+    public boolean hasTuples() {
+        return trees != null;
+    }
+
+    /** The postgres_changes {@code data} object as the full view publishes it (made on first use). */
+    public ObjectNode data() {
+        ObjectNode d = data;
+        if (d == null) {
+            d = trees.data(this);
+            data = d;
+        }
+        return d;
+    }
+
+    /** The new row as sent (null for DELETE/TRUNCATE); made on first use. */
+    public JsonNode record() {
+        JsonNode r = record;
+        if (r == null && recordTuple != null) {
+            r = trees.row(recordTuple);
+            record = r;
+        }
+        return r;
+    }
+
+    /** The old row as sent (null for INSERT/TRUNCATE); made on first use. */
+    public JsonNode oldRecord() {
+        JsonNode r = oldRecord;
+        if (r == null && oldRecordTuple != null) {
+            r = trees.row(oldRecordTuple);
+            oldRecord = r;
+        }
+        return r;
+    }
 
     /** The row a filter is tested against: the new row, or the old one for DELETE (Supabase's rule). */
     public JsonNode filterRow() {
-        return "DELETE".equals(type) ? oldRecord : record;
+        return "DELETE".equals(type) ? oldRecord() : record();
+    }
+
+    /** The full view's {@code data} JSON, cached by the renderer so that several messages share it. */
+    public byte[] fullDataJson() {
+        return fullData;
+    }
+
+    /** Caches the full view's {@code data} JSON (the renderer's). */
+    public void fullDataJson(byte[] json) {
+        fullData = json;
     }
 }

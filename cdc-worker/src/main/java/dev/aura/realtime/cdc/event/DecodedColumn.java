@@ -7,6 +7,11 @@ import com.fasterxml.jackson.databind.JsonNode;
  *
  * @param name column name
  * @param typeOid {@code pg_type.oid} (from wal2json's {@code include-type-oids})
- * @param value the value as wal2json printed it (numbers unquoted, everything else a string)
+ * @param value the value as wal2json printed it (numbers unquoted, everything else a string), undecoded
  */
-public record DecodedColumn(String name, long typeOid, JsonNode value) {}
+public record DecodedColumn(String name, long typeOid, RawValue value) {
+    /** A column from a JSON tree value (tests and hand-made changes). */
+    public DecodedColumn(String name, long typeOid, JsonNode value) {
+        this(name, typeOid, RawValue.of(value));
+    }
+}

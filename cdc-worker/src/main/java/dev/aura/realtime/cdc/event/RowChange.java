@@ -15,6 +15,10 @@ import java.util.List;
  * @param commitLsn LSN of the transaction's commit record (wal2json {@code lsn} of the B row)
  * @param ordinal 0-based position of this change among the transaction's I/U/D/T rows
  * @param commitTimestamp commit time in ISO 8601 UTC with {@code Z} (from the transaction's B row)
+ * @param rowBytes size of the wal2json row text this change was decoded from (its values point
+ *     into it); what the change costs in the worker's byte-bounded queues
+ * @param cut true when Postgres cut the row's large values because the row was too large
+ *     (docs/design.md C6): the event reports {@code Error 413: Payload Too Large}
  */
 public record RowChange(
         char action,
@@ -25,7 +29,23 @@ public record RowChange(
         List<String> pk,
         Lsn commitLsn,
         long ordinal,
-        String commitTimestamp) {
+        String commitTimestamp,
+        int rowBytes,
+        boolean cut) {
+
+    /** A change not decoded from a row (tests and hand-made changes): no row bytes, not cut. */
+    public RowChange(
+            char action,
+            String schema,
+            String table,
+            List<DecodedColumn> columns,
+            List<DecodedColumn> identity,
+            List<String> pk,
+            Lsn commitLsn,
+            long ordinal,
+            String commitTimestamp) {
+        this(action, schema, table, columns, identity, pk, commitLsn, ordinal, commitTimestamp, 0, false);
+    }
 
     /** {@code <commit LSN>:<ordinal>}, stable across re-decoding of the same WAL. */
     public String eventId() {
@@ -40,5 +60,13 @@ public record RowChange(
             case 'T' -> "TRUNCATE";
             default -> throw new IllegalStateException("not a row action: " + action);
         };
+    }
+
+    /**
+     * What holding this change costs the heap, roughly: its row text plus the objects decoded
+     * from it. The pipeline's queues are bounded by the sum of these (docs/design.md C7).
+     */
+    public long heapCost() {
+        return rowBytes + 256L + 96L * (columns.size() + identity.size());
     }
 }

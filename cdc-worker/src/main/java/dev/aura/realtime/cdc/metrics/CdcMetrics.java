@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class CdcMetrics {
     public final Counter eventsPublished;
     public final Counter eventsUnmatched;
+    public final Counter eventsTooLarge;
     public final Counter polls;
     public final Timer pollDuration;
     public final DistributionSummary batchRows;
@@ -36,12 +37,19 @@ public final class CdcMetrics {
         eventsPublished = counter(registry, "aura.cdc.events.published", "Change events published to NATS");
         eventsUnmatched = counter(
                 registry, "aura.cdc.events.unmatched", "Changes no subscriber was allowed to see (not published)");
-        polls = counter(registry, "aura.cdc.polls", "Slot polls (peek calls)");
+        eventsTooLarge = counter(
+                registry,
+                "aura.cdc.events.too.large",
+                "Messages published with Error 413: their rows cut to values of at most 64 bytes");
+        polls = counter(
+                registry,
+                "aura.cdc.polls",
+                "Read rounds: slot polls (peek, publish, flush, advance) with CDC_SOURCE=poll, confirmations with stream");
         pollDuration = Timer.builder("aura.cdc.poll.duration")
-                .description("Duration of a poll: peek, publish, flush, advance")
+                .description("Duration of a read round: a poll, or a stream's read up to a confirmation")
                 .register(registry);
         batchRows = DistributionSummary.builder("aura.cdc.batch.rows")
-                .description("Rows returned by one peek (incl. B/C rows)")
+                .description("wal2json rows (incl. B/C rows) read by one read round")
                 .register(registry);
         slotRecreations =
                 counter(registry, "aura.cdc.slot.recreations", "Lost slots dropped and recreated (changes lost)");

@@ -1,42 +1,42 @@
 package dev.aura.realtime.cdc.pipeline;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.aura.realtime.cdc.decode.ValueMapper;
 import dev.aura.realtime.cdc.event.BuiltEvent;
 import dev.aura.realtime.cdc.event.DecodedColumn;
+import dev.aura.realtime.cdc.event.RawValue;
 import dev.aura.realtime.cdc.event.RowChange;
+import dev.aura.realtime.cdc.event.Tuple;
 import dev.aura.realtime.cdc.platform.TypeNames;
-import dev.aura.realtime.common.wire.WireJson;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Builds the Supabase Realtime {@code data} object of a change (docs/design.md C6): {@code schema}
+ * Builds the Supabase Realtime {@code data} payload of a change (docs/design.md C6): {@code schema}
  * ({@code public}), {@code table}, {@code commit_timestamp} (ISO 8601 UTC with {@code Z}),
  * {@code type}, {@code columns [{name, type}]}, {@code record}, {@code old_record}, {@code errors}.
+ *
+ * <p>Lean: the event keeps the change's undecoded values ({@link Tuple}s) and each message is
+ * written from them by {@link EventRenderer}; nothing here parses or serialises a value except
+ * to measure a record that may be too large.
  *
  * <p>Unchanged TOAST columns, which wal2json leaves out of {@code columns} on UPDATE, are filled
  * from {@code identity} (complete under REPLICA IDENTITY FULL). A record whose JSON is larger
  * than {@code maxRecordBytes} keeps only values of at most 64 bytes and gets
  * {@code errors: ["Error 413: Payload Too Large"]} (Supabase's behaviour), so the key survives
- * for a re-fetch. Thread-safe.
+ * for a re-fetch; so does a change Postgres already cut ({@link RowChange#cut()}). Thread-safe.
  */
 public final class EventBuilder {
     public static final String PAYLOAD_TOO_LARGE = "Error 413: Payload Too Large";
     static final int SMALL_VALUE_BYTES = 64;
-    private static final JsonNodeFactory NODES = JsonNodeFactory.withExactBigDecimals(true);
 
     private final TypeNames types;
     private final ValueMapper values = new ValueMapper();
-    private final ObjectMapper mapper = WireJson.mapper();
+    private final EventJson json = new EventJson();
     private final int maxRecordBytes;
 
     public EventBuilder(TypeNames types, int maxRecordBytes) {
@@ -47,115 +47,162 @@ public final class EventBuilder {
     /** @throws SQLException when a type OID has to be looked up and the lookup fails */
     public BuiltEvent build(RowChange change, String projectId) throws SQLException {
         Map<String, String> columnTypes = new LinkedHashMap<>();
-        ObjectNode record = null;
-        ObjectNode oldRecord = null;
+        Tuple record = null;
+        Tuple oldRecord = null;
         if (change.action() == 'I' || change.action() == 'U') {
-            record = row(change.columns(), columnTypes);
+            record = tuple(change.columns(), columnTypes);
         }
         if (change.action() == 'U' || change.action() == 'D') {
-            oldRecord = change.identity().isEmpty() ? null : row(change.identity(), columnTypes);
+            oldRecord = change.identity().isEmpty() ? null : tuple(change.identity(), columnTypes);
         }
         if (record != null && oldRecord != null) {
-            // Unchanged TOAST values are absent from wal2json's new tuple; the old tuple has them.
-            var names = oldRecord.fieldNames();
-            while (names.hasNext()) {
-                String name = names.next();
-                if (!record.has(name)) {
-                    record.set(name, oldRecord.get(name));
-                }
-            }
+            record = withUnchangedToast(record, oldRecord);
         }
-        ArrayNode errors = null;
-        if (record != null && tooLarge(record)) {
+        boolean tooLarge = false;
+        if (record != null && (change.cut() || tooLarge(record))) {
             record = shrink(record);
-            errors = NODES.arrayNode().add(PAYLOAD_TOO_LARGE);
+            tooLarge = true;
         }
-        if (oldRecord != null && tooLarge(oldRecord)) {
+        if (oldRecord != null && (change.cut() || tooLarge(oldRecord))) {
             oldRecord = shrink(oldRecord);
-            errors = NODES.arrayNode().add(PAYLOAD_TOO_LARGE);
+            tooLarge = true;
         }
-        ObjectNode data = NODES.objectNode();
-        data.put("schema", "public");
-        data.put("table", change.table());
-        data.put("commit_timestamp", change.commitTimestamp());
-        data.put("type", change.type());
-        ArrayNode columns = data.putArray("columns");
-        columnTypes.forEach(
-                (name, type) -> columns.addObject().put("name", name).put("type", type));
-        if (record != null) {
-            data.set("record", record);
-        }
-        if (oldRecord != null) {
-            data.set("old_record", oldRecord);
-        }
-        data.set("errors", errors == null ? NODES.nullNode() : errors);
         return new BuiltEvent(
                 change.eventId(),
                 projectId,
                 change.schema(),
                 change.table(),
                 change.type(),
-                data,
+                change.commitTimestamp(),
+                columnTypes,
+                change.pk(),
                 record,
                 oldRecord,
-                columnTypes,
-                change.pk());
+                tooLarge,
+                json);
     }
 
-    private ObjectNode row(List<DecodedColumn> cols, Map<String, String> columnTypes) throws SQLException {
-        ObjectNode row = NODES.objectNode();
+    /**
+     * The same event with both rows cut to their small values and {@code Error 413}: what is
+     * published when the full message would exceed what NATS accepts (its {@code max_payload}).
+     */
+    public BuiltEvent cutToSmallValues(BuiltEvent e) {
+        return new BuiltEvent(
+                e.eventId(),
+                e.projectId(),
+                e.schemaName(),
+                e.table(),
+                e.type(),
+                e.commitTimestamp(),
+                e.columnTypes(),
+                e.primaryKey(),
+                e.recordTuple() == null ? null : shrink(e.recordTuple()),
+                e.oldRecordTuple() == null ? null : shrink(e.oldRecordTuple()),
+                true,
+                json);
+    }
+
+    private Tuple tuple(List<DecodedColumn> cols, Map<String, String> columnTypes) throws SQLException {
+        List<String> names = new ArrayList<>(cols.size());
+        List<String> typnames = new ArrayList<>(cols.size());
+        List<RawValue> vals = new ArrayList<>(cols.size());
         for (DecodedColumn c : cols) {
             String typname = types.typname(c.typeOid());
             columnTypes.putIfAbsent(c.name(), typname);
-            row.set(c.name(), values.toJson(typname, c.value()));
+            names.add(c.name());
+            typnames.add(typname);
+            vals.add(c.value());
         }
-        return row;
+        return new Tuple(names, typnames, vals);
     }
 
-    private boolean tooLarge(ObjectNode row) {
-        // Serialising every record just to measure it doubled the cost of an event. JSON text is
-        // at most 6 bytes per character of content (a \\u00XX escape; UTF-8 needs at most 3),
-        // so a record whose content is under a sixth of the limit cannot exceed it.
-        if (6L * contentChars(row) <= maxRecordBytes) {
+    /** Unchanged TOAST values are absent from wal2json's new tuple; the old tuple has them. */
+    private static Tuple withUnchangedToast(Tuple record, Tuple old) {
+        List<String> names = null;
+        List<String> typnames = null;
+        List<RawValue> vals = null;
+        for (int i = 0; i < old.size(); i++) {
+            if (record.indexOf(old.names().get(i)) >= 0) {
+                continue;
+            }
+            if (names == null) {
+                names = new ArrayList<>(record.names());
+                typnames = new ArrayList<>(record.typnames());
+                vals = new ArrayList<>(record.values());
+            }
+            names.add(old.names().get(i));
+            typnames.add(old.typnames().get(i));
+            vals.add(old.values().get(i));
+        }
+        return names == null ? record : new Tuple(names, typnames, vals);
+    }
+
+    /**
+     * Whether the record's JSON exceeds {@code maxRecordBytes}. Most records are decided by a
+     * bound on their slices (no value is read); only one near the limit is measured, by writing
+     * it to a counter that stops at the limit.
+     */
+    private boolean tooLarge(Tuple t) {
+        long upper = 2;
+        long copiedBytes = 0;
+        for (int i = 0; i < t.size(); i++) {
+            RawValue v = t.values().get(i);
+            if (v.kind() == RawValue.Kind.CUT) {
+                return true;
+            }
+            upper += 3L * t.names().get(i).length() + 6;
+            if (ValueMapper.copiedAsIs(t.typnames().get(i), v)) {
+                upper += v.byteLength() + 4;
+                copiedBytes += v.byteLength();
+            } else {
+                // arrays and timestamps may grow when mapped (at most 3x: {a,b} -> ["a","b"])
+                upper += 3L * v.byteLength() + 16;
+            }
+        }
+        if (upper <= maxRecordBytes) {
             return false;
         }
-        try {
-            return mapper.writeValueAsBytes(row).length > maxRecordBytes;
-        } catch (JsonProcessingException e) {
+        if (copiedBytes > maxRecordBytes) {
             return true;
         }
+        return json.longerThan(t, maxRecordBytes);
     }
 
-    /** Characters of names and values in a JSON tree, plus a few per node for punctuation. */
-    private static long contentChars(JsonNode node) {
-        if (node.isContainerNode()) {
-            long n = 2;
-            var fields = node.properties().iterator();
-            if (node.isObject()) {
-                while (fields.hasNext()) {
-                    var f = fields.next();
-                    n += f.getKey().length() + 4 + contentChars(f.getValue());
-                }
-            } else {
-                for (JsonNode item : node) {
-                    n += 1 + contentChars(item);
-                }
+    /** The row with only the values whose mapped text has at most {@value #SMALL_VALUE_BYTES} bytes. */
+    private Tuple shrink(Tuple t) {
+        List<String> names = new ArrayList<>();
+        List<String> typnames = new ArrayList<>();
+        List<RawValue> vals = new ArrayList<>();
+        for (int i = 0; i < t.size(); i++) {
+            if (small(t.typnames().get(i), t.values().get(i))) {
+                names.add(t.names().get(i));
+                typnames.add(t.typnames().get(i));
+                vals.add(t.values().get(i));
             }
-            return n;
         }
-        return node.isTextual() ? node.asText().length() + 2 : node.asText().length();
+        return new Tuple(names, typnames, vals);
     }
 
-    private ObjectNode shrink(ObjectNode row) {
-        ObjectNode small = NODES.objectNode();
-        var fields = row.properties();
-        for (Map.Entry<String, JsonNode> f : fields) {
-            JsonNode v = f.getValue();
-            String text = v.isTextual() ? v.asText() : v.toString();
-            if (text.getBytes(StandardCharsets.UTF_8).length <= SMALL_VALUE_BYTES) {
-                small.set(f.getKey(), v);
+    private boolean small(String typname, RawValue v) {
+        switch (v.kind()) {
+            case CUT -> {
+                return false;
+            }
+            case NULL, TRUE, FALSE -> {
+                return true;
+            }
+            default -> {
+                // an escape takes at most 6 bytes for one byte of text: longer slices cannot be small
+                if (v.byteLength() > 6 * SMALL_VALUE_BYTES) {
+                    return false;
+                }
+                if (v.byteLength() <= SMALL_VALUE_BYTES && ValueMapper.copiedAsIs(typname, v)) {
+                    return true;
+                }
+                JsonNode mapped = values.toJson(typname, v);
+                String text = mapped.isTextual() ? mapped.asText() : mapped.toString();
+                return text.getBytes(StandardCharsets.UTF_8).length <= SMALL_VALUE_BYTES;
             }
         }
-        return small;
     }
 }

@@ -5,12 +5,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.aura.realtime.cdc.event.DecodedColumn;
+import dev.aura.realtime.cdc.event.RawValue;
 import dev.aura.realtime.cdc.event.RowChange;
 import dev.aura.realtime.cdc.platform.RealtimeSchemas;
 import dev.aura.realtime.common.wire.DbBroadcast;
 import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.common.wire.WireJson;
-import java.nio.charset.StandardCharsets;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,13 +22,20 @@ import org.slf4j.LoggerFactory;
  * {@code <commit LSN>:<ordinal>} as {@code Aura-Event-Id} (ws-front drops re-published copies).
  *
  * <p>Only INSERTs of {@code extension = 'broadcast'} are messages; updates, deletes (the janitor's)
- * and truncates of the table are not. A payload larger than {@code maxPayloadBytes} is delivered
- * with {@code {"error": "Error 413: Payload Too Large", "id": ...}} instead, so subscribers learn
- * of it and can read it from the table by id. Thread-safe.
+ * and truncates of the table are not. A payload larger than {@code maxPayloadBytes}, one Postgres
+ * cut because the row was too large (poll source, docs/design.md C6), or a message larger than
+ * what NATS accepts is delivered with {@code {"error": "Error 413: Payload Too Large", "id": ...}}
+ * instead, so subscribers learn of it and can read it from the table by id. Thread-safe.
  */
 public final class MessageRows {
     private static final Logger log = LoggerFactory.getLogger(MessageRows.class);
     static final String TABLE = "messages";
+
+    /**
+     * Largest payload a captured message is published with (docs/design.md H2): below NATS's
+     * default 1 MiB message limit with room for the envelope.
+     */
+    public static final int MAX_PAYLOAD_BYTES = 900 * 1024;
 
     /** A message ready to publish. */
     public record Rendered(String subject, String eventId, byte[] body) {}
@@ -47,6 +54,14 @@ public final class MessageRows {
 
     /** @return the message to publish, or null when the row is not a broadcast message */
     public Rendered render(RowChange change, String projectId) throws JsonProcessingException {
+        return render(change, projectId, Long.MAX_VALUE);
+    }
+
+    /**
+     * @param maxBodyBytes largest message NATS accepts; a larger one is published as the 413 stub
+     * @return the message to publish, or null when the row is not a broadcast message
+     */
+    public Rendered render(RowChange change, String projectId, long maxBodyBytes) throws JsonProcessingException {
         if (change.action() != 'I') {
             return null;
         }
@@ -54,18 +69,17 @@ public final class MessageRows {
         String extension = null;
         String event = null;
         String id = null;
-        String payload = null;
+        RawValue payload = RawValue.NULL;
         boolean priv = false;
         for (DecodedColumn c : change.columns()) {
-            JsonNode v = c.value();
-            boolean present = v != null && !v.isNull();
+            RawValue v = c.value();
             switch (c.name()) {
-                case "topic" -> topic = present ? v.asText() : null;
-                case "extension" -> extension = present ? v.asText() : null;
-                case "event" -> event = present ? v.asText() : null;
-                case "id" -> id = present ? v.asText() : null;
-                case "payload" -> payload = present ? v.asText() : null;
-                case "private" -> priv = present && v.asBoolean(false);
+                case "topic" -> topic = v.text();
+                case "extension" -> extension = v.text();
+                case "event" -> event = v.text();
+                case "id" -> id = v.text();
+                case "payload" -> payload = v;
+                case "private" -> priv = v.kind() == RawValue.Kind.TRUE;
                 default -> {}
             }
         }
@@ -79,25 +93,35 @@ public final class MessageRows {
                     change.eventId());
             return null;
         }
-        JsonNode body;
-        if (payload == null) {
-            body = mapper.createObjectNode();
-        } else if (payload.getBytes(StandardCharsets.UTF_8).length > maxPayloadBytes) {
-            log.warn(
-                    "[MessageTooLarge] project {} topic {}: message {} has a payload over {} bytes; delivered as Error 413",
-                    projectId,
-                    abbreviate(topic),
-                    id,
-                    maxPayloadBytes);
-            ObjectNode stub = mapper.createObjectNode();
-            stub.put("error", "Error 413: Payload Too Large");
-            stub.put("id", id);
-            body = stub;
-        } else {
-            body = mapper.readTree(payload);
+        String subject = Subjects.messages(projectId, topic);
+        String name = event == null ? "" : event;
+        if (payload.kind() == RawValue.Kind.CUT || payload.byteLength() > maxPayloadBytes) {
+            return tooLarge(subject, change, projectId, topic, name, id, priv);
         }
-        DbBroadcast message = new DbBroadcast(id, topic, event == null ? "" : event, body, priv);
-        return new Rendered(Subjects.messages(projectId, topic), change.eventId(), mapper.writeValueAsBytes(message));
+        JsonNode body = payload.kind() == RawValue.Kind.NULL
+                ? mapper.createObjectNode()
+                : mapper.readTree(payload.text()); // jsonb is printed by wal2json as a string
+        byte[] bytes = mapper.writeValueAsBytes(new DbBroadcast(id, topic, name, body, priv));
+        if (bytes.length > maxBodyBytes) {
+            return tooLarge(subject, change, projectId, topic, name, id, priv);
+        }
+        return new Rendered(subject, change.eventId(), bytes);
+    }
+
+    private Rendered tooLarge(
+            String subject, RowChange change, String projectId, String topic, String event, String id, boolean priv)
+            throws JsonProcessingException {
+        log.warn(
+                "[MessageTooLarge] project {} topic {}: message {} is too large to publish (payload cut, over {} bytes, or over NATS max_payload); delivered as Error 413",
+                projectId,
+                abbreviate(topic),
+                id,
+                maxPayloadBytes);
+        ObjectNode stub = mapper.createObjectNode();
+        stub.put("error", "Error 413: Payload Too Large");
+        stub.put("id", id);
+        byte[] bytes = mapper.writeValueAsBytes(new DbBroadcast(id, topic, event, stub, priv));
+        return new Rendered(subject, change.eventId(), bytes);
     }
 
     private static String abbreviate(String topic) {

@@ -1,6 +1,5 @@
 package dev.aura.realtime.cdc.pipeline;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.aura.realtime.cdc.event.BuiltEvent;
 import dev.aura.realtime.cdc.event.ChangeSink;
 import dev.aura.realtime.cdc.event.Delivery;
@@ -16,13 +15,17 @@ import dev.aura.realtime.cdc.registry.SubscriptionRegistry;
 import dev.aura.realtime.cdc.rls.AccessPolicy;
 import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
+import java.io.IOException;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
-import java.util.concurrent.ArrayBlockingQueue;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,47 +33,44 @@ import org.slf4j.LoggerFactory;
  * Routes changes to {@code numShards} worker threads by hash of project id (so each project's
  * changes stay in commit order), where each change is built into an event, matched against the
  * {@link SubscriptionRegistry}, checked by the {@link AccessPolicy} and handed to the
- * {@link ChangePublisher} (docs/design.md C7).
+ * {@link ChangePublisher} (docs/design.md C7). Decoding (the reader's thread), building and
+ * publishing (the shards) and the NATS socket (jnats' writer) run in a pipeline.
  *
- * <p>Threads: one platform thread per shard, {@code aura-shard-N}. Queues are bounded
- * ({@code queueCapacity} changes each): when shards fall behind, {@link #accept} blocks the poll
- * loop, which keeps memory flat for a transaction of any size.
+ * <p>Threads: one platform thread per shard, {@code aura-shard-N}. Memory is bounded in bytes,
+ * not rows: each shard queues changes up to {@code queueBytes} of {@link RowChange#heapCost()}
+ * (one change larger than that is still taken when the shard's queue is empty), and when shards
+ * fall behind, {@link #accept} blocks the reader. What a shard published and NATS has not yet
+ * confirmed is bounded too: past {@code unconfirmedBytes} the shard waits for a confirmation.
  *
- * <p>Invariant: {@link #flush} returns normally only when every change accepted since the previous
- * flush was either published (and confirmed by the publisher's flush) or deliberately dropped
- * because no subscriber may see it. Any failure (NATS, Postgres, fencing, a registry still
- * re-synchronising, a bug) is reported by the next flush as a {@link CdcFailure}, and the caller
- * must not advance the slot: the batch is re-read and re-published (at least once).
+ * <p>Invariant: a {@link Barrier} completes normally only when every change accepted before it
+ * was either published (and confirmed by the publisher's flush) or deliberately dropped because
+ * no subscriber may see it. Any failure (NATS, Postgres, fencing, a registry still
+ * re-synchronising, a bug) is reported by the barrier as a {@link CdcFailure}, and the caller
+ * must not confirm the slot past it: the changes are read again and re-published (at least once).
  *
- * <p>Read your writes: the first {@link #accept} of a batch waits until the registry view holds
- * every binding acknowledged before it ({@link SubscriptionRegistry#awaitCurrent}). The poll
- * loop read its flush position before the first change, so every change of the batch was
- * committed before that moment, and a client told "subscribed" before committing finds its
- * binding. When the view cannot catch up, the batch's changes are not queued at all and its flush
- * fails. {@link #accept} and {@link #flush} are called by the poll loop's one thread.
+ * <p>Read your writes: a client told "subscribed" (its registry write acknowledged) may commit a
+ * change at once, and that change must find the binding. Each batch handed to a shard carries a
+ * registry position asked for ({@link SubscriptionRegistry#position}, asynchronously) after every
+ * change in it was read, so after every one of them was committed; the shard matches the batch
+ * only once its registry view has applied that position ({@link SubscriptionRegistry#awaitApplied}),
+ * else the batch fails and is read again. One position serves every batch handed off without a
+ * change read in between, so the cost is about one JetStream request per hand-off round, and its
+ * round trip overlaps the shards' work.
  */
 public final class ShardedPipeline implements ChangeSink, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ShardedPipeline.class);
     /** Most items a shard takes from its queue at once. */
-    private static final int DRAIN = 256;
+    private static final int DRAIN = 64;
+    /** Changes the reader collects for a shard before it hands them over in one queue operation. */
+    private static final int BATCH = 128;
 
     /**
      * @param numShards worker threads
-     * @param queueCapacity changes queued per shard before {@link #accept} blocks
+     * @param queueBytes heap cost of the changes queued per shard before {@link #accept} blocks
+     * @param unconfirmedBytes bytes a shard publishes before it waits for NATS to confirm them
      * @param flushTimeout how long a flush waits for the publisher's confirmation
      */
-    public record Settings(int numShards, int queueCapacity, Duration flushTimeout, int maxMessageBytes) {
-        /** Settings with the default message payload bound ({@link #DEFAULT_MAX_MESSAGE_BYTES}). */
-        public Settings(int numShards, int queueCapacity, Duration flushTimeout) {
-            this(numShards, queueCapacity, flushTimeout, DEFAULT_MAX_MESSAGE_BYTES);
-        }
-    }
-
-    /**
-     * Largest payload a captured message is published with (docs/design.md H2): below NATS's
-     * default 1 MiB message limit with room for the envelope.
-     */
-    public static final int DEFAULT_MAX_MESSAGE_BYTES = 900 * 1024;
+    public record Settings(int numShards, long queueBytes, long unconfirmedBytes, Duration flushTimeout) {}
 
     private final Settings settings;
     private final EventBuilder builder;
@@ -83,15 +83,18 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
     private final MessageRows messageRows;
     private final List<Shard> shards = new ArrayList<>();
     private volatile LeaderGate gate;
-    /** A change was accepted since the last flush (poll-loop thread only). */
-    private boolean batchOpen;
-    /** Why this batch must fail before any shard sees it, or null (poll-loop thread only). */
-    private CdcFailure batchFailure;
+    /** The registry position batches are handed off with (reader thread only). */
+    private CompletableFuture<Long> registryPosition;
+    /** A change was read after {@link #registryPosition} was asked for (reader thread only). */
+    private boolean readSincePosition = true;
 
-    /** What a shard's queue holds: changes, and flush markers between them. */
-    private sealed interface Item permits Work, Flush {}
+    /** What a shard's queue holds: batches of changes, and flush markers between them. */
+    private sealed interface Item permits Batch, Flush {}
 
-    private record Work(RowChange change, String projectId) implements Item {}
+    private record Work(RowChange change, String projectId) {}
+
+    /** Changes handed over together (one lock and one wake-up instead of one per change). */
+    private record Batch(List<Work> works, long cost, CompletableFuture<Long> registryPosition) implements Item {}
 
     /** Completed by the shard once every change queued before it was processed. */
     private static final class Flush implements Item {
@@ -103,10 +106,75 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
             done.countDown();
         }
 
+        boolean isDone() {
+            return done.getCount() == 0;
+        }
+
         /** @return the shard's first failure since the previous flush, or null */
         CdcFailure await() throws InterruptedException {
             done.await();
             return failure;
+        }
+    }
+
+    /** One flush marker per shard, placed by {@link #mark}. */
+    private final class ShardBarrier implements Barrier {
+        private final List<Flush> flushes;
+
+        ShardBarrier(List<Flush> flushes) {
+            this.flushes = flushes;
+        }
+
+        @Override
+        public boolean processed() {
+            for (Flush f : flushes) {
+                if (!f.isDone()) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        @Override
+        public void await() throws InterruptedException, CdcFailure {
+            CdcFailure failure = null;
+            for (Flush f : flushes) {
+                CdcFailure shardFailure = f.await();
+                if (failure == null) {
+                    failure = shardFailure;
+                }
+            }
+            try {
+                if (failure != null) {
+                    throw failure;
+                }
+                publisher.flush(settings.flushTimeout());
+            } catch (CdcFailure e) {
+                metrics.publishFailures.increment();
+                throw e;
+            }
+        }
+    }
+
+    /** Bytes a shard may hold; one item larger than the capacity is admitted alone. */
+    private static final class ByteGate {
+        private final long capacity;
+        private long used;
+
+        ByteGate(long capacity) {
+            this.capacity = capacity;
+        }
+
+        synchronized void acquire(long n) throws InterruptedException {
+            while (used > 0 && used + n > capacity) {
+                wait();
+            }
+            used += n;
+        }
+
+        synchronized void release(long n) {
+            used -= n;
+            notifyAll();
         }
     }
 
@@ -123,9 +191,9 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
         this.policy = policy;
         this.publisher = publisher;
         this.metrics = metrics;
-        this.messageRows = new MessageRows(settings.maxMessageBytes());
+        this.messageRows = new MessageRows(MessageRows.MAX_PAYLOAD_BYTES);
         for (int i = 0; i < settings.numShards(); i++) {
-            shards.add(new Shard(i, settings.queueCapacity()));
+            shards.add(new Shard(i, settings.queueBytes()));
         }
     }
 
@@ -139,59 +207,76 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
         this.gate = gate;
     }
 
+    /** Single producer (the reader): collects the change into its shard's next batch. */
     @Override
     public void accept(RowChange change, String projectId) throws InterruptedException {
-        if (!batchOpen) {
-            batchOpen = true;
-            try {
-                registry.awaitCurrent();
-            } catch (CdcFailure e) {
-                batchFailure = e;
-            }
+        readSincePosition = true;
+        Shard shard = shards.get(Math.floorMod(projectId.hashCode(), shards.size()));
+        shard.pending.add(new Work(change, projectId));
+        shard.pendingCost += change.heapCost();
+        if (shard.pending.size() >= BATCH || shard.pendingCost >= settings.queueBytes() / 4) {
+            shard.handOff();
         }
-        if (batchFailure != null) {
-            return; // the flush fails, the slot stays, the batch is read again
-        }
-        shards.get(Math.floorMod(projectId.hashCode(), shards.size())).queue.put(new Work(change, projectId));
     }
 
     @Override
-    public void flush() throws InterruptedException, CdcFailure {
-        CdcFailure failure = batchFailure;
-        batchFailure = null;
-        batchOpen = false;
-        List<Flush> pending = new ArrayList<>(shards.size());
+    public void handOff() throws InterruptedException {
+        for (Shard s : shards) {
+            s.handOff();
+        }
+    }
+
+    @Override
+    public Barrier mark() throws InterruptedException {
+        handOff();
+        List<Flush> flushes = new ArrayList<>(shards.size());
         for (Shard s : shards) {
             Flush f = new Flush();
-            s.queue.put(f);
-            pending.add(f);
+            s.queue.add(f);
+            flushes.add(f);
         }
-        for (Flush f : pending) {
-            CdcFailure shardFailure = f.await();
-            if (failure == null) {
-                failure = shardFailure;
-            }
+        return new ShardBarrier(flushes);
+    }
+
+    /** A registry position asked for after every change handed off so far was read (reader thread). */
+    private CompletableFuture<Long> positionForHandOff() {
+        if (readSincePosition || registryPosition == null) {
+            registryPosition = registry.position();
+            readSincePosition = false;
         }
-        try {
-            if (failure != null) {
-                throw failure;
-            }
-            publisher.flush(settings.flushTimeout());
-        } catch (CdcFailure e) {
-            metrics.publishFailures.increment();
-            throw e;
-        }
+        return registryPosition;
     }
 
     private final class Shard implements Runnable {
         final int id;
-        final BlockingQueue<Item> queue;
+        /** Unbounded in items: {@link #bytes} bounds it. */
+        final BlockingQueue<Item> queue = new LinkedBlockingQueue<>();
+
+        final ByteGate bytes;
+        /** The reader's next batch for this shard (reader thread only). */
+        List<Work> pending = new ArrayList<>(BATCH);
+
+        long pendingCost;
         Thread thread;
         CdcFailure failure;
+        long unconfirmed;
+        /** NATS subjects by project and table: encoding the table token per event showed in profiles. */
+        final Map<String, String> subjects = new HashMap<>();
 
-        Shard(int id, int capacity) {
+        Shard(int id, long queueBytes) {
             this.id = id;
-            this.queue = new ArrayBlockingQueue<>(capacity);
+            this.bytes = new ByteGate(queueBytes);
+        }
+
+        /** Reader thread: queues the pending batch, waiting while the shard holds too many bytes. */
+        void handOff() throws InterruptedException {
+            if (pending.isEmpty()) {
+                return;
+            }
+            bytes.acquire(pendingCost);
+            queue.add(new Batch(pending, pendingCost, positionForHandOff()));
+            pending = new ArrayList<>(BATCH);
+            pendingCost = 0;
         }
 
         void start() {
@@ -202,23 +287,34 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
         public void run() {
             List<Item> items = new ArrayList<>(DRAIN);
             List<Work> run = new ArrayList<>(DRAIN);
+            CompletableFuture<Long> runPosition = null;
             try {
                 while (true) {
                     items.add(queue.take());
                     queue.drainTo(items, DRAIN - 1);
                     for (Item item : items) {
                         switch (item) {
-                            case Work w -> run.add(w);
+                            case Batch b -> {
+                                run.addAll(b.works());
+                                runPosition = b.registryPosition(); // positions are asked for in order
+                            }
                             case Flush f -> {
-                                process(run);
+                                process(run, runPosition);
                                 run.clear();
                                 f.complete(failure);
                                 failure = null;
                             }
                         }
                     }
-                    process(run);
+                    process(run, runPosition);
                     run.clear();
+                    long done = 0;
+                    for (Item item : items) {
+                        if (item instanceof Batch b) {
+                            done += b.cost();
+                        }
+                    }
+                    bytes.release(done);
                     items.clear();
                 }
             } catch (InterruptedException e) {
@@ -227,11 +323,12 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
         }
 
         /** Builds, matches, checks and publishes a run of changes in order; records the first failure. */
-        private void process(List<Work> run) {
+        private void process(List<Work> run, CompletableFuture<Long> registryPosition) {
             if (run.isEmpty() || failure != null) {
                 return; // after a failure the rest of the batch is re-read from the slot anyway
             }
             try {
+                registry.awaitApplied(registryPosition);
                 checkAndPublish(run);
             } catch (CdcFailure e) {
                 failure = e;
@@ -239,7 +336,10 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
                 failure = CdcFailure.retriable(CdcReason.NOT_LEADER, "fenced: " + e.getMessage(), e);
             } catch (SQLException e) {
                 failure = CdcFailure.classify(e);
-            } catch (JsonProcessingException | RuntimeException e) {
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                failure = CdcFailure.retriable(CdcReason.ERROR, "interrupted", e);
+            } catch (IOException | RuntimeException e) {
                 log.error(
                         "[ShardBatchFailed] shard {} failed to process a batch; it will be re-read from the slot",
                         id,
@@ -248,8 +348,16 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
             }
         }
 
+        private String subject(BuiltEvent e) {
+            if (subjects.size() > 10_000) {
+                subjects.clear(); // a bound: tables come and go
+            }
+            return subjects.computeIfAbsent(
+                    e.projectId() + '\u0000' + e.table(), k -> Subjects.changes(e.projectId(), e.table()));
+        }
+
         private void checkAndPublish(List<Work> run)
-                throws CdcFailure, FencedException, SQLException, JsonProcessingException {
+                throws CdcFailure, FencedException, SQLException, IOException, InterruptedException {
             if (!registry.synchronised()) {
                 // matching against a registry that lacks re-put bindings would drop their changes
                 // and let the slot advance past them; fail the batch so it is re-read
@@ -265,7 +373,7 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
                 if (MessageRows.isMessageRow(w.change(), w.projectId())) {
                     // Broadcast from Database (docs/design.md H2): published in this run's commit
                     // order; ws-front applies the channel's read check
-                    MessageRows.Rendered m = messageRows.render(w.change(), w.projectId());
+                    MessageRows.Rendered m = messageRows.render(w.change(), w.projectId(), publisher.maxPayload());
                     if (m != null) {
                         candidates.add(null);
                         messages.add(m);
@@ -294,6 +402,11 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
                     }
                     publisher.publish(m.subject(), m.eventId(), g == null ? 0 : g.leaseEpoch(), m.body());
                     metrics.eventsPublished.increment();
+                    unconfirmed += m.body().length;
+                    if (unconfirmed > settings.unconfirmedBytes()) {
+                        publisher.flush(settings.flushTimeout());
+                        unconfirmed = 0;
+                    }
                     continue;
                 }
                 List<Delivery> deliveries = allowed.get(change++);
@@ -306,15 +419,34 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
                     if (g != null) {
                         g.checkFence();
                     }
-                    publisher.publish(
-                            Subjects.changes(e.projectId(), e.table()),
-                            EventRenderer.messageId(e, d),
-                            g == null ? 0 : g.leaseEpoch(),
-                            renderer.render(e, d));
+                    byte[] body = render(e, d);
+                    publisher.publish(subject(e), EventRenderer.messageId(e, d), g == null ? 0 : g.leaseEpoch(), body);
                     metrics.eventsPublished.increment();
+                    unconfirmed += body.length;
+                    if (unconfirmed > settings.unconfirmedBytes()) {
+                        // bounds what jnats holds for the socket: wait until NATS confirmed it
+                        publisher.flush(settings.flushTimeout());
+                        unconfirmed = 0;
+                    }
                 }
             }
         }
+    }
+
+    /**
+     * The message of one delivery; when it exceeds what NATS accepts ({@code max_payload}), the
+     * event's rows are cut to their small values with {@code Error 413} (docs/design.md C6)
+     * rather than failing the batch for ever.
+     */
+    private byte[] render(BuiltEvent e, Delivery d) throws IOException {
+        byte[] body = renderer.render(e, d);
+        if (body.length > publisher.maxPayload()) {
+            body = renderer.render(builder.cutToSmallValues(e), d);
+            metrics.eventsTooLarge.increment();
+        } else if (e.payloadTooLarge()) {
+            metrics.eventsTooLarge.increment();
+        }
+        return body;
     }
 
     /** Interrupts the shards and waits for each at most the flush timeout. Idempotent. */

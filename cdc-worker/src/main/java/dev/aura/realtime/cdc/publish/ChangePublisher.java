@@ -19,4 +19,9 @@ public interface ChangePublisher {
      * @throws CdcFailure ({@code nats_unavailable}) when that was not confirmed within {@code timeout}
      */
     void flush(Duration timeout) throws CdcFailure, InterruptedException;
+
+    /** The largest message body the server accepts (its {@code max_payload}); unbounded when unknown. */
+    default long maxPayload() {
+        return Long.MAX_VALUE;
+    }
 }

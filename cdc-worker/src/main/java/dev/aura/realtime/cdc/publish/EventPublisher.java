@@ -74,6 +74,13 @@ public final class EventPublisher implements ChangePublisher, AutoCloseable {
         send(subject, new Headers().add(AuraHeaders.ORIGIN, origin), body);
     }
 
+    /** jnats refuses a larger body (headers count too; a few hundred bytes are kept for them). */
+    @Override
+    public long maxPayload() {
+        long max = nats.getMaxPayload();
+        return max <= 0 ? Long.MAX_VALUE : max - 512;
+    }
+
     @Override
     public void flush(Duration timeout) throws CdcFailure, InterruptedException {
         long n = markers.incrementAndGet();
@@ -104,11 +111,13 @@ public final class EventPublisher implements ChangePublisher, AutoCloseable {
     }
 
     /**
-     * Seen here after nats-server restarts under load: jnats reports the connection CONNECTED
-     * after a reconnect, yet nothing comes back on it (neither our markers nor JetStream API
-     * replies) for minutes. Two marker timeouts in a row on a connection that claims to be
-     * connected force a fresh reconnect (jnats {@code forceReconnect}), which restores delivery;
-     * the batch is re-read from the slot meanwhile, so nothing is lost.
+     * A connection that claims to be connected but returns no marker is deaf: with jnats 2.25.1
+     * a reconnect race left the writer sending nothing for good (nats-io/nats.java#1522, fixed in
+     * 2.25.2; docs/reliability.md), and a half-open socket looks the same until jnats' pings
+     * notice, minutes later. Two marker timeouts in a row on a connection that claims to be
+     * connected force a fresh reconnect (jnats {@code forceReconnect}); the batch is re-read from
+     * the slot meanwhile, so nothing is lost. A batch that already failed (e.g. its registry
+     * check) does not publish a marker, so only batches that reach the flush count here.
      */
     private void recoverIfDeaf() {
         if (nats.getStatus() != Connection.Status.CONNECTED) {

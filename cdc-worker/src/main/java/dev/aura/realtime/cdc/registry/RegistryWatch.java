@@ -10,11 +10,12 @@ import dev.aura.realtime.common.wire.WireJson;
 import io.nats.client.Connection;
 import io.nats.client.ConnectionListener;
 import io.nats.client.JetStreamApiException;
-import io.nats.client.JetStreamManagement;
 import io.nats.client.KeyValue;
+import io.nats.client.Message;
 import io.nats.client.api.KeyValueEntry;
 import io.nats.client.api.KeyValueOperation;
 import io.nats.client.api.KeyValueWatcher;
+import io.nats.client.api.StreamInfo;
 import io.nats.client.api.StreamState;
 import java.io.IOException;
 import java.time.Clock;
@@ -22,11 +23,14 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,6 +75,8 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
     private static final int MAX_REMEMBERED_INVALID = 10_000;
     /** The JetStream stream behind the bucket. */
     private static final String STREAM = "KV_" + SubscriptionEntry.BUCKET;
+    /** JetStream's stream-info API subject of the bucket's stream (default API prefix). */
+    private static final String STREAM_INFO_SUBJECT = "$JS.API.STREAM.INFO." + STREAM;
 
     /**
      * @param resyncPeriod period of the full re-watch
@@ -87,7 +93,6 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
             KvBuckets.Spec bucket) {}
 
     private final Connection nats;
-    private final JetStreamManagement jsm;
     private final Clock clock;
     private final Settings settings;
     private final CdcMetrics metrics;
@@ -108,7 +113,6 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
 
     public RegistryWatch(Connection nats, Clock clock, Settings settings, CdcMetrics metrics) throws IOException {
         this.nats = nats;
-        this.jsm = nats.jetStreamManagement();
         this.clock = clock;
         this.settings = settings;
         this.metrics = metrics;
@@ -174,19 +178,49 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
     }
 
     /**
-     * Returns once the view holds every registry write the server acknowledged before this call:
-     * reads the bucket stream's last sequence, then waits until the live watch has applied it.
-     * Costs one JetStream API round trip; the wait is usually nil.
-     *
-     * @throws CdcFailure ({@code nats_unavailable}) when the stream cannot be read or the view does
-     *     not catch up within the sync timeout; the batch must not be matched
+     * Asks the server for the bucket stream's last sequence (one JetStream API request, sent at
+     * once, answered asynchronously): every registry write it acknowledged before this call is at
+     * or before it. A bucket holding no message answers 0: the newest message is the last to
+     * expire, so when it is gone no watch will ever deliver its sequence.
      */
     @Override
-    public void awaitCurrent() throws CdcFailure, InterruptedException {
-        long started = System.nanoTime();
+    public CompletableFuture<Long> position() {
         try {
-            long target = lastSequence();
-            long deadline = started + settings.syncTimeout().toNanos();
+            return nats.requestWithTimeout(STREAM_INFO_SUBJECT, null, settings.syncTimeout())
+                    .thenApply(RegistryWatch::lastSequence);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private static long lastSequence(Message reply) {
+        StreamInfo info = new StreamInfo(reply);
+        if (info.hasError()) {
+            throw new IllegalStateException(info.getError().toString());
+        }
+        StreamState state = info.getStreamState();
+        return state.getMsgCount() == 0 ? 0 : state.getLastSequence();
+    }
+
+    /**
+     * Returns once the live watch has applied {@code position}; the wait is usually nil.
+     *
+     * @throws CdcFailure ({@code nats_unavailable}) when the position cannot be read or the view
+     *     does not catch up within the sync timeout; the batch must not be matched
+     */
+    @Override
+    public void awaitApplied(CompletableFuture<Long> position) throws CdcFailure, InterruptedException {
+        long started = System.nanoTime();
+        long deadline = started + settings.syncTimeout().toNanos();
+        try {
+            long target;
+            try {
+                target = position.get(settings.syncTimeout().toNanos(), TimeUnit.NANOSECONDS);
+            } catch (ExecutionException | TimeoutException e) {
+                Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+                throw CdcFailure.retriable(
+                        CdcReason.NATS_UNAVAILABLE, "cannot read the subscription registry's state: " + cause, cause);
+            }
             synchronized (progress) {
                 while (true) {
                     Loader live = current;
@@ -209,19 +243,6 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
             }
         } finally {
             metrics.registrySync.record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
-        }
-    }
-
-    /** The sequence of the bucket's newest message, 0 when it holds none (all expired, or new). */
-    private long lastSequence() throws CdcFailure {
-        try {
-            StreamState state = jsm.getStreamInfo(STREAM).getStreamState();
-            // The newest message is the last to expire: when it is gone, so is every other, and no
-            // watch will ever deliver its sequence.
-            return state.getMsgCount() == 0 ? 0 : state.getLastSequence();
-        } catch (IOException | JetStreamApiException | IllegalStateException e) {
-            throw CdcFailure.retriable(
-                    CdcReason.NATS_UNAVAILABLE, "cannot read the subscription registry's state: " + e.getMessage(), e);
         }
     }
 

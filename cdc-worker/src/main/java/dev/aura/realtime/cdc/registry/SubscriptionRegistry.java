@@ -4,6 +4,7 @@ import dev.aura.realtime.cdc.failure.CdcFailure;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 
 /** What the RLS shards read from the subscription registry (docs/design.md C8); {@link RegistryWatch} in production. */
 public interface SubscriptionRegistry {
@@ -24,12 +25,23 @@ public interface SubscriptionRegistry {
     Set<String> awaitedReplicas();
 
     /**
-     * Returns once {@link #candidates} reflects every registry write that was acknowledged before
-     * this call (read your writes): a binding whose client was told "subscribed" before it
-     * committed a change is matched against that change. Called by the poll loop's thread before
-     * a batch is matched.
-     *
-     * @throws CdcFailure when that cannot be confirmed in time; the batch must fail (slot not advanced)
+     * Asks, without blocking, where the registry stands now: every registry write acknowledged
+     * before this call is at or before the returned position. Pair it with {@link #awaitApplied}.
      */
-    void awaitCurrent() throws CdcFailure, InterruptedException;
+    CompletableFuture<Long> position();
+
+    /**
+     * Returns once {@link #candidates} reflects the registry up to {@code position} (read your
+     * writes): a binding whose client was told "subscribed" before it committed a change is
+     * matched against that change, provided the position was asked for after the change was read.
+     *
+     * @throws CdcFailure when that cannot be confirmed in time; the change must not be confirmed
+     *     to Postgres (it is read again)
+     */
+    void awaitApplied(CompletableFuture<Long> position) throws CdcFailure, InterruptedException;
+
+    /** {@link #awaitApplied} of a position asked for now. */
+    default void awaitCurrent() throws CdcFailure, InterruptedException {
+        awaitApplied(position());
+    }
 }

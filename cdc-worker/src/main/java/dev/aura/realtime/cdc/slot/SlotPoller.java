@@ -1,170 +1,127 @@
 package dev.aura.realtime.cdc.slot;
 
-import dev.aura.realtime.cdc.decode.MalformedWalRowException;
 import dev.aura.realtime.cdc.decode.Wal2JsonDecoder;
-import dev.aura.realtime.cdc.decode.WalMessage;
 import dev.aura.realtime.cdc.event.ChangeSink;
 import dev.aura.realtime.cdc.failure.CdcFailure;
 import dev.aura.realtime.cdc.failure.CdcReason;
 import dev.aura.realtime.cdc.fence.FencedException;
 import dev.aura.realtime.cdc.fence.LeaderGate;
-import dev.aura.realtime.cdc.fence.LeaderWork;
 import dev.aura.realtime.cdc.health.CdcState;
-import dev.aura.realtime.cdc.health.SlotInfo;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
 import dev.aura.realtime.cdc.platform.EnabledTables;
 import dev.aura.realtime.common.lsn.Lsn;
 import io.micrometer.core.instrument.Timer;
+import java.io.ByteArrayOutputStream;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
-import java.time.Duration;
-import java.util.Properties;
 import java.util.function.Supplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * The CDC poll loop (docs/design.md C2–C4), run while this process leads.
+ * The poll source, {@code CDC_SOURCE=poll} (docs/design.md C4): the SQL interface.
  *
- * <h2>Lifecycle</h2>
- * Open a dedicated connection to {@code POSTGRES_REPLICATION_URL} (session pinned to
- * {@code DateStyle=ISO}, {@code TimeZone=UTC}, {@code extra_float_digits=3}); check the
- * prerequisites; create the slot if absent; recreate it when lost (logging the LSN gap). Any
- * failure is classified ({@link CdcReason}), shown in {@code /health}, and retried with
- * exponential backoff; the loop never exits on its own. Interrupting the thread (leadership
- * lost, shutdown) stops it and closes the connection.
- *
- * <h2>Poll loop</h2>
  * <ol>
  *   <li>Read {@code pg_current_wal_flush_lsn()} as {@code upto}: decoding reads only flushed WAL.
  *   <li>With no enabled table, do not peek (an absent add-tables means every table); advance to
  *       {@code upto} and sleep {@code CDC_IDLE_BACKOFF_MS}.
- *   <li>{@code pg_logical_slot_peek_changes(slot, upto, CDC_BATCH_SIZE, ...)}, streamed with a
- *       fetch size in a read transaction, each change handed to the sink as it is read.
+ *   <li>{@code pg_logical_slot_peek_changes(slot, upto, batch, ...)}, streamed with a fetch size
+ *       in a read transaction, each change handed to the sink as it is read.
  *       {@code upto_nchanges} is only checked at commit boundaries, so one transaction always
- *       comes back whole; streaming keeps memory flat (seed 000).
+ *       comes back whole; streaming keeps memory flat.
  *   <li>Flush the sink: every change is published and NATS confirmed it. Check the fence.
  *   <li>Advance: when fewer rows than the batch size came back, everything up to {@code upto}
- *       was seen, so advance to {@code upto} (keeps {@code confirmed_flush_lsn} moving while
- *       only unwatched tables change); otherwise advance to the last commit row's LSN only.
+ *       was seen, so advance to {@code upto}; otherwise advance to the last commit row's LSN only.
  *       Advancing to a change row would re-deliver its transaction.
  *   <li>Poll again at once if rows came back, else sleep {@code CDC_IDLE_BACKOFF_MS}.
  * </ol>
- * <b>Backlogs.</b> Every peek decodes from the slot's {@code restart_lsn}, which Postgres moves
- * only when decoding meets a running-transactions record (logged about every 15 s), so
+ *
+ * <b>Bytes, not rows.</b> The driver holds one fetch of result rows, and a result row is at most
+ * {@value #PART_BYTES} bytes of text (plus its hex form for a part): a wal2json row larger than
+ * that is sent in parts (bytea slices of its UTF-8, reassembled here), and the fetch size is
+ * lowered so that one fetch fits {@code fetchBytes}. A row so large that it cannot hold two
+ * records of {@code CDC_MAX_RECORD_BYTES} is cut by Postgres before it is sent (values over 64
+ * bytes removed, {@code aura_cut_bytes} added; the event says {@code Error 413}), so no value
+ * of any size is ever sent to the worker whole.
+ *
+ * <p><b>Backlogs.</b> Every peek decodes from the slot's {@code restart_lsn}, which Postgres
+ * moves only when decoding meets a running-transactions record (logged about every 15 s), so
  * draining a backlog 1,000 rows at a time re-decodes the same WAL over and over (quadratic; see
  * docs/performance.md). After a full batch the next peek therefore asks for four times as many
  * changes, up to {@value #MAX_BATCH_GROWTH} × {@code CDC_BATCH_SIZE}; the first non-full batch
- * returns to {@code CDC_BATCH_SIZE}. Memory stays flat at any batch size (rows are streamed).
- * A failure anywhere before the advance leaves the slot where it was: the batch is read again
- * and re-published (at least once). Each change keeps its {@code Aura-Event-Id} across re-reads
- * (commit LSN and ordinal), so receivers can drop duplicates by it.
+ * returns to {@code CDC_BATCH_SIZE}. A failure anywhere before the advance leaves the slot where
+ * it was: the batch is read again and re-published (at least once), each change with its
+ * {@code Aura-Event-Id} (commit LSN and ordinal).
  */
-public final class SlotPoller implements LeaderWork {
-    private static final Logger log = LoggerFactory.getLogger(SlotPoller.class);
-    private static final String PEEK = """
-            SELECT lsn::text, data FROM pg_logical_slot_peek_changes(?, ?::pg_lsn, ?,
-              'format-version', '2', 'include-transaction', '1', 'include-timestamp', '1',
-              'include-type-oids', '1', 'include-types', '0', 'include-pk', '1', 'include-lsn', '1',
-              'add-tables', ?)""";
-    private static final long INSPECT_EVERY_MS = 2000;
+public final class SlotPoller extends SlotReader {
     /** Largest multiple of CDC_BATCH_SIZE a backlog may grow the batch to. */
     static final int MAX_BATCH_GROWTH = 256;
-
+    /** A wal2json row longer than this is sent in parts of this many bytes. */
+    static final int PART_BYTES = 32_768;
+    /** Bytes the driver holds at most for one result row: a part's hex text, plus the row's other columns. */
+    private static final int RESULT_ROW_BYTES = 2 * PART_BYTES + 1024;
+    /** The same wal2json options as the stream source ({@code SlotStreamer.start}). */
+    private static final String OPTIONS =
+            "'format-version', '2', 'include-transaction', '1', 'include-timestamp', '1', "
+                    + "'include-type-oids', '1', 'include-types', '0', 'include-pk', '1', 'include-lsn', '1', 'add-tables', ?";
     /**
-     * Settings of the poll loop.
-     *
-     * @param redecodeWarnBytes warn when restart_lsn lags confirmed_flush_lsn by more than this ({@code CDC_REDECODE_WARN_BYTES})
+     * A row too large to hold two records of the limit ({@code ? = } its byte bound), as JSON with
+     * every value of more than 64 bytes replaced by {@code "cut": true} (json, not jsonb: jsonb
+     * refuses values over 256 MB).
      */
-    public record Settings(
-            String replicationUrl,
-            int batchSize,
-            int fetchSize,
-            Duration idleBackoff,
-            Duration maxBackoff,
-            long redecodeWarnBytes) {}
+    private static final String CUT_COLUMNS = """
+            (SELECT json_agg(CASE WHEN octet_length((e.c -> 'value')::text) <= 66 THEN e.c
+                    ELSE json_build_object('name', e.c -> 'name', 'typeoid', e.c -> 'typeoid', 'cut', true) END ORDER BY e.o)
+               FROM json_array_elements(y.j -> '%s') WITH ORDINALITY AS e(c, o))""";
 
-    private final Settings settings;
-    private final SlotManager slots;
-    private final ChangeSink sink;
-    private final Supplier<EnabledTables> tables;
-    private final CdcState state;
-    private final CdcMetrics metrics;
-    private final GapListener gapListener;
-
-    /** Told when a lost slot was recreated, so clients can be warned (docs/design.md D6). */
-    @FunctionalInterface
-    public interface GapListener {
-        void slotRecreated(Lsn lostFrom, Lsn resumedAt);
-    }
+    private static final String CUT = "(SELECT json_build_object('action', y.j -> 'action', 'lsn', y.j -> 'lsn', "
+            + "'schema', y.j -> 'schema', 'table', y.j -> 'table', 'pk', y.j -> 'pk', 'columns', "
+            + CUT_COLUMNS.formatted("columns") + ", 'identity', " + CUT_COLUMNS.formatted("identity")
+            + ", 'aura_cut_bytes', octet_length(x.data))::text FROM (SELECT x.data::json AS j) AS y)";
+    /**
+     * The peek, each row whole when short, else in parts. OFFSET 0 keeps the planner from
+     * inlining the subqueries, so the cut and the UTF-8 conversion run once per row; the lateral
+     * join emits each row's parts right after it (a nested loop over the function's rows, in
+     * order), which the reader checks.
+     */
+    private static final String PEEK =
+            "SELECT p.n, p.lsn::text, c.i, c.last, CASE WHEN c.i IS NULL THEN p.d END, c.part"
+                    + " FROM (SELECT x.n, x.lsn, CASE WHEN octet_length(x.data) <= ? THEN x.data ELSE " + CUT
+                    + " END AS d"
+                    + " FROM pg_logical_slot_peek_changes(?, ?::pg_lsn, ?, " + OPTIONS
+                    + ") WITH ORDINALITY AS x(lsn, xid, data, n)"
+                    + " OFFSET 0) p"
+                    + " LEFT JOIN LATERAL (SELECT g.i, l.last, substring(l.b FROM g.i * " + PART_BYTES + " + 1 FOR "
+                    + PART_BYTES
+                    + ") AS part FROM (SELECT convert_to(p.d, 'UTF8') AS b, (octet_length(p.d) - 1) / " + PART_BYTES
+                    + " AS last"
+                    + " WHERE octet_length(p.d) > " + PART_BYTES
+                    + " OFFSET 0) l, generate_series(0, l.last) AS g(i)) c ON true";
 
     public SlotPoller(
-            Settings settings,
+            ReaderSettings settings,
             SlotManager slots,
             ChangeSink sink,
             Supplier<EnabledTables> tables,
             CdcState state,
             CdcMetrics metrics,
             GapListener gapListener) {
-        this.settings = settings;
-        this.slots = slots;
-        this.sink = sink;
-        this.tables = tables;
-        this.state = state;
-        this.metrics = metrics;
-        this.gapListener = gapListener;
+        super(settings, slots, sink, tables, state, metrics, gapListener);
+    }
+
+    /** The byte bound of a row sent whole: anything longer cannot hold two records within the limit. */
+    long rowCap() {
+        return 2L * settings.maxRecordBytes() + 512 * 1024;
+    }
+
+    /** The fetch size: CDC_FETCH_SIZE, lowered so that one fetch fits the driver's share of the buffer. */
+    int fetchSize() {
+        long fits = Math.max(1, settings.fetchBytes() / RESULT_ROW_BYTES);
+        return (int) Math.min(settings.fetchSize(), fits);
     }
 
     @Override
-    public void run(LeaderGate gate) throws InterruptedException {
-        long backoffMs = 100;
-        while (!Thread.currentThread().isInterrupted()) {
-            long pollsBefore = state.snapshot().polls();
-            try (Connection c = open()) {
-                slots.checkPrerequisites(c);
-                SlotInfo info = slots.ensure(c);
-                if (info.lost()) {
-                    info = recreate(c, info);
-                }
-                state.slot(info);
-                pollLoop(c, gate, info.confirmedFlushLsn());
-            } catch (CdcFailure f) {
-                report(f.reason(), f.getMessage(), f.retriable());
-                if (f.reason() == CdcReason.SLOT_LOST) {
-                    recreateAfterError();
-                }
-            } catch (SQLException e) {
-                CdcFailure f = CdcFailure.classify(e);
-                report(f.reason(), f.getMessage(), f.retriable());
-                if (f.reason() == CdcReason.SLOT_LOST) {
-                    recreateAfterError();
-                    continue;
-                }
-            } catch (FencedException e) {
-                report(CdcReason.NOT_LEADER, "fenced: " + e.getMessage(), true);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
-            } catch (RuntimeException e) {
-                log.error("[PollLoopFailed] unexpected failure in the poll loop; retrying", e);
-                report(CdcReason.ERROR, e.toString(), true);
-            }
-            // Reset the backoff only after a poll succeeded: a failure that recurs right after the
-            // checks (e.g. slot_active_elsewhere at the first peek) must not retry ten times a second.
-            if (state.snapshot().polls() > pollsBefore) {
-                backoffMs = 100;
-            }
-            Thread.sleep(backoffMs);
-            backoffMs = Math.min(backoffMs * 2, settings.maxBackoff().toMillis());
-        }
-        log.info("poll loop stopped (slot {})", slots.slotName());
-    }
-
-    private void pollLoop(Connection c, LeaderGate gate, Lsn confirmed)
+    void read(Connection c, LeaderGate gate, Lsn confirmed)
             throws SQLException, InterruptedException, FencedException, CdcFailure {
         Wal2JsonDecoder decoder = new Wal2JsonDecoder();
         long lastInspect = 0;
@@ -173,13 +130,7 @@ public final class SlotPoller implements LeaderWork {
             gate.checkFence();
             long now = System.currentTimeMillis();
             if (now - lastInspect >= INSPECT_EVERY_MS) {
-                SlotInfo info = slots.inspect(c)
-                        .orElseThrow(() -> new CdcFailure(CdcReason.SLOT_LOST, "slot vanished", true, null));
-                if (info.lost()) {
-                    throw new CdcFailure(CdcReason.SLOT_LOST, "wal_status = lost", true, null);
-                }
-                observe(info);
-                confirmed = max(confirmed, info.confirmedFlushLsn());
+                confirmed = max(confirmed, inspect(c).confirmedFlushLsn());
                 lastInspect = now;
             }
             Timer.Sample sample = Timer.start();
@@ -217,26 +168,42 @@ public final class SlotPoller implements LeaderWork {
         int rows = 0;
         c.setAutoCommit(false);
         try (PreparedStatement ps = c.prepareStatement(PEEK)) {
-            ps.setFetchSize(settings.fetchSize());
-            ps.setString(1, slots.slotName());
-            ps.setString(2, upto.toString());
-            ps.setInt(3, batch);
-            ps.setString(4, enabled.addTablesOption());
+            ps.setFetchSize(fetchSize());
+            ps.setLong(1, rowCap());
+            ps.setString(2, slots.slotName());
+            ps.setString(3, upto.toString());
+            ps.setInt(4, batch);
+            ps.setString(5, enabled.addTablesOption());
             try (ResultSet rs = ps.executeQuery()) {
+                long lastN = 0;
+                ByteArrayOutputStream parts = null;
                 while (rs.next()) {
-                    rows++;
-                    WalMessage msg;
-                    try {
-                        msg = decoder.decode(Lsn.parse(rs.getString(1)), rs.getString(2));
-                    } catch (MalformedWalRowException e) {
-                        throw CdcFailure.retriable(CdcReason.ERROR, "malformed wal2json row: " + e.getMessage(), e);
+                    long n = rs.getLong(1);
+                    int part = rs.getInt(3);
+                    boolean whole = rs.wasNull();
+                    boolean inOrder = whole || part == 0 ? n > lastN && parts == null : n == lastN && parts != null;
+                    if (!inOrder) {
+                        throw CdcFailure.retriable(
+                                CdcReason.ERROR, "peek returned row " + n + " (part " + part + ") out of order", null);
                     }
-                    if (msg instanceof WalMessage.Change ch) {
-                        String project = enabled.projectOf(ch.change().schema());
-                        if (project != null) {
-                            sink.accept(ch.change(), project);
+                    lastN = n;
+                    byte[] row;
+                    if (whole) {
+                        row = rs.getBytes(5);
+                    } else {
+                        int last = rs.getInt(4);
+                        if (part == 0) {
+                            parts = new ByteArrayOutputStream((last + 1) * PART_BYTES);
                         }
+                        parts.writeBytes(rs.getBytes(6));
+                        if (part < last) {
+                            continue;
+                        }
+                        row = parts.toByteArray();
+                        parts = null;
                     }
+                    rows++;
+                    handle(decoder, enabled, Lsn.parse(rs.getString(2)), row, 0, row.length);
                 }
             }
             c.commit();
@@ -250,88 +217,5 @@ public final class SlotPoller implements LeaderWork {
             }
         }
         return rows;
-    }
-
-    private SlotInfo recreate(Connection c, SlotInfo lost) throws CdcFailure, SQLException {
-        SlotInfo fresh = slots.recreate(c);
-        Lsn from = lost.confirmedFlushLsn() == null ? lost.restartLsn() : lost.confirmedFlushLsn();
-        Lsn to = fresh.confirmedFlushLsn();
-        long bytes = from == null || to == null ? -1 : to.bytesAfter(from);
-        log.error(
-                "[SlotRecreated] slot {} was lost (wal_status=lost: its WAL was removed past max_slot_wal_keep_size); recreated it. "
-                        + "Changes between {} and {} ({} bytes of WAL) are lost for good.",
-                slots.slotName(),
-                from,
-                to,
-                bytes);
-        metrics.slotRecreations.increment();
-        state.gap(String.valueOf(from), String.valueOf(to));
-        // Not active until the new slot was polled once: clients first hear "lost, with this gap", then "active".
-        state.failed(CdcReason.SLOT_LOST, "slot recreated; changes between " + from + " and " + to + " are lost");
-        gapListener.slotRecreated(from, to);
-        return fresh;
-    }
-
-    private void recreateAfterError() {
-        try (Connection c = open()) {
-            SlotInfo info = slots.inspect(c).orElse(null);
-            if (info != null) {
-                state.slot(recreate(c, info));
-            }
-        } catch (SQLException | CdcFailure e) {
-            log.warn("[SlotRecreateFailed] could not recreate the lost slot yet: {}", e.getMessage());
-        }
-    }
-
-    private void observe(SlotInfo info) {
-        state.slot(info);
-        metrics.slot(info.lagBytes(), info.redecodeBytes(), info.retainedBytes(), info.safeWalSize());
-        if (info.redecodeBytes() > settings.redecodeWarnBytes()) {
-            log.warn(
-                    "[RedecodeBacklog] slot {}: restart_lsn is {} bytes behind confirmed_flush_lsn: a long-open transaction pins it and "
-                            + "every poll re-decodes that WAL. Find it in pg_stat_activity (xact_start) and end it.",
-                    slots.slotName(),
-                    info.redecodeBytes());
-        }
-    }
-
-    private void report(CdcReason reason, String detail, boolean retriable) {
-        state.failed(reason, detail);
-        if (retriable) {
-            log.warn("[CdcNotActive] {}: {}", reason.code(), detail);
-        } else {
-            log.error("[CdcNotActive] {}: {} (retrying, but this needs an operator)", reason.code(), detail);
-        }
-    }
-
-    private Connection open() throws SQLException {
-        Properties props = new Properties();
-        props.setProperty("ApplicationName", "aura-cdc-worker");
-        props.setProperty("tcpKeepAlive", "true");
-        Connection c = DriverManager.getConnection(settings.replicationUrl(), props);
-        try (Statement s = c.createStatement()) {
-            s.execute("SET DateStyle = ISO");
-            s.execute("SET TimeZone = 'UTC'");
-            s.execute("SET extra_float_digits = 3");
-        } catch (SQLException e) {
-            c.close();
-            throw e;
-        }
-        return c;
-    }
-
-    private static Lsn flushLsn(Connection c) throws SQLException {
-        try (Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SELECT pg_current_wal_flush_lsn()::text")) {
-            rs.next();
-            return Lsn.parse(rs.getString(1));
-        }
-    }
-
-    private static Lsn max(Lsn a, Lsn b) {
-        if (a == null) {
-            return b;
-        }
-        return b == null || a.compareTo(b) >= 0 ? a : b;
     }
 }

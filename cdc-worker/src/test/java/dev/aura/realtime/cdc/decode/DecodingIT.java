@@ -6,6 +6,8 @@ import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.aura.realtime.cdc.CdcFixture;
 import dev.aura.realtime.cdc.CdcFixtureAndLogs;
+import dev.aura.realtime.cdc.CdcSources;
+import dev.aura.realtime.cdc.config.CdcSource;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.time.Duration;
@@ -14,13 +16,20 @@ import java.util.Map;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** C6: wal2json rows become Supabase-shaped events with exact values and typnames. */
+@ParameterizedClass(name = "CDC_SOURCE={0}")
+@EnumSource(CdcSource.class)
 class DecodingIT extends CdcFixtureAndLogs {
+    @Parameter
+    CdcSource source;
 
     @BeforeEach
     void startWorker() throws Exception {
-        fx.startWorker(Map.of());
+        fx.startWorker(CdcSources.env(source));
         fx.createProject();
     }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.aura.realtime.cdc.event.DecodedColumn;
+import dev.aura.realtime.cdc.event.RawValue;
 import dev.aura.realtime.cdc.event.RowChange;
 import dev.aura.realtime.common.lsn.Lsn;
 import dev.aura.realtime.common.wire.DbBroadcast;
@@ -102,5 +103,21 @@ class MessageRowsTest {
         assertThat(stub.path("payload").toString())
                 .isEqualTo("{\"error\":\"Error 413: Payload Too Large\",\"id\":\"" + ID + "\"}");
         assertThat(stub.path("id").asText()).isEqualTo(ID);
+    }
+
+    @Test
+    void aPayloadPostgresCutOrAMessageOverNatsMaxPayloadArrivesAsError413WithTheId() throws Exception {
+        RowChange cut = row('I', RT, "t", "broadcast", "{}");
+        List<DecodedColumn> columns = new ArrayList<>(cut.columns());
+        columns.replaceAll(c -> c.name().equals("payload") ? new DecodedColumn("payload", 3802, RawValue.CUT) : c);
+        RowChange cutRow = new RowChange(
+                'I', RT, "messages", columns, List.of(), List.of("id"), cut.commitLsn(), 3, cut.commitTimestamp());
+        String stub = "{\"error\":\"Error 413: Payload Too Large\",\"id\":\"" + ID + "\"}";
+        assertThat(body(rows.render(cutRow, PROJECT)).path("payload").toString())
+                .isEqualTo(stub);
+
+        MessageRows.Rendered overNats = rows.render(row('I', RT, "t", "broadcast", "{\"n\": 12345}"), PROJECT, 100);
+        assertThat(body(overNats).path("payload").toString()).isEqualTo(stub);
+        assertThat(overNats.eventId()).isEqualTo("0/16B3748:3");
     }
 }

@@ -190,13 +190,15 @@ class ShardedPipelineTest {
     }
 
     @Test
-    void eachBatchWaitsOnceForTheRegistryToCatchUp_andFailsWhenItCannot() throws Exception {
+    void eachHandOffAsksTheRegistryForOnePosition_andABatchFailsWhenItsViewCannotCatchUp() throws Exception {
         registry.bind("p1", "t", "sub-1");
         start(2, 8);
         pipeline.accept(change("p1", 1), "p1");
         pipeline.accept(change("p1", 2), "p1");
         pipeline.flush();
-        assertThat(registry.syncs).as("once per batch, at its first change").hasValue(1);
+        assertThat(registry.positions)
+                .as("one position for the changes handed off together")
+                .hasValue(1);
         assertThat(publisher.events).hasSize(2);
 
         registry.behind = CdcFailure.retriable(CdcReason.NATS_UNAVAILABLE, "registry view behind", null);
@@ -210,7 +212,7 @@ class ShardedPipelineTest {
 
         registry.behind = null;
         pipeline.flush();
-        assertThat(registry.syncs).as("an empty batch needs no wait").hasValue(2);
+        assertThat(registry.positions).as("nothing handed off, nothing asked").hasValue(2);
         pipeline.accept(change("p1", 3), "p1");
         pipeline.flush();
         assertThat(publisher.events).hasSize(3);
@@ -288,15 +290,77 @@ class ShardedPipelineTest {
         assertThat(publisher.events).hasSize(10);
     }
 
-    private void start(int shards, int queueCapacity) {
+    /** @param queueChanges the shard queue's byte bound, in multiples of one small test change */
+    private void start(int shards, int queueChanges) {
         pipeline = new ShardedPipeline(
-                new ShardedPipeline.Settings(shards, queueCapacity, Duration.ofSeconds(5)),
+                new ShardedPipeline.Settings(
+                        shards, queueChanges * change("p", 0).heapCost(), 1 << 20, Duration.ofSeconds(5)),
                 new EventBuilder(oid -> "int4", 1024),
                 registry,
                 policy,
                 publisher,
                 metrics);
         pipeline.start();
+    }
+
+    @Test
+    void queuesAreBoundedInBytes_aChangeLargerThanTheQueueIsTakenAloneAndItsOversizedRecordIsCut() throws Exception {
+        registry.bind("p1", "t", "sub-1");
+        publisher.hold = new CountDownLatch(1);
+        start(1, 4);
+        RowChange big = bigChange("p1", 1, 3 * change("p1", 0).heapCost());
+        Thread reader = Thread.ofPlatform().start(() -> {
+            try {
+                pipeline.accept(change("p1", 0), "p1");
+                pipeline.accept(big, "p1"); // waits until the queue is empty, then is taken alone
+                pipeline.accept(change("p1", 2), "p1");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        await().atMost(Duration.ofSeconds(5)).until(() -> reader.getState() == Thread.State.WAITING);
+        publisher.hold.countDown();
+        reader.join(5000);
+        pipeline.flush();
+        assertThat(publisher.events)
+                .extracting(e -> e.body().path("data").path("record").path("id").asInt())
+                .containsExactly(0, 1, 2);
+        JsonNode cut = publisher.events.get(1).body().path("data");
+        assertThat(cut.path("errors").toString()).isEqualTo("[\"" + EventBuilder.PAYLOAD_TOO_LARGE + "\"]");
+        assertThat(cut.path("record").has("body")).isFalse();
+        assertThat(counter("aura.cdc.events.too.large")).isEqualTo(1.0);
+    }
+
+    @Test
+    void aMessageLargerThanNatsAcceptsIsPublishedWithItsRowsCutInsteadOfFailingForEver() throws Exception {
+        registry.bind("p1", "t", "sub-1");
+        publisher.maxPayload = 600;
+        start(1, 8);
+        // under CDC_MAX_RECORD_BYTES (1024 here), but the message would exceed NATS's max_payload
+        pipeline.accept(bigChange("p1", 1, 700), "p1");
+        pipeline.flush();
+        JsonNode data = publisher.events.get(0).body().path("data");
+        assertThat(data.path("errors").toString()).isEqualTo("[\"" + EventBuilder.PAYLOAD_TOO_LARGE + "\"]");
+        assertThat(data.path("record").path("id").asInt()).isEqualTo(1);
+        assertThat(data.path("record").has("body")).isFalse();
+    }
+
+    /** A change with a text column of {@code bytes} characters (column "body", type unknown to the fake catalog). */
+    private static RowChange bigChange(String project, int id, long bytes) {
+        return new RowChange(
+                'I',
+                "project_" + project,
+                "t",
+                List.of(
+                        new DecodedColumn("id", INT4, JSON.numberNode(id)),
+                        new DecodedColumn("body", 25, JSON.textNode("x".repeat((int) bytes)))),
+                List.of(),
+                List.of("id"),
+                Lsn.parse("0/" + Integer.toHexString(0x1000 + id).toUpperCase()),
+                0,
+                "2026-01-02T03:04:05Z",
+                (int) bytes,
+                false);
     }
 
     private double counter(String name) {
@@ -371,7 +435,7 @@ class ShardedPipelineTest {
         final List<SubscriptionEntry> entries = new CopyOnWriteArrayList<>();
         volatile Set<String> awaited = Set.of();
         volatile CdcFailure behind;
-        final java.util.concurrent.atomic.AtomicInteger syncs = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicInteger positions = new java.util.concurrent.atomic.AtomicInteger();
 
         void bind(String project, String table, String subId) {
             entries.add(new SubscriptionEntry(
@@ -397,8 +461,13 @@ class ShardedPipelineTest {
         }
 
         @Override
-        public void awaitCurrent() throws CdcFailure {
-            syncs.incrementAndGet();
+        public java.util.concurrent.CompletableFuture<Long> position() {
+            positions.incrementAndGet();
+            return java.util.concurrent.CompletableFuture.completedFuture(0L);
+        }
+
+        @Override
+        public void awaitApplied(java.util.concurrent.CompletableFuture<Long> position) throws CdcFailure {
             if (behind != null) {
                 throw behind;
             }
@@ -414,6 +483,7 @@ class ShardedPipelineTest {
         volatile boolean failFlush;
         volatile CountDownLatch hold;
         volatile int flushedAfter = -1;
+        volatile long maxPayload = Long.MAX_VALUE;
         private int attempts;
 
         @Override
@@ -444,6 +514,11 @@ class ShardedPipelineTest {
                 throw CdcFailure.retriable(CdcReason.NATS_UNAVAILABLE, "NATS did not confirm the batch", null);
             }
             flushedAfter = events.size();
+        }
+
+        @Override
+        public long maxPayload() {
+            return maxPayload;
         }
     }
 }

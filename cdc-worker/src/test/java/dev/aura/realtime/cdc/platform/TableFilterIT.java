@@ -3,17 +3,26 @@ package dev.aura.realtime.cdc.platform;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.aura.realtime.cdc.CdcFixture;
+import dev.aura.realtime.cdc.CdcSources;
+import dev.aura.realtime.cdc.config.CdcSource;
 import dev.aura.realtime.testkit.NatsServer;
 import dev.aura.realtime.testkit.PostgresServer;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** C5: wal2json add-tables escaping for awkward names, case sensitivity, and disabling within one refresh. */
+@ParameterizedClass(name = "CDC_SOURCE={0}")
+@EnumSource(CdcSource.class)
 class TableFilterIT {
+    @Parameter
+    CdcSource source;
+
     private static final List<String> NAMES =
             List.of("My Table", "a.b", "x,y", "Ünïcode", "\"quoted\"", "CamelCase", "back\\slash", "st*r");
     private CdcFixture fx;
@@ -21,7 +30,7 @@ class TableFilterIT {
     @BeforeEach
     void setUp() throws Exception {
         fx = new CdcFixture(PostgresServer.shared(), NatsServer.shared());
-        fx.startWorker(Map.of("CDC_TABLE_REFRESH_MS", "300"));
+        fx.startWorker(CdcSources.env(source, "CDC_TABLE_REFRESH_MS", "300"));
         fx.createProject();
     }
 

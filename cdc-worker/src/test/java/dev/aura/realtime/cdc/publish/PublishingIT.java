@@ -4,10 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.aura.realtime.cdc.CdcFixture;
+import dev.aura.realtime.cdc.CdcSources;
+import dev.aura.realtime.cdc.config.CdcSource;
 import dev.aura.realtime.testkit.NatsServer;
 import dev.aura.realtime.testkit.PostgresServer;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -15,9 +16,17 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** C10, C11: no advance without NATS, nothing lost across a NATS outage; /health and /metrics contents. */
+@ParameterizedClass(name = "CDC_SOURCE={0}")
+@EnumSource(CdcSource.class)
 class PublishingIT {
+    @Parameter
+    CdcSource source;
+
     private NatsServer nats;
     private CdcFixture fx;
 
@@ -25,7 +34,7 @@ class PublishingIT {
     void setUp() throws Exception {
         nats = NatsServer.start();
         fx = new CdcFixture(PostgresServer.shared(), nats);
-        fx.startWorker(Map.of());
+        fx.startWorker(CdcSources.env(source));
         fx.createProject();
         fx.sql("CREATE TABLE " + fx.table("m") + "(id int PRIMARY KEY)");
         fx.enable("m");

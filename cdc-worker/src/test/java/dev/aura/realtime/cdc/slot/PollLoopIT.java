@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.aura.realtime.cdc.CdcFixtureAndLogs;
+import dev.aura.realtime.cdc.config.CdcSource;
 import dev.aura.realtime.common.lsn.Lsn;
 import dev.aura.realtime.testkit.PostgresServer;
 import java.math.BigDecimal;
@@ -15,8 +16,10 @@ import java.util.Map;
 import java.util.UUID;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
-/** C4: the poll loop's advance rule, idle backoff, session pinning and the re-decode gauge. */
+/** C4 with CDC_SOURCE=poll: the advance rule, idle backoff and the re-decode gauge; session pinning with both sources. */
 class PollLoopIT extends CdcFixtureAndLogs {
     private final PostgresServer pg = PostgresServer.shared();
 
@@ -36,9 +39,11 @@ class PollLoopIT extends CdcFixtureAndLogs {
                         + fx.slot + "'"));
     }
 
-    @Test
-    void fiftyMegabytesOnAnUnwatchedTableDoNotPinWal() throws Exception {
-        fx.startWorker(Map.of());
+    /** Both sources: neither pins WAL while only unwatched tables change. */
+    @ParameterizedTest(name = "CDC_SOURCE={0}")
+    @EnumSource(CdcSource.class)
+    void fiftyMegabytesOnAnUnwatchedTableDoNotPinWal(CdcSource source) throws Exception {
+        fx.startWorker(Map.of("CDC_SOURCE", source.configValue()));
         watchedAndBulkTables();
         long t0 = System.nanoTime();
         fx.sql("INSERT INTO " + fx.table("bulk")
@@ -71,7 +76,7 @@ class PollLoopIT extends CdcFixtureAndLogs {
 
     @Test
     void anEmptyPollBacksOffAndAFullBatchPollsAgainAtOnce() throws Exception {
-        fx.startWorker(Map.of("CDC_IDLE_BACKOFF_MS", "1000", "CDC_BATCH_SIZE", "4"));
+        fx.startWorker(Map.of("CDC_SOURCE", "poll", "CDC_IDLE_BACKOFF_MS", "1000", "CDC_BATCH_SIZE", "4"));
         watchedAndBulkTables();
         double before = fx.metric("aura_cdc_polls_total");
         Thread.sleep(3000);
@@ -100,8 +105,10 @@ class PollLoopIT extends CdcFixtureAndLogs {
                         java.util.stream.IntStream.rangeClosed(1, 30).boxed().toList());
     }
 
-    @Test
-    void theSessionIsPinnedToIsoUtcAndExactFloatsWhateverTheRoleDefaults() throws Exception {
+    /** Both sources: the stream source pins its walsender session through startup options. */
+    @ParameterizedTest(name = "CDC_SOURCE={0}")
+    @EnumSource(CdcSource.class)
+    void theSessionIsPinnedToIsoUtcAndExactFloatsWhateverTheRoleDefaults(CdcSource source) throws Exception {
         String role =
                 "aura_pin_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
         pg.execute(
@@ -110,8 +117,8 @@ class PollLoopIT extends CdcFixtureAndLogs {
                 "ALTER ROLE " + role + " SET TimeZone = 'America/New_York'",
                 "ALTER ROLE " + role + " SET extra_float_digits = 0");
         try {
-            fx.startWorker(
-                    Map.of("POSTGRES_REPLICATION_URL", pg.jdbcUrl(role, "unused"), "POSTGRES_URL", pg.jdbcUrl()));
+            fx.startWorker(dev.aura.realtime.cdc.CdcSources.env(
+                    source, "POSTGRES_REPLICATION_URL", pg.jdbcUrl(role, "unused"), "POSTGRES_URL", pg.jdbcUrl()));
             fx.createProject();
             fx.sql("CREATE TABLE " + fx.table("pinned")
                     + "(id int PRIMARY KEY, f float8, ts timestamptz, t timestamp, d date)");
@@ -137,7 +144,7 @@ class PollLoopIT extends CdcFixtureAndLogs {
 
     @Test
     void aLongOpenTransactionGrowsTheRedecodeGaugeAndIsWarnedAbout() throws Exception {
-        fx.startWorker(Map.of("CDC_REDECODE_WARN_BYTES", "2097152"));
+        fx.startWorker(Map.of("CDC_SOURCE", "poll", "CDC_REDECODE_WARN_BYTES", "2097152"));
         watchedAndBulkTables();
         try (Connection open = pg.connect();
                 Statement s = open.createStatement()) {

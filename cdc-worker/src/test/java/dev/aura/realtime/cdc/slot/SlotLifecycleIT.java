@@ -5,18 +5,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.aura.realtime.cdc.CdcFixtureAndLogs;
+import dev.aura.realtime.cdc.CdcSources;
+import dev.aura.realtime.cdc.config.CdcSource;
 import dev.aura.realtime.common.lsn.Lsn;
 import dev.aura.realtime.testkit.PostgresServer;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Properties;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.postgresql.PGConnection;
 import org.postgresql.PGProperty;
 import org.postgresql.replication.PGReplicationStream;
@@ -26,7 +30,12 @@ import org.postgresql.replication.PGReplicationStream;
  * ({@code max_slot_wal_keep_size=1MB}, {@code wal_keep_size=0}) and where no table is enabled
  * unless a test enables it.
  */
+@ParameterizedClass(name = "CDC_SOURCE={0}")
+@EnumSource(CdcSource.class)
 class SlotLifecycleIT extends CdcFixtureAndLogs {
+    @Parameter
+    CdcSource source;
+
     private static PostgresServer pg;
 
     @BeforeAll
@@ -49,12 +58,12 @@ class SlotLifecycleIT extends CdcFixtureAndLogs {
 
     @Test
     void aLostSlotIsRecreatedWithTheGapLoggedCountedAndToldToClients() throws Exception {
-        fx.startWorker(Map.of());
+        fx.startWorker(CdcSources.env(source));
         Lsn before = Lsn.parse(fx.slotColumn("confirmed_flush_lsn"));
         fx.stopWorker();
 
         // A burst of WAL while nobody advances the slot: Postgres removes the WAL it needed.
-        pg.execute("CREATE TABLE burst(id int, v text)");
+        pg.execute("CREATE TABLE IF NOT EXISTS burst(id int, v text)");
         Awaitility.await()
                 .atMost(Duration.ofSeconds(30))
                 .pollInterval(Duration.ZERO)
@@ -67,7 +76,7 @@ class SlotLifecycleIT extends CdcFixtureAndLogs {
                 });
         int statusesBefore = fx.statuses.size();
 
-        fx.startWorker(Map.of());
+        fx.startWorker(CdcSources.env(source));
 
         assertThat(fx.slotColumn("wal_status")).isIn("reserved", "extended");
         Lsn after = Lsn.parse(fx.slotColumn("confirmed_flush_lsn"));
@@ -119,7 +128,7 @@ class SlotLifecycleIT extends CdcFixtureAndLogs {
             String pid = fx.slotColumn("active_pid");
             assertThat(pid).isNotNull();
 
-            fx.startWorkerInactive(Map.of());
+            fx.startWorkerInactive(CdcSources.env(source));
             JsonNode health = fx.awaitReason("slot_active_elsewhere", Duration.ofSeconds(20));
             assertThat(health.get("reason").asText()).contains("is active for PID " + pid);
             assertThat(health.get("cdc_active").asBoolean()).isFalse();
@@ -141,7 +150,7 @@ class SlotLifecycleIT extends CdcFixtureAndLogs {
 
     @Test
     void withNoEnabledTableNothingIsDecodedButTheSlotStillAdvances() throws Exception {
-        fx.startWorker(Map.of());
+        fx.startWorker(CdcSources.env(source));
         fx.createProject();
         fx.sql(
                 "CREATE TABLE " + fx.table("t") + "(id int PRIMARY KEY)",

@@ -78,12 +78,29 @@ public final class EnvVars {
             new EnvVar("CDC_HTTP_PORT", "8081", "port", "Health, metrics and control API port");
     public static final EnvVar CDC_SLOT_NAME =
             new EnvVar("CDC_SLOT_NAME", "aura_cdc_slot", "", "Logical replication slot name (plugin wal2json)");
+    public static final EnvVar CDC_SOURCE = new EnvVar(
+            "CDC_SOURCE",
+            "stream",
+            "",
+            "How the slot is read: stream (logical replication protocol, each WAL record decoded once) | poll (SQL "
+                    + "interface, pg_logical_slot_peek_changes); docs/design.md C12");
+    public static final EnvVar CDC_BUFFER_BYTES = new EnvVar(
+            "CDC_BUFFER_BYTES",
+            "67108864",
+            "bytes",
+            "Heap for changes between the slot and NATS's confirmation (shard queues, the poll fetch, unconfirmed publishes)");
     public static final EnvVar CDC_BATCH_SIZE = new EnvVar(
-            "CDC_BATCH_SIZE", "1000", "changes", "upto_nchanges of each peek (checked at commit boundaries)");
-    public static final EnvVar CDC_FETCH_SIZE =
-            new EnvVar("CDC_FETCH_SIZE", "500", "rows", "JDBC fetch size while streaming a peek result");
+            "CDC_BATCH_SIZE",
+            "1000",
+            "changes",
+            "upto_nchanges of each peek (checked at commit boundaries; poll source)");
+    public static final EnvVar CDC_FETCH_SIZE = new EnvVar(
+            "CDC_FETCH_SIZE",
+            "500",
+            "rows",
+            "JDBC fetch size while streaming a peek result (poll source; at most CDC_BUFFER_BYTES / 4 of 64 KiB rows)");
     public static final EnvVar CDC_IDLE_BACKOFF_MS =
-            new EnvVar("CDC_IDLE_BACKOFF_MS", "100", "ms", "Sleep after an empty poll");
+            new EnvVar("CDC_IDLE_BACKOFF_MS", "100", "ms", "Sleep after an empty poll (poll source)");
     public static final EnvVar CDC_TABLE_REFRESH_MS =
             new EnvVar("CDC_TABLE_REFRESH_MS", "3000", "ms", "Refresh period of the enabled-table list (add-tables)");
     public static final EnvVar CDC_NUM_SHARDS =
@@ -231,6 +248,8 @@ public final class EnvVars {
             AURA_JWT_SECRET,
             CDC_HTTP_PORT,
             CDC_SLOT_NAME,
+            CDC_SOURCE,
+            CDC_BUFFER_BYTES,
             CDC_BATCH_SIZE,
             CDC_FETCH_SIZE,
             CDC_IDLE_BACKOFF_MS,

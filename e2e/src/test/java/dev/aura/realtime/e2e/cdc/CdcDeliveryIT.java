@@ -14,11 +14,19 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** docs/design.md C4 with the real jar: at-least-once across kill -9, and a million-row transaction in a 256 MB heap. */
+@ParameterizedClass(name = "CDC_SOURCE={0}")
+@ValueSource(strings = {"stream", "poll"})
 class CdcDeliveryIT {
     @RegisterExtension
-    final CdcJar cdc = CdcJar.onSharedServers();
+    final CdcJar cdc;
+
+    CdcDeliveryIT(String source) {
+        this.cdc = CdcJar.onSharedServers(source);
+    }
 
     @Test
     void killNineInTheMiddleOfABatchLosesNothingAndDuplicatesKeepTheirEventId() throws Exception {

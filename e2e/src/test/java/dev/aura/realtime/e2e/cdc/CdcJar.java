@@ -31,18 +31,23 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * only what delivery tests need of each event (event id and the record's {@code id}), so a
  * million events fit in the test JVM.
  *
- * <p>As a JUnit extension ({@code @RegisterExtension final CdcJar cdc = CdcJar.onSharedServers()})
- * it is closed after each test.
+ * <p>As a JUnit extension ({@code @RegisterExtension final CdcJar cdc = CdcJar.onSharedServers(source)})
+ * it is closed after each test. {@code source} is the worker's {@code CDC_SOURCE} ({@code stream}
+ * or {@code poll}): the CDC tests run with both (docs/design.md C12).
  */
 final class CdcJar implements AutoCloseable, AfterEachCallback {
     static final String SECRET = "test-secret-test-secret-test-secret-42";
     final PostgresServer pg;
     final NatsServer natsServer;
+    /** {@code CDC_SOURCE} of the worker. */
+    final String source;
+
     final String projectId = UUID.randomUUID().toString();
     final String schema = "project_" + projectId.replace('-', '_');
     final String slot =
             "aura_e_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-    final int httpPort = Ports.free();
+    /** The worker's HTTP port; a new one when the previous was taken before the worker bound it. */
+    int httpPort = Ports.free();
     /** Event ids and record ids in arrival order (guarded by {@code this}). */
     final List<String> eventIds = new ArrayList<>();
 
@@ -50,12 +55,13 @@ final class CdcJar implements AutoCloseable, AfterEachCallback {
     private final Connection nats;
     private final Dispatcher dispatcher;
     private final ObjectMapper mapper = WireJson.mapper();
-    private final ServiceHttp http = new ServiceHttp(httpPort);
+    private ServiceHttp http = new ServiceHttp(httpPort);
     ServiceProcess process;
 
-    CdcJar(PostgresServer pg, NatsServer natsServer) throws Exception {
+    CdcJar(PostgresServer pg, NatsServer natsServer, String source) throws Exception {
         this.pg = pg;
         this.natsServer = natsServer;
+        this.source = source;
         nats = natsServer.connect();
         dispatcher = nats.createDispatcher(msg -> {
             try {
@@ -77,17 +83,42 @@ final class CdcJar implements AutoCloseable, AfterEachCallback {
     }
 
     /** On the JVM-wide Postgres and nats-server. */
-    static CdcJar onSharedServers() {
+    static CdcJar onSharedServers(String source) {
         try {
-            return new CdcJar(PostgresServer.shared(), NatsServer.shared());
+            return new CdcJar(PostgresServer.shared(), NatsServer.shared(), source);
         } catch (Exception e) {
             throw new IllegalStateException("cannot subscribe to NATS for the cdc-worker's events", e);
         }
     }
 
     void start(List<String> jvmArgs) {
-        process = ServiceProcess.startJar(
-                "cdc-worker", Jars.cdcWorker(), ServiceEnv.cdcWorker(pg, natsServer, SECRET, slot, httpPort), jvmArgs);
+        start(jvmArgs, java.util.Map.of());
+    }
+
+    /**
+     * Starts the jar with {@code CDC_SOURCE} and {@code overrides}, and waits until it is active.
+     * The machine is shared: another process may take the free port before the worker binds it,
+     * so a bind failure is retried on another port (at most three times).
+     */
+    void start(List<String> jvmArgs, java.util.Map<String, String> overrides) {
+        for (int attempt = 1; ; attempt++) {
+            java.util.Map<String, String> env = ServiceEnv.cdcWorker(pg, natsServer, SECRET, slot, httpPort);
+            env.put("CDC_SOURCE", source);
+            env.putAll(overrides);
+            process = ServiceProcess.startJar("cdc-worker", Jars.cdcWorker(), env, jvmArgs);
+            try {
+                process.waitForLog(
+                        java.util.regex.Pattern.compile("http api listening on port"), Duration.ofSeconds(60));
+                break;
+            } catch (AssertionError e) {
+                process.stop();
+                if (attempt >= 3 || !process.logTail(40).contains("Address already in use")) {
+                    throw e;
+                }
+                httpPort = Ports.free();
+                http = new ServiceHttp(httpPort);
+            }
+        }
         awaitActive(Duration.ofSeconds(60));
     }
 

@@ -15,6 +15,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Issue 9, "Postgres restarted / connection killed": the worker's sessions are terminated
@@ -23,11 +26,15 @@ import org.junit.jupiter.api.Test;
  * steady rate. {@code /health} reports {@code cdc_active: false} with a reason, then true again
  * without a restart of the worker, and every committed row reaches the NATS subscriber.
  */
+@ParameterizedClass(name = "CDC_SOURCE={0}")
+@ValueSource(strings = {"stream", "poll"})
 class PostgresFaultsIT {
+    @Parameter
+    String source;
 
     @Test
     void terminatedSessionsAreReplacedAndNothingIsLost() throws Exception {
-        try (CdcJar cdc = new CdcJar(PostgresServer.shared(), NatsServer.shared())) {
+        try (CdcJar cdc = new CdcJar(PostgresServer.shared(), NatsServer.shared(), source)) {
             cdc.start(List.of());
             cdc.enableTable("t", "(id int PRIMARY KEY)");
             SteadyWriter writer = new SteadyWriter(cdc.pg, cdc.table("t"), 200);
@@ -50,7 +57,7 @@ class PostgresFaultsIT {
     @Test
     void aPostgresRestartMakesCdcInactiveWithAReasonThenActiveAndNothingIsLost() throws Exception {
         try (PostgresServer pg = PostgresServer.start();
-                CdcJar cdc = new CdcJar(pg, NatsServer.shared())) {
+                CdcJar cdc = new CdcJar(pg, NatsServer.shared(), source)) {
             cdc.start(List.of());
             cdc.enableTable("t", "(id int PRIMARY KEY)");
             SteadyWriter writer = new SteadyWriter(pg, cdc.table("t"), 200);

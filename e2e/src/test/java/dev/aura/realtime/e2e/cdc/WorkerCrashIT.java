@@ -12,6 +12,8 @@ import java.util.Random;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Issue 9, "worker killed": the cdc-worker jar is killed with SIGKILL five times at random points
@@ -19,9 +21,15 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * every committed row reached the NATS subscriber, and a row that arrived twice carried the same
  * event id both times (at-least-once with stable ids, docs/design.md C4).
  */
+@ParameterizedClass(name = "CDC_SOURCE={0}")
+@ValueSource(strings = {"stream", "poll"})
 class WorkerCrashIT {
     @RegisterExtension
-    final CdcJar cdc = CdcJar.onSharedServers();
+    final CdcJar cdc;
+
+    WorkerCrashIT(String source) {
+        this.cdc = CdcJar.onSharedServers(source);
+    }
 
     @Test
     void fiveKillNinesDuringSteadyLoadLoseNoCommittedRow() throws Exception {

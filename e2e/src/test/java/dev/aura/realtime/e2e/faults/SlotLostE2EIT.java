@@ -14,6 +14,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Issue 9, "slot invalidated": with {@code max_slot_wal_keep_size = 1MB}, a WAL burst while the
@@ -21,7 +24,11 @@ import org.junit.jupiter.api.Test;
  * logs the LSN gap and counts it, and a real realtime-js client subscribed through ws-front
  * receives the CDC {@code system} error naming the lost slot, then {@code ok}, then changes again.
  */
+@ParameterizedClass(name = "CDC_SOURCE={0}")
+@ValueSource(strings = {"stream", "poll"})
 class SlotLostE2EIT {
+    @Parameter
+    String source;
 
     @Test
     void aLostSlotIsRecreatedAndRealtimeJsIsToldErrorThenOk() throws Exception {
@@ -29,7 +36,7 @@ class SlotLostE2EIT {
                         .setting("max_slot_wal_keep_size", "1MB")
                         .setting("wal_keep_size", "0")
                         .start();
-                E2eStack stack = E2eStack.start(pg, NatsServer.shared(), 1);
+                E2eStack stack = E2eStack.start(pg, NatsServer.shared(), 1, Map.of("CDC_SOURCE", source));
                 RealtimeJsClient js = RealtimeJsClient.start()) {
             stack.createEnabledTable("t", "(id int PRIMARY KEY)");
             stack.sql("CREATE TABLE burst(id int, v text)");
@@ -52,7 +59,7 @@ class SlotLostE2EIT {
                         "CHECKPOINT");
             }
             int mark = js.eventCount();
-            stack.startCdcWorker(Map.of(), List.of());
+            stack.startCdcWorker(Map.of("CDC_SOURCE", source), List.of());
 
             JsonNode error = js.awaitEvent(
                     mark,

@@ -38,6 +38,9 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Leader election with the real pipeline (docs/design.md C1): two cdc-worker jars on one slot and one
@@ -45,7 +48,12 @@ import org.junit.jupiter.api.Test;
  * campaigns really race), a steady insert load, and a NATS subscriber that records which worker
  * published each change.
  */
+@ParameterizedClass(name = "CDC_SOURCE={0}")
+@ValueSource(strings = {"stream", "poll"})
 class LeaderFailoverE2EIT {
+    @Parameter
+    String source;
+
     private static final int LEASE_SECONDS = 2; // retry period 0.67 s, renew deadline 1.6 s
     private final ObjectMapper json = WireJson.mapper();
     private final PostgresServer pg = PostgresServer.shared();
@@ -106,6 +114,7 @@ class LeaderFailoverE2EIT {
         int port = Ports.free();
         Map<String, String> env = stack.cdcEnv();
         env.put("CDC_HTTP_PORT", Integer.toString(port));
+        env.put("CDC_SOURCE", source);
         env.put("LEADER_ELECTION", "kubernetes");
         env.put("LEASE_NAME", lease);
         env.put("LEASE_NAMESPACE", "test");
