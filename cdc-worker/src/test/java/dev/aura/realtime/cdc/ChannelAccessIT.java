@@ -211,6 +211,24 @@ class ChannelAccessIT {
         assertThat(checkRows()).as("the probe rows were rolled back").isZero();
     }
 
+    /** A burst of one project's private joins queues for the project's connections; none is told "try again". */
+    @Test
+    void aBurstOfOneProjectsReadChecksIsAnsweredNotRefused() throws Exception {
+        int burst = 48;
+        List<java.util.concurrent.Future<ChannelAccess.Reply>> replies = new java.util.ArrayList<>();
+        try (var pool = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            for (int i = 0; i < burst; i++) {
+                int n = i;
+                replies.add(pool.submit(() -> read("acme:burst-" + n, claims("acme", false))));
+            }
+        }
+        for (var r : replies) {
+            assertThat(r.get().error()).isNull();
+            assertThat(r.get().readBroadcast()).isTrue();
+        }
+        assertThat(checkRows()).isZero();
+    }
+
     @Test
     void aPolicyThatRaisesOrSleepsDeniesWithinTheStatementTimeout() throws Exception {
         ChannelAccess.Reply raised = read("boom", claims("acme", false));
