@@ -23,8 +23,8 @@ import java.util.Map;
  * docs/performance.md.
  *
  * <p>Order: CDC throughput (backlogs with the worker stopped), worker heap in a huge transaction,
- * commit→client latency (live writes), RLS batched vs naive, private joins, fan-out,
- * idle-connection heap.
+ * commit→client latency (live writes), RLS batched vs naive, fan-out, idle-connection heap,
+ * private joins.
  */
 public final class BenchMain {
     private BenchMain() {}
