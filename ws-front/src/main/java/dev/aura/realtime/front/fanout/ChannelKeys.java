@@ -16,4 +16,9 @@ public final class ChannelKeys {
     public static String of(String name, boolean privateChannel) {
         return privateChannel ? PRIVATE_PREFIX + name : name;
     }
+
+    /** The channel's name (what clients see in the topic) of a key made by {@link #of}. */
+    public static String name(String key) {
+        return key.startsWith(PRIVATE_PREFIX) ? key.substring(PRIVATE_PREFIX.length()) : key;
+    }
 }

@@ -1,6 +1,7 @@
 package dev.aura.realtime.front.session;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.front.fanout.ChannelKeys;
@@ -28,6 +29,11 @@ import java.util.concurrent.ScheduledFuture;
  * write check with the client events waiting for the first one (event loop only).
  */
 public final class Membership implements Subscriber, PresenceMember {
+    /** {@link #config()} of the channels without a presence key; shared, never modified. */
+    private static final JsonNode PRESENCE_OFF = presenceConfig(false, "");
+
+    private static final JsonNode PRESENCE_ON = presenceConfig(true, "");
+
     private final ClientSession session;
     private final String topic;
     private final String channelName;
@@ -70,7 +76,7 @@ public final class Membership implements Subscriber, PresenceMember {
         this.joinRef = joinRef;
         this.self = self;
         this.ack = ack;
-        this.config = config;
+        this.config = extensionConfig(config);
         this.bindings = List.copyOf(bindings);
         this.claims = claims;
         this.accessToken = accessToken;
@@ -184,27 +190,39 @@ public final class Membership implements Subscriber, PresenceMember {
     }
 
     /**
-     * The join's {@code config} object, for extensions (presence). A private member without
-     * presence read sees {@code presence.enabled} false, so it gets no {@code presence_state} and
-     * no diffs (docs/design.md H1).
+     * The join's {@code config} as extensions read it: only {@code config.presence.enabled} and
+     * {@code config.presence.key} (as boolean and text). Keeping the whole join config cost about a
+     * kilobyte of heap per channel; channels without a presence key share one read-only node. A
+     * private member without presence read sees {@code presence.enabled} false, so it gets no
+     * {@code presence_state} and no diffs (docs/design.md H1).
      */
     @Override
     public JsonNode config() {
-        if (readPresence || !config.isObject()) {
+        if (readPresence) {
             return config;
         }
-        ObjectNode copy = ((ObjectNode) config).deepCopy();
-        copy.putObject("presence").setAll(presenceWithoutRead());
-        return copy;
+        JsonNode key = config.path("presence").path("key");
+        return key.isMissingNode() ? PRESENCE_OFF : presenceConfig(false, key.asText());
     }
 
-    private ObjectNode presenceWithoutRead() {
+    private static JsonNode extensionConfig(JsonNode config) {
         JsonNode presence = config.path("presence");
-        ObjectNode p = presence.isObject()
-                ? ((ObjectNode) presence).deepCopy()
-                : com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
-        p.put("enabled", false);
-        return p;
+        boolean enabled = presence.path("enabled").asBoolean(false);
+        JsonNode key = presence.path("key");
+        String keyText = key.isValueNode() && !key.isNull() ? key.asText() : "";
+        if (keyText.isEmpty()) {
+            return enabled ? PRESENCE_ON : PRESENCE_OFF;
+        }
+        return presenceConfig(enabled, keyText);
+    }
+
+    private static JsonNode presenceConfig(boolean enabled, String key) {
+        ObjectNode config = JsonNodeFactory.instance.objectNode();
+        ObjectNode presence = config.putObject("presence").put("enabled", enabled);
+        if (!key.isEmpty()) {
+            presence.put("key", key);
+        }
+        return config;
     }
 
     @Override
