@@ -184,6 +184,17 @@ public final class RealtimeJsClient implements AutoCloseable {
                 .asText();
     }
 
+    /** {@code channel.send} with {@code persist: true} (a private channel's message stored for replay). */
+    public String sendPersisted(String channel, String event, Object payload) {
+        return call("send", map("channel", channel, "event", event, "payload", payload, "persist", true))
+                .asText();
+    }
+
+    /** {@code channel.httpSend(event, payload, {persist: true})}; returns its result object. */
+    public JsonNode httpSendPersisted(String channel, String event, Object payload) {
+        return call("httpSend", map("channel", channel, "event", event, "payload", payload, "persist", true));
+    }
+
     /** Sends a broadcast through {@code channel.httpSend}; returns its result object. */
     public JsonNode httpSend(String channel, String event, Object payload) {
         return call("httpSend", map("channel", channel, "event", event, "payload", payload));
