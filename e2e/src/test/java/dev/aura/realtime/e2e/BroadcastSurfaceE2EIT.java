@@ -44,9 +44,9 @@ class BroadcastSurfaceE2EIT {
                 "WS_WRITE_BUFFER_HIGH_BYTES",
                 "65536",
                 "WS_MAX_OUTBOUND_BYTES",
-                "262144",
+                "1048576",
                 "WS_SLOW_CLIENT_TIMEOUT_MS",
-                "1000"));
+                "2000"));
         stack.createProject();
         stack.createEnabledTable("messages", "(id bigserial PRIMARY KEY, body text)");
     }
@@ -198,13 +198,17 @@ class BroadcastSurfaceE2EIT {
             reader.subscribeAndAwait("firehose", T);
             sender.channel("firehose");
             sender.subscribeAndAwait("firehose", T);
-            String pad = "x".repeat(200_000); // 30 x 200 KB: more than the kernel's 4 MiB send buffer plus ours
-            int n = 30;
+            // 60 x 200 KB = 12 MB: far more than the kernel's socket buffers (a few MiB) plus our 1 MiB,
+            // so the client that never reads overflows; paced at 2 MB/s so that the reading client
+            // (realtime-js in node) keeps up with a 1 MiB / 2 s bound even on a loaded machine (at
+            // 10 MB/s and 256 KiB it was itself dropped as slow once)
+            String pad = "x".repeat(200_000);
+            int n = 60;
             long sentLast = 0;
             for (int i = 0; i < n; i++) {
                 sender.sendBroadcast("firehose", "blob", Map.of("i", i, "pad", pad));
                 sentLast = System.nanoTime();
-                Thread.sleep(20); // stay under the sender's 100 events/s
+                Thread.sleep(100);
             }
             int last = n - 1;
             reader.awaitEvent(
