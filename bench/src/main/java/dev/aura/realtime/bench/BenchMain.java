@@ -1,7 +1,6 @@
 package dev.aura.realtime.bench;
 
 import dev.aura.realtime.testkit.Jars;
-import dev.aura.realtime.testkit.ServiceProcess;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,17 +14,19 @@ import java.util.Map;
  * table and writes {@code docs/performance.md}. Started by {@code scripts/bench.sh}, never by the
  * test build.
  *
- * <pre>java -jar bench/target/bench.jar [--quick] [--cdc-only | --matching-only] [--out docs/performance.md]</pre>
+ * <pre>java -jar bench/target/bench.jar [--quick] [--cdc-only] [--joins-only] [--matching-only] [--out docs/performance.md] [--scale 100000]</pre>
  *
- * <p>{@code --cdc-only} runs figures 1 and 2 only (CDC throughput with the peer, latency) and
- * prints the table; it writes a report only with {@code --out}, so a partial run never replaces
+ * <p>{@code --cdc-only} runs figures 1 and 2 only (CDC throughput with the peer, latency);
+ * {@code --joins-only} runs figure 6 only (private joins against public ones). Both print the
+ * table and write a report only with {@code --out}, so a partial run never replaces
  * docs/performance.md.
  *
- * <p>{@code --matching-only} runs figure 6 only (matching cost with 10,001 bindings vs 1) and
+ * <p>{@code --matching-only} runs figure 7 only (matching cost with 10,001 bindings vs 1) and
  * prints the table, writing a report only with {@code --out}.
  *
  * <p>Order: CDC throughput (backlogs with the worker stopped), worker heap in a huge transaction,
- * commit→client latency (live writes), RLS batched vs naive, fan-out, idle-connection heap.
+ * commit→client latency (live writes), RLS batched vs naive, then the ws-front figures
+ * ({@link FanoutFigures}: fan-out, idle-connection heap, {@code --scale} connections), private joins.
  */
 public final class BenchMain {
     private BenchMain() {}
@@ -36,12 +37,20 @@ public final class BenchMain {
             return;
         }
         boolean quick = List.of(args).contains("--quick");
+        boolean cdcOnly = List.of(args).contains("--cdc-only");
+        boolean joinsOnly = List.of(args).contains("--joins-only");
         boolean matchingOnly = List.of(args).contains("--matching-only");
-        boolean cdcOnly = List.of(args).contains("--cdc-only") || matchingOnly;
-        Path out = cdcOnly ? null : Jars.repoRoot().resolve("docs/performance.md");
+        Path out = cdcOnly || joinsOnly || matchingOnly ? null : Jars.repoRoot().resolve("docs/performance.md");
         for (int i = 0; i < args.length - 1; i++) {
             if (args[i].equals("--out")) {
                 out = Path.of(args[i + 1]).toAbsolutePath();
+            }
+        }
+        // figure 4c (issue 19): 100,000 connections in a full run, skipped in a quick one unless asked for
+        int scale = quick ? 0 : 100_000;
+        for (int i = 0; i < args.length - 1; i++) {
+            if (args[i].equals("--scale")) {
+                scale = Integer.parseInt(args[i + 1]);
             }
         }
         Path runDir = Jars.repoRoot().resolve("bench/target/bench-run");
@@ -59,6 +68,12 @@ public final class BenchMain {
             s.startWorker(Map.of(), List.of());
             s.awaitWorkerActive();
             s.createProject();
+            JoinBench.createPolicy(s);
+            if (joinsOnly) {
+                joins(s, report, z, t0);
+                print(report, out, machine, quick, runDir, t0);
+                return;
+            }
             CdcThroughputBench.createTable(s);
             LatencyBench.createTable(s);
             RlsBench.createTable(s);
@@ -71,13 +86,12 @@ public final class BenchMain {
             try (ChangeCounter counter = new ChangeCounter(s.client, s.projectId)) {
                 probe(s, counter);
                 if (matchingOnly) {
-                    step("6. matching cost", t0);
+                    step("7. matching cost", t0);
                     new MatchingBench(s, counter, report).run(z.matchRows);
                 }
             }
             if (matchingOnly) {
-                System.out.println();
-                System.out.println(report.table());
+                print(report, out, machine, quick, runDir, t0);
                 return;
             }
             try (ChangeCounter counter = new ChangeCounter(s.client, s.projectId)) {
@@ -115,19 +129,43 @@ public final class BenchMain {
                     rls.run(z.rlsRows, z.naiveSeconds);
                     counter.hook(m -> {});
 
-                    step("6. matching cost", t0);
+                    step("7. matching cost", t0);
                     new MatchingBench(s, counter, report).run(z.matchRows);
                 }
             }
             if (!cdcOnly) {
-                fanoutAndIdle(s, report, z, runDir, t0);
+                fanoutAndIdle(s, report, z, quick, scale, runDir, t0);
+                joins(s, report, z, t0);
             }
         }
+        print(report, out, machine, quick, runDir, t0);
+    }
+
+    /** Figures 3, 4a and 4c: fan-out, idle connections and {@code scale} connections, CPU-pinned. */
+    private static void fanoutAndIdle(Stack s, Report report, Sizes z, boolean quick, int scale, Path runDir, long t0)
+            throws Exception {
+        step("3. fan-out, 4a. idle connections" + (scale > 0 ? ", 4c. " + scale + " connections" : ""), t0);
+        s.stopWorker();
+        new FanoutFigures(
+                        z.fanoutClients,
+                        z.burstRate,
+                        z.burstSeconds,
+                        z.lightRate,
+                        z.lightSeconds,
+                        quick ? 1 : 3,
+                        z.idleClients,
+                        scale)
+                .run(s, report, runDir);
+    }
+
+    /** Prints the table and writes the report to {@code out} (none when null). */
+    private static void print(Report report, Path out, String machine, boolean quick, Path runDir, long t0)
+            throws Exception {
         double minutes = (System.nanoTime() - t0) / 60e9;
         System.out.println();
         System.out.println(report.table());
         if (out == null) {
-            System.out.println("(--cdc-only without --out: no report written)");
+            System.out.println("(a partial run without --out: no report written)");
             return;
         }
         String doc = Markdown.render(
@@ -143,47 +181,23 @@ public final class BenchMain {
         System.out.printf("wrote %s (%.1f min)%n", out, minutes);
     }
 
-    /** Figures 3 and 4a: fan-out and idle connections, CPU-pinned. */
-    private static void fanoutAndIdle(Stack s, Report report, Sizes z, Path runDir, long t0) throws Exception {
-        {
-            step("3. fan-out", t0);
-            s.stopWorker();
-            Path frontJfr = runDir.resolve("ws-front-fanout.jfr");
-            ServiceProcess front = s.startFront(
-                    Map.of(
-                            "WS_MAX_EVENTS_PER_SECOND",
-                            "1000000",
-                            "WS_IDLE_TIMEOUT_MS",
-                            "3600000",
-                            "WS_IO_THREADS",
-                            "1",
-                            "WS_MAX_JOINS_PER_SECOND",
-                            "1000000"),
-                    Stack.jfr(frontJfr));
-            long natsPid = s.nats.pid();
-            if (Procs.cpus() >= 2) {
-                Procs.pin(front.pid(), "0");
-                Procs.pin(natsPid, "0");
-                Procs.pin(ProcessHandle.current().pid(), "1");
-            }
-            new FanoutBench(s, report)
-                    .run(
-                            z.fanoutClients,
-                            z.burstRate,
-                            z.burstSeconds,
-                            z.lightRate,
-                            z.lightSeconds,
-                            front.pid(),
-                            natsPid,
-                            frontJfr);
-
-            step("4a. idle connections", t0);
-            IdleMemoryBench.run(s, report, front.pid(), z.idleClients);
-            Procs.run(List.of(Procs.JDK + "jcmd", Long.toString(front.pid()), "JFR.dump", "filename=" + frontJfr));
-            s.stopFront();
-            String summary = JfrHotMethods.summarize(frontJfr, null, 10);
-            report.evidence.replaceAll(e -> e.replace(FanoutBench.FANOUT_JFR_PLACEHOLDER, summary));
-        }
+    /** Figure 6: private joins (read policy) against public joins; starts and stops the worker and front. */
+    private static void joins(Stack s, Report report, Sizes z, long t0) throws Exception {
+        step("6. private joins vs public joins", t0);
+        s.stopWorker();
+        Path workerJfr = s.runDir.resolve("joins-worker.jfr");
+        Path frontJfr = s.runDir.resolve("joins-front.jfr");
+        s.startWorker(Map.of(), Stack.jfr(workerJfr));
+        s.awaitWorkerActive();
+        s.startFront(
+                Map.of("WS_MAX_JOINS_PER_SECOND", "1000000", "WS_IDLE_TIMEOUT_MS", "3600000"), Stack.jfr(frontJfr));
+        new JoinBench(s, report).run(z.joinConnections, z.joinWarmupSeconds, z.joinSeconds);
+        s.stopFront();
+        s.stopWorker();
+        report.evidence(
+                "Joins: where the time goes (informational)",
+                "cdc-worker (both modes):\n\n" + JfrHotMethods.summarize(workerJfr, null, 8) + "\nws-front:\n\n"
+                        + JfrHotMethods.summarize(frontJfr, null, 8));
     }
 
     private static void probe(Stack s, ChangeCounter counter) {
@@ -216,9 +230,13 @@ public final class BenchMain {
             int lightRate,
             int lightSeconds,
             int idleClients,
+            int joinConnections,
+            int joinWarmupSeconds,
+            int joinSeconds,
             int matchRows) {
         static final Sizes FULL =
-                new Sizes(15, 200_000, 1_000_000, 10, 10_000, 20, 5_000, 100, 6, 5, 6, 10_000, 50_000);
-        static final Sizes QUICK = new Sizes(4, 20_000, 100_000, 3, 2_000, 5, 1_000, 200, 3, 5, 3, 2_000, 5_000);
+                new Sizes(15, 200_000, 1_000_000, 10, 10_000, 20, 5_000, 100, 6, 5, 6, 10_000, 32, 3, 15, 50_000);
+        static final Sizes QUICK =
+                new Sizes(4, 20_000, 100_000, 3, 2_000, 5, 1_000, 200, 3, 5, 3, 2_000, 32, 1, 5, 5_000);
     }
 }

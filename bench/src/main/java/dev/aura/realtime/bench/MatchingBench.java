@@ -7,7 +7,7 @@ import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
- * Figure 6 (issue 17): matching cost against the number of bindings on other values. The same
+ * Figure 7 (issue 17): matching cost against the number of bindings on other values. The same
  * backlog of single-row inserts into {@code bench_match(id, k, v)} (k cycling through 10,000
  * values) is drained by a fresh worker three times: with one unfiltered binding; with that binding
  * plus 10,000 {@code k=eq.N} bindings, one per value (the figure); and with 100 more that the
@@ -60,7 +60,7 @@ final class MatchingBench {
         double mixed = drain(rows, java.util.List.of());
         double ratio = eq / one;
         report.row(
-                "6. matching, 10,001 bindings (10,000 k=eq.N) vs 1, " + rows / 1000 + "k single-row inserts",
+                "7. matching, 10,001 bindings (10,000 k=eq.N) vs 1, " + rows / 1000 + "k single-row inserts",
                 Report.f0(eq) + " changes/s with 10,001 bindings",
                 Report.f0(one) + " changes/s with 1 binding",
                 Report.f2(ratio) + "×",

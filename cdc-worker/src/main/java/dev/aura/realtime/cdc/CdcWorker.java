@@ -21,6 +21,7 @@ import dev.aura.realtime.cdc.platform.EnabledTablesCache;
 import dev.aura.realtime.cdc.platform.PlatformDb;
 import dev.aura.realtime.cdc.platform.PlatformSchema;
 import dev.aura.realtime.cdc.platform.ProjectCatalog;
+import dev.aura.realtime.cdc.platform.RealtimeSchemas;
 import dev.aura.realtime.cdc.platform.TableSecurity;
 import dev.aura.realtime.cdc.platform.TenantLoginProvisioning;
 import dev.aura.realtime.cdc.platform.TypeCatalog;
@@ -28,6 +29,7 @@ import dev.aura.realtime.cdc.publish.EventPublisher;
 import dev.aura.realtime.cdc.publish.StatusPublisher;
 import dev.aura.realtime.cdc.registry.RegistryWatch;
 import dev.aura.realtime.cdc.rls.RlsPolicy;
+import dev.aura.realtime.cdc.rpc.ChannelAccessService;
 import dev.aura.realtime.cdc.rpc.SubscriptionCheckService;
 import dev.aura.realtime.cdc.slot.ReaderSettings;
 import dev.aura.realtime.cdc.slot.SlotManager;
@@ -36,6 +38,7 @@ import dev.aura.realtime.cdc.slot.SlotReader;
 import dev.aura.realtime.cdc.slot.SlotStreamer;
 import dev.aura.realtime.cdc.tenant.TenantDb;
 import dev.aura.realtime.cdc.tenant.TenantSqlStatus;
+import dev.aura.realtime.cdc.upkeep.RealtimeUpkeep;
 import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.common.wire.KvBuckets;
 import dev.aura.realtime.common.wire.Subjects;
@@ -124,8 +127,8 @@ public final class CdcWorker implements AutoCloseable {
                     }
                 })
                 .build();
-        nats = Nats.connectReconnectOnConnect(options);
-        started.push(() -> nats.close());
+        // NATS is connected by the bootstrap thread: a worker started before NATS must answer
+        // /health and stop on SIGTERM meanwhile (start() holds this monitor, close() needs it).
 
         HikariConfig hc = new HikariConfig();
         hc.setJdbcUrl(config.postgresUrl());
@@ -138,12 +141,30 @@ public final class CdcWorker implements AutoCloseable {
         started.push(pool);
         // the tenant pool (TenantDb) is opened during bootstrap, once its login is provisioned
 
-        bootstrap = Thread.ofPlatform().name("aura-bootstrap").daemon().start(() -> bootstrap(pool));
+        bootstrap = Thread.ofPlatform().name("aura-bootstrap").daemon().start(() -> bootstrap(options, pool));
     }
 
-    private void bootstrap(HikariDataSource pool) {
+    private void bootstrap(Options natsOptions, HikariDataSource pool) {
         PlatformDb platform = new PlatformDb(pool);
         try {
+            // Once connected, jnats reconnects on its own (maxReconnects -1); until the first
+            // connection, each attempt fails fast and is retried here, interruptible by close().
+            if (!retryUntilUp("nats connect", CdcReason.NATS_UNAVAILABLE, LogCode.NATS_CONNECT_FAILED, () -> {
+                Connection c = Nats.connect(natsOptions);
+                synchronized (this) {
+                    if (closed.get()) {
+                        c.close();
+                        return;
+                    }
+                    nats = c;
+                    started.push(c::close);
+                }
+            })) {
+                return;
+            }
+            if (closed.get()) {
+                return;
+            }
             RegistryWatch watch = new RegistryWatch(
                     nats,
                     clock,
@@ -244,6 +265,19 @@ public final class CdcWorker implements AutoCloseable {
                 nats, new ProjectCatalog(platform), security, tenant, timings.extraPoolConnections());
         checks.start();
         started.push(checks);
+        RealtimeSchemas realtimeSchemas =
+                new RealtimeSchemas(platform, config.messages().retention());
+        ChannelAccessService channels =
+                new ChannelAccessService(nats, new ProjectCatalog(platform), realtimeSchemas, tenant);
+        channels.start();
+        started.push(channels);
+        RealtimeUpkeep upkeep = new RealtimeUpkeep(
+                realtimeSchemas,
+                new ProjectCatalog(platform),
+                tenant,
+                () -> state.snapshot().leader());
+        upkeep.start(config.tableRefresh(), config.messages().janitorPeriod());
+        started.push(upkeep);
 
         EventPublisher publisher = new EventPublisher(nats, config.instanceId());
         started.push(publisher);

@@ -8,6 +8,7 @@ import dev.aura.realtime.front.config.FrontConfig;
 import dev.aura.realtime.front.fanout.CdcWatchdog;
 import dev.aura.realtime.front.fanout.Fanout;
 import dev.aura.realtime.front.fanout.LocalTopics;
+import dev.aura.realtime.front.fanout.QueueLimits;
 import dev.aura.realtime.front.history.HistoryStore;
 import dev.aura.realtime.front.metrics.FrontMetrics;
 import dev.aura.realtime.front.presence.PresenceService;
@@ -21,6 +22,8 @@ import dev.aura.realtime.front.relay.NatsRelay;
 import dev.aura.realtime.front.session.ChannelServices;
 import dev.aura.realtime.front.session.ClientSession;
 import dev.aura.realtime.front.session.Limits;
+import dev.aura.realtime.front.session.PrivateOnlyCache;
+import dev.aura.realtime.front.session.RestBroadcasts;
 import dev.aura.realtime.front.session.Sessions;
 import dev.aura.realtime.front.transport.FrontServer;
 import dev.aura.realtime.front.transport.TransportContext;
@@ -116,7 +119,14 @@ public final class FrontApp implements AutoCloseable {
                     config.historyMaxBytes(),
                     config.historyTtl().toMillis());
             Fanout fanout = new Fanout(
-                    topics, new FanoutFrames(json, binary), ByteBufAllocator.DEFAULT, metrics, clock, history);
+                    topics,
+                    new FanoutFrames(json, binary),
+                    ByteBufAllocator.DEFAULT,
+                    metrics,
+                    clock,
+                    history,
+                    new QueueLimits(config.maxQueueDelay(), config.maxQueueBytes()),
+                    System::nanoTime);
             Sessions sessions = new Sessions();
             ChannelServices services = new ChannelServices(
                     verifier,
@@ -131,7 +141,9 @@ public final class FrontApp implements AutoCloseable {
                     metrics,
                     config.instanceId(),
                     clock,
-                    mapper);
+                    mapper,
+                    relay,
+                    new PrivateOnlyCache(relay, clock));
             relay.start(fanout);
             // A dropped link is told to postgres_changes subscribers at once; "ok" follows once the
             // link is back, the registry re-put, and an active cdc-worker heard again (Fanout).
@@ -149,7 +161,8 @@ public final class FrontApp implements AutoCloseable {
                     config.slowClientTimeout(),
                     nats::isConnected,
                     meters::scrape,
-                    config.sseHeartbeat());
+                    config.sseHeartbeat(),
+                    new RestBroadcasts(services));
             FrontServer server = new FrontServer(
                     transport,
                     config.wsPort(),

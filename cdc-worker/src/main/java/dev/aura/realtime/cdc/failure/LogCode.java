@@ -59,6 +59,8 @@ public enum LogCode {
     TENANT_STATEMENT_NOT_TERMINATED,
 
     // NATS and the subscription registry
+    /** The worker's first NATS connection could not be made (server down, auth, TLS); retried with backoff. */
+    NATS_CONNECT_FAILED,
     /** NATS reported connected but returned no flush marker twice; a reconnect was forced. */
     NATS_CONNECTION_DEAF,
     /** The forced NATS reconnect failed. */
@@ -81,6 +83,18 @@ public enum LogCode {
     CONTROL_API_FAILED,
     /** A join-time subscription check failed on the database (answered "try again"). */
     SUBSCRIPTION_CHECK_DB_FAILED,
+
+    // private channels, Broadcast from Database (docs/design.md H1, H2)
+    /** A project's realtime schema could not be created or handed to the project's owner; retried. */
+    REALTIME_SCHEMA_FAILED,
+    /** A channel-access request (private check, replay, persist) failed on the database (answered "try again"). */
+    CHANNEL_ACCESS_DB_FAILED,
+    /** A captured message's payload is over the limit: delivered with an {@code Error 413} payload instead. */
+    MESSAGE_TOO_LARGE,
+    /** A captured messages-table row lacks its topic (the tenant altered the table); not delivered. */
+    MESSAGE_ROW_SKIPPED,
+    /** The janitor could not remove a project's old messages; retried at its next run. */
+    MESSAGES_JANITOR_FAILED,
 
     // leader election
     /** Leading without a Lease ({@code LEADER_ELECTION=disabled}, or auto outside Kubernetes). */

@@ -9,13 +9,18 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-/** Reads the enabled tables from {@code aura_platform} on a given connection. */
+/**
+ * Reads the enabled tables from {@code aura_platform} on a given connection: the tables enabled
+ * through the control API, and the {@code messages} table of every project whose realtime schema
+ * is provisioned ({@link RealtimeSchemas}), which the same slot captures for Broadcast from
+ * Database (docs/design.md H2).
+ */
 final class EnabledTablesLoader {
     /**
-     * The enabled tables, then every partition (at any depth, in the same schema) of an enabled
+     * The enabled tables; every partition (at any depth, in the same schema) of an enabled
      * partitioned table with the enabled table it is delivered under and that table's depth in
-     * its own partition tree (docs/design.md C5): a change of a partition is delivered under the
-     * name of its highest enabled ancestor.
+     * its own partition tree (docs/design.md C5: a change of a partition is delivered under the
+     * name of its highest enabled ancestor); and each provisioned project's {@code messages}.
      */
     private static final String QUERY = """
             SELECT p.project_id::text, p.schema_name, rt.table_name, NULL::text, 0
@@ -31,7 +36,12 @@ final class EnabledTablesLoader {
               JOIN pg_class c ON c.oid = t.relid
               JOIN pg_namespace n ON n.oid = c.relnamespace
              WHERE rt.enabled AND t.level > 0 AND n.nspname = p.schema_name
-             ORDER BY 1, 3, 5""";
+            UNION ALL
+            SELECT p.project_id::text, 'project_' || replace(p.project_id::text, '-', '_') || '_realtime', 'messages',
+                   NULL::text, 0
+              FROM aura_platform.projects p
+             WHERE p.realtime_schema_version >= 1
+             ORDER BY 1, 2, 3, 5""";
 
     /** Enabled tables whose UPDATE/DELETE wal2json drops: no replica identity at all (C6). */
     private static final String WITHOUT_IDENTITY = """

@@ -118,6 +118,17 @@ public final class EnvVars {
             "268435456",
             "bytes",
             "Warn when restart_lsn lags confirmed_flush_lsn by more (a long-open transaction)");
+    public static final EnvVar CDC_MESSAGES_RETENTION_HOURS = new EnvVar(
+            "CDC_MESSAGES_RETENTION_HOURS",
+            "72",
+            "h",
+            "How long rows of the projects' realtime messages tables are kept (Broadcast from Database, persisted"
+                    + " messages, replay; Supabase: 72); keep equal on every replica");
+    public static final EnvVar CDC_MESSAGES_JANITOR_MS = new EnvVar(
+            "CDC_MESSAGES_JANITOR_MS",
+            "600000",
+            "ms",
+            "Period of the leader's janitor deleting messages older than CDC_MESSAGES_RETENTION_HOURS");
     public static final EnvVar LEADER_ELECTION =
             new EnvVar("LEADER_ELECTION", "auto", "", "auto | kubernetes | disabled");
     public static final EnvVar LEASE_NAME =
@@ -170,6 +181,16 @@ public final class EnvVars {
             "WS_MAX_OUTBOUND_BYTES", "8388608", "bytes", "Queued outbound bytes that disconnect a client at once");
     public static final EnvVar WS_SLOW_CLIENT_TIMEOUT_MS = new EnvVar(
             "WS_SLOW_CLIENT_TIMEOUT_MS", "10000", "ms", "Time a client may stay unwritable before it is disconnected");
+    public static final EnvVar WS_MAX_QUEUE_DELAY_MS = new EnvVar(
+            "WS_MAX_QUEUE_DELAY_MS",
+            "5000",
+            "ms",
+            "Longest a message waits in an event loop's queue; its recipients are disconnected instead (overload)");
+    public static final EnvVar WS_MAX_QUEUE_BYTES = new EnvVar(
+            "WS_MAX_QUEUE_BYTES",
+            "268435456",
+            "bytes",
+            "Bytes queued per event loop; a message that does not fit disconnects its recipients (overload)");
     public static final EnvVar WS_SHUTDOWN_GRACE_SECONDS = new EnvVar(
             "WS_SHUTDOWN_GRACE_SECONDS",
             "20",
@@ -251,6 +272,8 @@ public final class EnvVars {
             CDC_REDECODE_WARN_BYTES,
             CDC_TENANT_STATEMENT_TIMEOUT_MS,
             CDC_TENANT_LOCK_TIMEOUT_MS,
+            CDC_MESSAGES_RETENTION_HOURS,
+            CDC_MESSAGES_JANITOR_MS,
             LEADER_ELECTION,
             LEASE_NAME,
             LEASE_NAMESPACE,
@@ -290,6 +313,8 @@ public final class EnvVars {
             WS_WRITE_BUFFER_HIGH_BYTES,
             WS_MAX_OUTBOUND_BYTES,
             WS_SLOW_CLIENT_TIMEOUT_MS,
+            WS_MAX_QUEUE_DELAY_MS,
+            WS_MAX_QUEUE_BYTES,
             WS_SHUTDOWN_GRACE_SECONDS,
             SUBSCRIPTION_CHECK_TIMEOUT_MS,
             SUBSCRIPTION_REFRESH_MS,

@@ -33,6 +33,11 @@ import org.slf4j.LoggerFactory;
  * CDC-unavailable error). A second join of a joined topic first closes the old channel with
  * {@code phx_close} carrying the old join ref, as Phoenix does. History is replayed right after
  * the ok reply: {@code config.broadcast.replay}, or the SSE endpoint's {@code Last-Event-ID}.
+ *
+ * <p>Every join also passes its gate ({@link PrivateChannels#gate}), asked together with the
+ * binding checks: a private channel's read check (refused with Supabase's "Unauthorized: You do not
+ * have permissions to read from this Channel topic"), or the project's {@code private_only} for a
+ * public one. A private channel's replay comes from the project's messages table (docs/design.md H1, H2).
  */
 final class JoinFlow {
     private static final Logger log = LoggerFactory.getLogger(JoinFlow.class);
@@ -42,11 +47,17 @@ final class JoinFlow {
     private final ChannelServices services;
     private final ClientSession session;
     private final ChannelLifecycle lifecycle;
+    private final PrivateChannels privateChannels;
 
-    JoinFlow(ChannelServices services, ClientSession session, ChannelLifecycle lifecycle) {
+    JoinFlow(
+            ChannelServices services,
+            ClientSession session,
+            ChannelLifecycle lifecycle,
+            PrivateChannels privateChannels) {
         this.services = services;
         this.session = session;
         this.lifecycle = lifecycle;
+        this.privateChannels = privateChannels;
     }
 
     void join(PhoenixMessage.Join j) {
@@ -57,6 +68,10 @@ final class JoinFlow {
         }
         if (!Topics.isChannel(topic)) {
             replyError(j, Reasons.TOPIC_NAME_REQUIRED);
+            return;
+        }
+        if (topic.indexOf('\u0000') >= 0) {
+            replyError(j, Reasons.TOPIC_NAME_INVALID); // NUL is reserved for private channel keys
             return;
         }
         if (!session.joins.tryAcquire(services.clock().millis())) {
@@ -93,28 +108,39 @@ final class JoinFlow {
                 return;
             }
         }
-        if (request.bindings().isEmpty()) {
-            accept(j, request, claims, List.of(), false, List.of(), 0);
-            return;
-        }
+        boolean privateChannel = request.config().path("private").asBoolean(false);
         Object token = new Object();
         session.pendingJoins.put(topic, token);
-        long deadline = request.waitMs() > 0 ? System.nanoTime() + request.waitMs() * 1_000_000 : 0;
-        startChecks(j, request, claims, token, deadline);
+        CompletableFuture<PrivateChannels.Gate> gate =
+                privateChannels.gate(topic.substring(Topics.PREFIX.length()), privateChannel, claims);
+        long deadline = request.waitMs() > 0 && !request.bindings().isEmpty()
+                ? System.nanoTime() + request.waitMs() * 1_000_000
+                : 0;
+        startChecks(j, request, claims, token, gate, privateChannel, deadline);
     }
 
     /**
      * Asks a cdc-worker to check every binding. @param deadline with {@code postgres_changes_options.wait},
      *     the {@code System.nanoTime()} by which changes must flow, else 0
      */
-    private void startChecks(PhoenixMessage.Join j, JoinRequest request, Claims claims, Object token, long deadline) {
+    private void startChecks(
+            PhoenixMessage.Join j,
+            JoinRequest request,
+            Claims claims,
+            Object token,
+            CompletableFuture<PrivateChannels.Gate> gate,
+            boolean privateChannel,
+            long deadline) {
         List<CompletableFuture<Outcome>> checks = new ArrayList<>();
         for (JoinRequest.Binding b : request.bindings()) {
             checks.add(check(new SubscriptionCheck.Request(
                     claims.projectId(), b.table(), b.filter(), b.event(), claims.role(), b.select())));
         }
-        CompletableFuture.allOf(checks.toArray(CompletableFuture[]::new))
-                .whenComplete((v, e) -> onEventLoop(j, () -> afterChecks(j, request, claims, token, checks, deadline)));
+        List<CompletableFuture<?>> all = new ArrayList<>(checks);
+        all.add(gate);
+        CompletableFuture.allOf(all.toArray(CompletableFuture[]::new))
+                .whenComplete((v, e) -> onEventLoop(
+                        j, () -> afterChecks(j, request, claims, token, gate, privateChannel, checks, deadline)));
     }
 
     private CompletableFuture<Outcome> check(SubscriptionCheck.Request request) {
@@ -130,6 +156,8 @@ final class JoinFlow {
             JoinRequest request,
             Claims claims,
             Object token,
+            CompletableFuture<PrivateChannels.Gate> gate,
+            boolean privateChannel,
             List<CompletableFuture<Outcome>> checks,
             long deadline) {
         if (session.pendingJoins.get(j.topic()) != token) {
@@ -151,7 +179,7 @@ final class JoinFlow {
                     .schedule(
                             () -> {
                                 if (session.pendingJoins.get(j.topic()) == token) {
-                                    startChecks(j, request, claims, token, deadline);
+                                    startChecks(j, request, claims, token, gate, privateChannel, deadline);
                                 }
                             },
                             RETRY_MS,
@@ -159,6 +187,11 @@ final class JoinFlow {
             return;
         }
         session.pendingJoins.remove(j.topic());
+        PrivateChannels.Gate verdict = gate.join();
+        if (verdict.refusal() != null) {
+            replyError(j, verdict.refusal());
+            return;
+        }
         boolean unavailable = false;
         List<String> notices = new ArrayList<>();
         for (CompletableFuture<Outcome> c : checks) {
@@ -180,7 +213,7 @@ final class JoinFlow {
             bindings.add(new PostgresBinding(
                     b.id(), UUID.randomUUID().toString(), b.event(), b.table(), b.filter(), b.echo(), b.select()));
         }
-        accept(j, request, claims, bindings, unavailable, notices, deadline);
+        accept(j, request, claims, bindings, unavailable, notices, privateChannel, verdict, deadline);
     }
 
     private static String subscribeTimeout(JoinRequest request) {
@@ -199,6 +232,8 @@ final class JoinFlow {
             List<PostgresBinding> bindings,
             boolean cdcUnavailable,
             List<String> notices,
+            boolean privateChannel,
+            PrivateChannels.Gate access,
             long deadline) {
         Membership m = new Membership(
                 session,
@@ -209,7 +244,9 @@ final class JoinFlow {
                 request.config(),
                 bindings,
                 claims,
-                request.accessToken());
+                request.accessToken(),
+                privateChannel);
+        m.readAccess(access.readBroadcast(), access.readPresence());
         lifecycle.activate(m);
         if (bindings.isEmpty()) {
             replyOk(j, m, bindings);
@@ -316,7 +353,9 @@ final class JoinFlow {
      * {@code config.broadcast.replay}, or the SSE {@code Last-Event-ID} of the join.
      */
     private void replay(Membership m, PhoenixMessage.Join j, JoinRequest.Replay replay) {
-        if (replay != null) {
+        if (replay != null && m.isPrivate()) {
+            privateChannels.replay(m, replay.sinceMs(), replay.limit()); // durable, cluster-wide (H2)
+        } else if (replay != null) {
             services.fanout().replaySince(m, replay.sinceMs(), replay.limit());
         }
         if (j.lastEventId() != null) {

@@ -5,10 +5,10 @@ import dev.aura.realtime.front.protocol.Framing;
 import dev.aura.realtime.front.protocol.PhoenixCodec;
 import dev.aura.realtime.front.protocol.Vsn;
 import dev.aura.realtime.front.session.SessionHandler;
+import dev.aura.realtime.front.session.WireHead;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
-import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketServerHandshaker;
@@ -21,40 +21,56 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * The pipelines of the one port, and nothing else. Every accepted socket starts as HTTP:
  *
  * <pre>
- * http (codec) → first-request-deadline → http-aggregator → router ({@link HttpRouter})
+ * wire → http (codec) → first-request-deadline → http-aggregator → router ({@link HttpRouter})
  * </pre>
  *
  * The router answers plain requests itself; an accepted WebSocket upgrade or SSE request
  * replaces it with one of:
  *
  * <pre>
- * WebSocket: http → ws-aggregator → ws-idle → ws-control → ws-slow → phoenix-codec → session
- * SSE:       http → sse-encoder → sse-slow → session
+ * WebSocket: wire → ws encoder/decoder (the handshake's, in place of http) → ws-aggregator → ws-idle
+ *            → ws-control → ws-slow → phoenix-codec → session
+ * SSE:       wire → http → sse-encoder → sse-slow → session
  * </pre>
+ *
+ * {@code wire} ({@link WireHead}) stays first: the fan-out's shared frames, already complete
+ * WebSocket frames or HTTP chunks, are written from it straight to the socket.
  *
  * Sharable: holds only immutable settings; handlers with state are created per socket.
  */
 final class FrontInitializer extends ChannelInitializer<Channel> {
     /** Largest HTTP request (head and body) before the upgrade. */
-    static final int MAX_HTTP_REQUEST_BYTES = 64 * 1024;
+    /**
+     * Largest HTTP request body: a REST broadcast batch (docs/design.md H3). Larger requests get
+     * {@code 413 {"error": ...}} and the connection is closed.
+     */
+    static final int MAX_HTTP_REQUEST_BYTES = 1024 * 1024;
     /** A connection must send its first request head within this (slowloris; browsers send it at once). */
     static final Duration FIRST_REQUEST_DEADLINE = Duration.ofSeconds(5);
 
     private final TransportContext context;
     private final AtomicBoolean draining;
+    private final ApiKeyClaims apiKeys;
 
     /** @param draining set once the server stops accepting; new upgrades are then refused */
     FrontInitializer(TransportContext context, AtomicBoolean draining) {
         this.context = context;
         this.draining = draining;
+        this.apiKeys = new ApiKeyClaims(context.verifier(), context.services().clock());
+    }
+
+    /** Verifies connections' {@code apikey}s (shared by the WebSocket and SSE endpoints). */
+    ApiKeyClaims apiKeys() {
+        return apiKeys;
     }
 
     @Override
     protected void initChannel(Channel ch) {
         ch.pipeline()
+                .addLast(WireHead.NAME, WireHead.INSTANCE)
                 .addLast("http", new HttpServerCodec())
                 .addLast("first-request-deadline", new FirstRequestDeadline(FIRST_REQUEST_DEADLINE))
-                .addLast("http-aggregator", new HttpObjectAggregator(MAX_HTTP_REQUEST_BYTES))
+                .addLast("http-aggregator", new JsonHttpAggregator(MAX_HTTP_REQUEST_BYTES))
                 .addLast("router", new HttpRouter(context, draining, this));
     }
 
