@@ -47,6 +47,16 @@ class TableEnableRaceIT {
         fx.close();
     }
 
+    /**
+     * What arrived, one per event id: a stream that restarts with a new list publishes what it had
+     * read past the old list's bound again (at least once, same ids; receivers drop copies by id).
+     */
+    private List<CdcFixture.Received> distinct() {
+        java.util.Map<String, CdcFixture.Received> byId = new java.util.LinkedHashMap<>();
+        fx.received.forEach(r -> byId.putIfAbsent(r.eventId(), r));
+        return new ArrayList<>(byId.values());
+    }
+
     @Test
     void rowsWrittenRightAfterATableIsEnabledBySqlAllArrive() throws Exception {
         fx.sql("CREATE TABLE " + fx.table("late") + "(id int PRIMARY KEY)");
@@ -60,7 +70,7 @@ class TableEnableRaceIT {
 
         fx.await(r -> r.size() >= 20, Duration.ofSeconds(20));
         fx.awaitSettled();
-        assertThat(fx.received)
+        assertThat(distinct())
                 .extracting(r -> r.data().get("record").get("id").asInt())
                 .containsExactlyInAnyOrderElementsOf(
                         java.util.stream.IntStream.rangeClosed(1, 20).boxed().toList());
@@ -87,7 +97,7 @@ class TableEnableRaceIT {
             assertThat(r.data().get("table").asText()).isEqualTo("events");
             assertThat(r.subject()).endsWith(".events");
         });
-        assertThat(fx.received)
+        assertThat(distinct())
                 .extracting(r -> r.data().get("record").get("id").asInt())
                 .containsExactlyInAnyOrder(1, 2, 3);
     }
