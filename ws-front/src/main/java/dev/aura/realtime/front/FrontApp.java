@@ -114,7 +114,9 @@ public final class FrontApp implements AutoCloseable {
                     config.historySize(),
                     config.historyMaxChannels(),
                     config.historyMaxBytes(),
-                    config.historyTtl().toMillis());
+                    config.historyTtl().toMillis(),
+                    config.historyMaxChannelsPerProject(),
+                    config.historyMaxBytesPerProject());
             Fanout fanout = new Fanout(
                     topics, new FanoutFrames(json, binary), ByteBufAllocator.DEFAULT, metrics, clock, history);
             Sessions sessions = new Sessions();

@@ -16,8 +16,16 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Event: {@code *} or the change's type. Filter: tested against the new row, or the old row
  * for DELETE (Supabase's rule); a TRUNCATE has no row, so only unfiltered bindings see it. A
  * filter that no longer parses (it was checked at join) matches nothing. Thread-safe.
+ *
+ * <p>Parsed filters are cached by text, at most {@link #MAX_CACHED_FILTERS} of them: filter texts
+ * come from tenants' clients, so an unbounded cache grew with every distinct filter ever
+ * registered. When full, the cache is emptied and refills with the filters in use (parsing is
+ * cheap next to the RLS check; what matters is that memory stays bounded).
  */
 public final class Matcher {
+    /** Distinct filter texts kept parsed. */
+    static final int MAX_CACHED_FILTERS = 10_000;
+
     private static final Filter INVALID = new Filter("", FilterOp.EQ, List.of(""));
     private final Map<String, Filter> parsed = new ConcurrentHashMap<>();
 
@@ -38,12 +46,29 @@ public final class Matcher {
             if ("TRUNCATE".equals(event.type())) {
                 continue;
             }
-            Filter f = parsed.computeIfAbsent(filterText, Matcher::parseOrInvalid);
+            Filter f = parsed(filterText);
             if (f != INVALID && f.matches(event.filterRow(), event.columnTypes().get(f.column()))) {
                 out.add(s);
             }
         }
         return out;
+    }
+
+    private Filter parsed(String text) {
+        Filter f = parsed.get(text);
+        if (f == null) {
+            f = parseOrInvalid(text);
+            if (parsed.size() >= MAX_CACHED_FILTERS) {
+                parsed.clear();
+            }
+            parsed.put(text, f);
+        }
+        return f;
+    }
+
+    /** Filters currently cached (for tests). */
+    int cachedFilters() {
+        return parsed.size();
     }
 
     static boolean eventMatches(String bindingEvent, String type) {

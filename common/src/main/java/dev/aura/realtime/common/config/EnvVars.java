@@ -159,6 +159,16 @@ public final class EnvVars {
             "Largest broadcast payload (Supabase free plan: 256 KB)");
     public static final EnvVar WS_MAX_PRESENCE_EVENTS_PER_SECOND = new EnvVar(
             "WS_MAX_PRESENCE_EVENTS_PER_SECOND", "10", "events/s", "Presence track/untrack per second per connection");
+    public static final EnvVar WS_MAX_BINDINGS_PER_JOIN = new EnvVar(
+            "WS_MAX_BINDINGS_PER_JOIN",
+            "100",
+            "bindings",
+            "postgres_changes bindings in one join (each is a registry entry and a database check)");
+    public static final EnvVar WS_MAX_PRESENCE_PAYLOAD_BYTES = new EnvVar(
+            "WS_MAX_PRESENCE_PAYLOAD_BYTES",
+            "10240",
+            "bytes",
+            "Largest presence track payload (the state of one presence key, sent to every member)");
     public static final EnvVar WS_WRITE_BUFFER_LOW_BYTES = new EnvVar(
             "WS_WRITE_BUFFER_LOW_BYTES", "262144", "bytes", "Outbound buffer low water mark (writable again below)");
     public static final EnvVar WS_WRITE_BUFFER_HIGH_BYTES = new EnvVar(
@@ -182,6 +192,16 @@ public final class EnvVars {
             "67108864",
             "bytes",
             "Broadcast history memory in all (stalest channels dropped first)");
+    public static final EnvVar HISTORY_MAX_CHANNELS_PER_PROJECT = new EnvVar(
+            "HISTORY_MAX_CHANNELS_PER_PROJECT",
+            "1000",
+            "channels",
+            "Channels with broadcast history per project (the project's stalest dropped first)");
+    public static final EnvVar HISTORY_MAX_BYTES_PER_PROJECT = new EnvVar(
+            "HISTORY_MAX_BYTES_PER_PROJECT",
+            "8388608",
+            "bytes",
+            "Broadcast history memory per project (the project's stalest channels dropped first)");
     public static final EnvVar HISTORY_TTL_SECONDS = new EnvVar(
             "HISTORY_TTL_SECONDS",
             "600",
@@ -283,6 +303,8 @@ public final class EnvVars {
             WS_MAX_EVENTS_PER_SECOND,
             WS_MAX_BROADCAST_PAYLOAD_BYTES,
             WS_MAX_PRESENCE_EVENTS_PER_SECOND,
+            WS_MAX_BINDINGS_PER_JOIN,
+            WS_MAX_PRESENCE_PAYLOAD_BYTES,
             WS_WRITE_BUFFER_LOW_BYTES,
             WS_WRITE_BUFFER_HIGH_BYTES,
             WS_MAX_OUTBOUND_BYTES,
@@ -294,6 +316,8 @@ public final class EnvVars {
             PRESENCE_RECONCILE_MS,
             HISTORY_MAX_CHANNELS,
             HISTORY_MAX_BYTES,
+            HISTORY_MAX_CHANNELS_PER_PROJECT,
+            HISTORY_MAX_BYTES_PER_PROJECT,
             HISTORY_TTL_SECONDS,
             WS_CDC_STATUS_TIMEOUT_MS,
             SSE_HEARTBEAT_MS);

@@ -45,6 +45,11 @@ import java.time.Duration;
  * @param dedupeWindowEvents {@code WS_DEDUPE_WINDOW_EVENTS} (100,000) change event ids remembered
  *     to drop re-published duplicates
  * @param dedupeWindowBytes {@code WS_DEDUPE_WINDOW_BYTES} (16 MiB) memory bound of those ids
+ * @param maxBindingsPerJoin {@code WS_MAX_BINDINGS_PER_JOIN} (100) postgres_changes bindings in one join
+ * @param maxPresencePayloadBytes {@code WS_MAX_PRESENCE_PAYLOAD_BYTES} (10,240 bytes) of one track payload
+ * @param historyMaxChannelsPerProject {@code HISTORY_MAX_CHANNELS_PER_PROJECT} (1,000) channels with
+ *     history per project
+ * @param historyMaxBytesPerProject {@code HISTORY_MAX_BYTES_PER_PROJECT} (8 MiB) history per project
  */
 public record FrontConfig(
         NatsSettings nats,
@@ -75,7 +80,11 @@ public record FrontConfig(
         Duration sseHeartbeat,
         long registryBucketMaxBytes,
         int dedupeWindowEvents,
-        long dedupeWindowBytes) {
+        long dedupeWindowBytes,
+        int maxBindingsPerJoin,
+        int maxPresencePayloadBytes,
+        int historyMaxChannelsPerProject,
+        long historyMaxBytesPerProject) {
 
     public FrontConfig {
         if (writeBufferLowBytes > writeBufferHighBytes) {
@@ -128,6 +137,10 @@ public record FrontConfig(
                 env.millis(EnvVars.SSE_HEARTBEAT_MS, 100, 3_600_000),
                 env.longValue(EnvVars.REGISTRY_BUCKET_MAX_BYTES, 64 * 1024, Long.MAX_VALUE),
                 env.integer(EnvVars.WS_DEDUPE_WINDOW_EVENTS, 0, 100_000_000),
-                env.longValue(EnvVars.WS_DEDUPE_WINDOW_BYTES, 0, Long.MAX_VALUE));
+                env.longValue(EnvVars.WS_DEDUPE_WINDOW_BYTES, 0, Long.MAX_VALUE),
+                env.integer(EnvVars.WS_MAX_BINDINGS_PER_JOIN, 1, 100_000),
+                env.integer(EnvVars.WS_MAX_PRESENCE_PAYLOAD_BYTES, 2, 64 * 1024 * 1024),
+                env.integer(EnvVars.HISTORY_MAX_CHANNELS_PER_PROJECT, 1, 10_000_000),
+                env.longValue(EnvVars.HISTORY_MAX_BYTES_PER_PROJECT, 1024, Long.MAX_VALUE));
     }
 }

@@ -56,6 +56,10 @@ final class JoinFlow {
             replyError(j, Reasons.TOPIC_NAME_REQUIRED);
             return;
         }
+        if (Topics.nameTooLong(topic)) {
+            replyError(j, Reasons.TOPIC_TOO_LONG);
+            return;
+        }
         if (!session.joins.tryAcquire(services.clock().millis())) {
             replyError(j, Reasons.TOO_MANY_JOINS);
             return;
@@ -72,7 +76,7 @@ final class JoinFlow {
         }
         JoinRequest request;
         try {
-            request = JoinRequest.parse(j.payload());
+            request = JoinRequest.parse(j.payload(), services.limits().maxBindingsPerJoin());
         } catch (JoinRequest.Refused e) {
             replyError(j, e.reason());
             return;

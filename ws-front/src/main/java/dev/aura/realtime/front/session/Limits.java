@@ -11,6 +11,8 @@ import dev.aura.realtime.front.config.FrontConfig;
  * @param maxPresenceEventsPerSecond presence pushes (track, untrack) per connection per second
  * @param maxBroadcastPayloadBytes user payload bytes of one broadcast
  * @param maxOutboundBytes queued outbound bytes that disconnect a client at once
+ * @param maxBindingsPerJoin postgres_changes bindings in one join
+ * @param maxPresencePayloadBytes serialised bytes of one presence track payload
  */
 public record Limits(
         int maxChannels,
@@ -18,7 +20,9 @@ public record Limits(
         int maxEventsPerSecond,
         int maxPresenceEventsPerSecond,
         int maxBroadcastPayloadBytes,
-        long maxOutboundBytes) {
+        long maxOutboundBytes,
+        int maxBindingsPerJoin,
+        int maxPresencePayloadBytes) {
     public static Limits from(FrontConfig config) {
         return new Limits(
                 config.maxChannelsPerConnection(),
@@ -26,6 +30,8 @@ public record Limits(
                 config.maxEventsPerSecond(),
                 config.presence().maxEventsPerSecond(),
                 config.maxBroadcastPayloadBytes(),
-                config.maxOutboundBytes());
+                config.maxOutboundBytes(),
+                config.maxBindingsPerJoin(),
+                config.maxPresencePayloadBytes());
     }
 }

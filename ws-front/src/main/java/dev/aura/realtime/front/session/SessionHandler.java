@@ -1,5 +1,6 @@
 package dev.aura.realtime.front.session;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.front.history.MessageIds;
@@ -15,6 +16,9 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -170,7 +174,50 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
             lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, Reasons.TOO_MANY_PRESENCE_MESSAGES);
             return;
         }
+        if (trackTooLarge(p)) {
+            if (p.ref() != null) {
+                m.reply(
+                        p.ref(),
+                        "error",
+                        Replies.reason(Reasons.presencePayloadTooLarge(
+                                services.limits().maxPresencePayloadBytes())));
+            }
+            return;
+        }
         services.presence().onPresence(m, p);
+    }
+
+    /**
+     * A {@code track} whose state is larger than the limit: every member of the channel on every
+     * replica would receive it in each {@code presence_state}, and it would sit in the presence bucket.
+     */
+    private boolean trackTooLarge(PhoenixMessage.PresencePush p) {
+        JsonNode meta = p.payload().get("payload");
+        if (!"track".equals(p.payload().path("event").asText()) || meta == null) {
+            return false;
+        }
+        CountingSink sink = new CountingSink();
+        try {
+            services.mapper().writeValue(sink, meta);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a parsed tree always serialises; the sink never fails
+        }
+        return sink.count > services.limits().maxPresencePayloadBytes();
+    }
+
+    /** Counts bytes without keeping them. */
+    private static final class CountingSink extends OutputStream {
+        long count;
+
+        @Override
+        public void write(int b) {
+            count++;
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            count += len;
+        }
     }
 
     private void malformed(PhoenixMessage.Malformed m) {

@@ -48,7 +48,7 @@ public final class ChannelHarness {
     public final Fakes.Registry registry = new Fakes.Registry();
     public final Fakes.Publisher publisher = new Fakes.Publisher();
     public final LocalTopics topics = new LocalTopics();
-    public final HistoryStore history = new HistoryStore(10, 100, 1 << 20, 600_000);
+    public final HistoryStore history = new HistoryStore(10, 100, 1 << 20, 600_000, 100, 1 << 20);
     public final Fanout fanout = new Fanout(
             topics, new FanoutFrames(json, binary), UnpooledByteBufAllocator.DEFAULT, metrics, clock, history);
     public final Sessions sessions = new Sessions();
@@ -65,7 +65,7 @@ public final class ChannelHarness {
             fanout,
             new PresenceExtension.Unavailable(),
             sessions,
-            new Limits(3, 100, 100, 10, 64, 1 << 20),
+            new Limits(3, 100, 100, 10, 64, 1 << 20, 5, 128),
             metrics,
             "front-test",
             clock,
