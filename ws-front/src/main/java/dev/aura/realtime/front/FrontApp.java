@@ -17,10 +17,14 @@ import dev.aura.realtime.front.protocol.JsonFrames;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.relay.KvSubscriptionRegistry;
 import dev.aura.realtime.front.relay.NatsConnection;
+import dev.aura.realtime.front.relay.NatsProjectLimits;
 import dev.aura.realtime.front.relay.NatsRelay;
+import dev.aura.realtime.front.relay.NatsUsageExchange;
 import dev.aura.realtime.front.session.ChannelServices;
 import dev.aura.realtime.front.session.ClientSession;
 import dev.aura.realtime.front.session.Limits;
+import dev.aura.realtime.front.session.ProjectQuota;
+import dev.aura.realtime.front.session.ProjectQuotas;
 import dev.aura.realtime.front.session.Sessions;
 import dev.aura.realtime.front.transport.FrontServer;
 import dev.aura.realtime.front.transport.TransportContext;
@@ -54,6 +58,7 @@ public final class FrontApp implements AutoCloseable {
     private final FrontServer server;
     private final PrometheusMeterRegistry meters;
     private final CdcWatchdog watchdog;
+    private final NatsUsageExchange usage;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private FrontApp(
@@ -65,8 +70,10 @@ public final class FrontApp implements AutoCloseable {
             Sessions sessions,
             FrontServer server,
             PrometheusMeterRegistry meters,
-            CdcWatchdog watchdog) {
+            CdcWatchdog watchdog,
+            NatsUsageExchange usage) {
         this.watchdog = watchdog;
+        this.usage = usage;
         this.config = config;
         this.nats = nats;
         this.registry = registry;
@@ -89,6 +96,7 @@ public final class FrontApp implements AutoCloseable {
         PresenceService presence = null;
         NatsRelay relay = null;
         CdcWatchdog watchdog = null;
+        NatsUsageExchange usage = null;
         try {
             registry = new KvSubscriptionRegistry(
                     nats.connection(),
@@ -120,6 +128,23 @@ public final class FrontApp implements AutoCloseable {
             Fanout fanout = new Fanout(
                     topics, new FanoutFrames(json, binary), ByteBufAllocator.DEFAULT, metrics, clock, history);
             Sessions sessions = new Sessions();
+            usage = new NatsUsageExchange(
+                    nats.connection(),
+                    config.instanceId(),
+                    mapper,
+                    clock,
+                    config.projectLimits().usageInterval());
+            ProjectQuotas quotas = new ProjectQuotas(
+                    ProjectQuota.defaults(config),
+                    new NatsProjectLimits(
+                            nats.connection(),
+                            mapper,
+                            clock,
+                            config.projectLimits().limitsRefresh(),
+                            config.subscriptionCheckTimeout()),
+                    usage,
+                    clock);
+            usage.start(quotas::usage);
             ChannelServices services = new ChannelServices(
                     verifier,
                     relay,
@@ -130,6 +155,7 @@ public final class FrontApp implements AutoCloseable {
                     presence,
                     sessions,
                     Limits.from(config),
+                    quotas,
                     metrics,
                     config.instanceId(),
                     clock,
@@ -159,8 +185,11 @@ public final class FrontApp implements AutoCloseable {
                     config.writeBufferLowBytes(),
                     config.writeBufferHighBytes());
             log.info("ws-front {} started on port {}", config.instanceId(), server.port());
-            return new FrontApp(config, nats, registry, presence, relay, sessions, server, meters, watchdog);
+            return new FrontApp(config, nats, registry, presence, relay, sessions, server, meters, watchdog, usage);
         } catch (Exception | Error e) {
+            if (usage != null) {
+                usage.close();
+            }
             if (watchdog != null) {
                 watchdog.close();
             }
@@ -212,6 +241,7 @@ public final class FrontApp implements AutoCloseable {
         }
         server.close(); // closes remaining sockets; their channels delete registry and presence entries
         watchdog.close();
+        usage.close();
         relay.close();
         presence.close();
         registry.close();

@@ -81,6 +81,8 @@ public enum LogCode {
     CONTROL_API_FAILED,
     /** A join-time subscription check failed on the database (answered "try again"). */
     SUBSCRIPTION_CHECK_DB_FAILED,
+    /** A project's limit overrides could not be read; ws-front keeps what it knew and asks again. */
+    PROJECT_LIMITS_DB_FAILED,
 
     // leader election
     /** Leading without a Lease ({@code LEADER_ELECTION=disabled}, or auto outside Kubernetes). */

@@ -13,6 +13,8 @@ import java.nio.charset.StandardCharsets;
  * aura.realtime.broadcast.&lt;project_id&gt;.&lt;topic token&gt;  client broadcasts (ws-front ↔ ws-front)
  * aura.realtime.cdc.status                               cdc-worker status (see {@link CdcStatus})
  * aura.realtime.rpc.subscription-check                   request/reply: validate a binding at join
+ * aura.realtime.rpc.project-limits                       request/reply: a project's limit overrides
+ * aura.realtime.usage                                    per-project counts (ws-front ↔ ws-front)
  * </pre>
  *
  * <p>Every ws-front replica subscribes to {@code changes.>}, {@code broadcast.>} and
@@ -33,6 +35,10 @@ public final class Subjects {
     public static final String BROADCAST = PREFIX + "broadcast";
     public static final String CDC_STATUS = PREFIX + "cdc.status";
     public static final String SUBSCRIPTION_CHECK = PREFIX + "rpc.subscription-check";
+    /** Request/reply: a project's limit overrides ({@link ProjectLimits}); any cdc-worker answers. */
+    public static final String PROJECT_LIMITS = PREFIX + "rpc.project-limits";
+    /** Every ws-front replica's per-project counts ({@link UsageReport}), read by every replica. */
+    public static final String USAGE = PREFIX + "usage";
     /**
      * Reply-subject prefix of the cdc-worker's connection (JetStream API replies, KV watch
      * deliveries). Each binary has its own, so NATS permissions can let each subscribe only to

@@ -25,6 +25,14 @@ public final class Reasons {
     public static final String PRESENCE_NOT_A_MAP = "Presence track payload must be a map";
     public static final String PRESENCE_UNKNOWN_EVENT = "Presence event must be track or untrack";
     public static final String TOO_MANY_PRESENCE_MESSAGES = "Too many presence messages per second";
+    /** Per project, across replicas (Supabase's codes and words). */
+    public static final String TOO_MANY_USERS = "ConnectionRateLimitReached: Too many connected users";
+
+    public static final String PROJECT_TOO_MANY_JOINS = "ClientJoinRateLimitReached: Too many joins per second";
+    public static final String PROJECT_TOO_MANY_MESSAGES =
+            "MessagePerSecondRateLimitReached: Too many messages per second";
+    public static final String PROJECT_TOO_MANY_PRESENCE_MESSAGES =
+            "ClientPresenceRateLimitReached: Too many presence messages per second";
     public static final String TOPIC_TOO_LONG =
             "TopicNameTooLong: A channel name may have at most " + Topics.MAX_NAME_BYTES + " bytes";
 

@@ -64,13 +64,18 @@ final class JoinFlow {
             replyError(j, Reasons.TOO_MANY_JOINS);
             return;
         }
+        String projectId = session.apiKeyClaims().projectId();
+        if (!services.quotas().tryJoin(projectId)) {
+            replyError(j, Reasons.PROJECT_TOO_MANY_JOINS);
+            return;
+        }
         Membership previous = session.memberships.get(topic);
         if (previous != null) {
             lifecycle.close(previous, true);
         }
         session.pendingJoins.remove(topic);
         if (session.memberships.size() + session.pendingJoins.size()
-                >= services.limits().maxChannels()) {
+                >= services.quotas().quota(projectId).maxChannelsPerClient()) {
             replyError(j, Reasons.TOO_MANY_CHANNELS);
             return;
         }

@@ -148,13 +148,15 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
             return;
         }
         UserBroadcast message = b.broadcast();
-        if (message.payload().length > services.limits().maxBroadcastPayloadBytes()) {
+        int maxPayload = services.quotas().quota(m.projectId()).maxPayloadBytes();
+        if (message.payload().length > maxPayload) {
             if (m.ack() && b.ref() != null) {
-                m.reply(
-                        b.ref(),
-                        "error",
-                        Replies.reason(Reasons.payloadTooLarge(services.limits().maxBroadcastPayloadBytes())));
+                m.reply(b.ref(), "error", Replies.reason(Reasons.payloadTooLarge(maxPayload)));
             }
+            return;
+        }
+        if (!services.quotas().tryMessage(m.projectId(), message.payload().length)) {
+            lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, Reasons.PROJECT_TOO_MANY_MESSAGES);
             return;
         }
         message = message.withId(MessageIds.next(services.clock().millis()));
@@ -174,27 +176,34 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
             lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, Reasons.TOO_MANY_PRESENCE_MESSAGES);
             return;
         }
-        if (trackTooLarge(p)) {
+        int maxTrack = services.limits().maxPresencePayloadBytes();
+        long bytes = trackBytes(p);
+        if (bytes > maxTrack) {
             if (p.ref() != null) {
-                m.reply(
-                        p.ref(),
-                        "error",
-                        Replies.reason(Reasons.presencePayloadTooLarge(
-                                services.limits().maxPresencePayloadBytes())));
+                m.reply(p.ref(), "error", Replies.reason(Reasons.presencePayloadTooLarge(maxTrack)));
             }
+            return;
+        }
+        if (!services.quotas().tryMessage(m.projectId(), bytes)) {
+            lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, Reasons.PROJECT_TOO_MANY_MESSAGES);
+            return;
+        }
+        if (!services.quotas().tryPresence(m.projectId())) {
+            lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, Reasons.PROJECT_TOO_MANY_PRESENCE_MESSAGES);
             return;
         }
         services.presence().onPresence(m, p);
     }
 
     /**
-     * A {@code track} whose state is larger than the limit: every member of the channel on every
-     * replica would receive it in each {@code presence_state}, and it would sit in the presence bucket.
+     * The serialised size of a {@code track}'s state (0 for other presence events). Bounded by
+     * {@code WS_MAX_PRESENCE_PAYLOAD_BYTES}: every member of the channel on every replica receives
+     * it in each {@code presence_state}, and it sits in the presence bucket.
      */
-    private boolean trackTooLarge(PhoenixMessage.PresencePush p) {
+    private long trackBytes(PhoenixMessage.PresencePush p) {
         JsonNode meta = p.payload().get("payload");
         if (!"track".equals(p.payload().path("event").asText()) || meta == null) {
-            return false;
+            return 0;
         }
         CountingSink sink = new CountingSink();
         try {
@@ -202,7 +211,7 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
         } catch (IOException e) {
             throw new UncheckedIOException(e); // a parsed tree always serialises; the sink never fails
         }
-        return sink.count > services.limits().maxPresencePayloadBytes();
+        return sink.count;
     }
 
     /** Counts bytes without keeping them. */

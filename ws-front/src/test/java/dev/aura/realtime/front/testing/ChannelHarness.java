@@ -18,6 +18,8 @@ import dev.aura.realtime.front.protocol.PhoenixCodec;
 import dev.aura.realtime.front.protocol.Vsn;
 import dev.aura.realtime.front.session.ChannelServices;
 import dev.aura.realtime.front.session.Limits;
+import dev.aura.realtime.front.session.ProjectQuota;
+import dev.aura.realtime.front.session.ProjectQuotas;
 import dev.aura.realtime.front.session.SessionHandler;
 import dev.aura.realtime.front.session.Sessions;
 import dev.aura.realtime.testkit.MutableClock;
@@ -56,6 +58,18 @@ public final class ChannelHarness {
     /** Tokens whose iat and exp count from {@link #clock}. */
     public final TestTokens tokens = FrontFixture.TOKENS.clock(clock);
 
+    /**
+     * Per-project limits of the harness: by default 3 channels per client, 64-byte payloads, the
+     * rest high enough for per-connection tests; {@link #overrides} set a project's own, and
+     * {@link #others} are the other replicas' counts.
+     */
+    public final Fakes.Board others = new Fakes.Board();
+
+    public final Fakes.LimitsTable overrides = new Fakes.LimitsTable();
+
+    public final ProjectQuotas quotas =
+            new ProjectQuotas(new ProjectQuota(1000, 1000, 1000, 3, 1 << 20, 64, 1000), overrides, others, clock);
+
     public final ChannelServices services = new ChannelServices(
             verifier,
             checker,
@@ -65,7 +79,8 @@ public final class ChannelHarness {
             fanout,
             new PresenceExtension.Unavailable(),
             sessions,
-            new Limits(3, 100, 100, 10, 64, 1 << 20, 5, 128),
+            new Limits(100, 100, 10, 1 << 20, 5, 128),
+            quotas,
             metrics,
             "front-test",
             clock,
