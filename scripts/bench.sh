@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# Runs the benchmarks of issue 8 (and issue 5's RLS figure) on this machine: builds the jars,
-# starts a throw-away Postgres (wal2json) and nats-server, runs the cdc-worker and ws-front jars,
-# prints one table and writes docs/performance.md.
+# Runs the benchmarks of issue 8 (with issue 5's RLS figure, issue 18's CDC figures and issue 19's
+# fan-out figures) on this machine: builds the jars, starts a throw-away Postgres (wal2json) and
+# nats-server, runs the cdc-worker and ws-front jars, prints one table and writes
+# docs/performance.md.
 #
-# Usage: scripts/bench.sh [--quick] [--cdc-only] [--skip-build] [--out FILE]
-#   --quick       smaller workloads (about 4 minutes; a full run takes about 10 minutes here: CDC
-#                 throughput with both sources, Debezium as the peer, latency with both sources, ...)
+# Usage: scripts/bench.sh [--quick] [--cdc-only] [--skip-build] [--out FILE] [--scale N]
+#   --quick       smaller workloads (about 4 minutes; a full run takes about 10 minutes here, plus
+#                 figure 4c: CDC throughput with both sources, Debezium as the peer, latency with both
+#                 sources, RLS, fan-out against raw NATS, idle connections, N connections)
 #   --cdc-only    figures 1 and 2 only (throughput with the peer, latency); prints the table and
 #                 writes a report only with --out (docs/performance.md is left alone)
 #   --skip-build  reuse the jars already in */target
 #   --out FILE    write the report elsewhere than docs/performance.md
+#   --scale N     connections of figure 4c (default 100000 in a full run, skipped with --quick)
 # Logs, GC logs and JFR recordings: bench/target/bench-run/ and bench/target/service-logs/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,17 +25,16 @@ args=()
 for a in "$@"; do
   case "$a" in
     --skip-build) build=0 ;;
-    --quick|--out|--cdc-only) args+=("$a") ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --quick|--out|--cdc-only|--scale) args+=("$a") ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) args+=("$a") ;;
   esac
 done
 
-# 10,000 idle sockets plus 5,000 fan-out clients: raise the open-files limit as far as allowed.
-ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt 12000 ]; then
-  echo "bench.sh: open files limit is $(ulimit -n); the idle-connection figure needs about 11,000" >&2
-fi
+# 100,000 connections (figure 4c) cost one descriptor each in ws-front and in the load generator:
+# raise the open files limit; where it cannot reach that, figure 4c runs with fewer and says so.
+source scripts/lib/limits.sh
+raise_open_files 110000 "bench.sh" || true
 
 if [ "$build" = 1 ]; then
   echo "== building (mvn -DskipTests install)"
@@ -45,4 +47,4 @@ fi
 
 mkdir -p bench/target/bench-run
 cd bench   # service logs land in bench/target/service-logs
-exec java -Xms1g -Xmx3g -XX:+UseParallelGC -jar target/bench.jar "${args[@]}"
+exec java -Xms1g -Xmx4g -XX:+UseParallelGC -jar target/bench.jar "${args[@]}"

@@ -1,7 +1,6 @@
 package dev.aura.realtime.bench;
 
 import dev.aura.realtime.testkit.Jars;
-import dev.aura.realtime.testkit.ServiceProcess;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,14 +14,15 @@ import java.util.Map;
  * table and writes {@code docs/performance.md}. Started by {@code scripts/bench.sh}, never by the
  * test build.
  *
- * <pre>java -jar bench/target/bench.jar [--quick] [--cdc-only] [--out docs/performance.md]</pre>
+ * <pre>java -jar bench/target/bench.jar [--quick] [--cdc-only] [--out docs/performance.md] [--scale 100000]</pre>
  *
  * <p>{@code --cdc-only} runs figures 1 and 2 only (CDC throughput with the peer, latency) and
  * prints the table; it writes a report only with {@code --out}, so a partial run never replaces
  * docs/performance.md.
  *
  * <p>Order: CDC throughput (backlogs with the worker stopped), worker heap in a huge transaction,
- * commit→client latency (live writes), RLS batched vs naive, fan-out, idle-connection heap.
+ * commit→client latency (live writes), RLS batched vs naive, then the ws-front figures
+ * ({@link FanoutFigures}: fan-out, idle-connection heap, {@code --scale} connections).
  */
 public final class BenchMain {
     private BenchMain() {}
@@ -38,6 +38,13 @@ public final class BenchMain {
         for (int i = 0; i < args.length - 1; i++) {
             if (args[i].equals("--out")) {
                 out = Path.of(args[i + 1]).toAbsolutePath();
+            }
+        }
+        // figure 4c (issue 19): 100,000 connections in a full run, skipped in a quick one unless asked for
+        int scale = quick ? 0 : 100_000;
+        for (int i = 0; i < args.length - 1; i++) {
+            if (args[i].equals("--scale")) {
+                scale = Integer.parseInt(args[i + 1]);
             }
         }
         Path runDir = Jars.repoRoot().resolve("bench/target/bench-run");
@@ -101,7 +108,7 @@ public final class BenchMain {
                 }
             }
             if (!cdcOnly) {
-                fanoutAndIdle(s, report, z, runDir, t0);
+                fanoutAndIdle(s, report, z, quick, scale, runDir, t0);
             }
         }
         double minutes = (System.nanoTime() - t0) / 60e9;
@@ -124,47 +131,21 @@ public final class BenchMain {
         System.out.printf("wrote %s (%.1f min)%n", out, minutes);
     }
 
-    /** Figures 3 and 4a: fan-out and idle connections, CPU-pinned. */
-    private static void fanoutAndIdle(Stack s, Report report, Sizes z, Path runDir, long t0) throws Exception {
-        {
-            step("3. fan-out", t0);
-            s.stopWorker();
-            Path frontJfr = runDir.resolve("ws-front-fanout.jfr");
-            ServiceProcess front = s.startFront(
-                    Map.of(
-                            "WS_MAX_EVENTS_PER_SECOND",
-                            "1000000",
-                            "WS_IDLE_TIMEOUT_MS",
-                            "3600000",
-                            "WS_IO_THREADS",
-                            "1",
-                            "WS_MAX_JOINS_PER_SECOND",
-                            "1000000"),
-                    Stack.jfr(frontJfr));
-            long natsPid = s.nats.pid();
-            if (Procs.cpus() >= 2) {
-                Procs.pin(front.pid(), "0");
-                Procs.pin(natsPid, "0");
-                Procs.pin(ProcessHandle.current().pid(), "1");
-            }
-            new FanoutBench(s, report)
-                    .run(
-                            z.fanoutClients,
-                            z.burstRate,
-                            z.burstSeconds,
-                            z.lightRate,
-                            z.lightSeconds,
-                            front.pid(),
-                            natsPid,
-                            frontJfr);
-
-            step("4a. idle connections", t0);
-            IdleMemoryBench.run(s, report, front.pid(), z.idleClients);
-            Procs.run(List.of(Procs.JDK + "jcmd", Long.toString(front.pid()), "JFR.dump", "filename=" + frontJfr));
-            s.stopFront();
-            String summary = JfrHotMethods.summarize(frontJfr, null, 10);
-            report.evidence.replaceAll(e -> e.replace(FanoutBench.FANOUT_JFR_PLACEHOLDER, summary));
-        }
+    /** Figures 3, 4a and 4c: fan-out, idle connections and {@code scale} connections, CPU-pinned. */
+    private static void fanoutAndIdle(Stack s, Report report, Sizes z, boolean quick, int scale, Path runDir, long t0)
+            throws Exception {
+        step("3. fan-out, 4a. idle connections" + (scale > 0 ? ", 4c. " + scale + " connections" : ""), t0);
+        s.stopWorker();
+        new FanoutFigures(
+                        z.fanoutClients,
+                        z.burstRate,
+                        z.burstSeconds,
+                        z.lightRate,
+                        z.lightSeconds,
+                        quick ? 1 : 3,
+                        z.idleClients,
+                        scale)
+                .run(s, report, runDir);
     }
 
     private static void probe(Stack s, ChangeCounter counter) {

@@ -210,7 +210,7 @@ final class CdcThroughputBench {
         ServiceProcess w = s.startWorker(env, jvmArgs);
         String line = w.waitForLog(STARTED, Duration.ofSeconds(90));
         long readyWallMs = logTime(line);
-        long natsPid = Machine.natsPid(s.nats.port());
+        long natsPid = s.nats.pid();
         long self = ProcessHandle.current().pid();
         double worker0 = Procs.cpuSeconds(w.pid());
         double nats0 = Procs.cpuSeconds(natsPid);

@@ -1,5 +1,6 @@
 package dev.aura.realtime.bench;
 
+import java.nio.file.Files;
 import java.util.List;
 
 /**
@@ -28,5 +29,13 @@ final class IdleMemoryBench {
                     perConn <= 16 * 1024);
             clients.closeAll(conns);
         }
+        Procs.sleep(2000); // the server notices the closes
+        long closed = Procs.heapUsedAfterGc(frontPid);
+        report.note("4a: heap after full GC " + (before >> 20) + " MB before the " + n + " connections, "
+                + (closed >> 20) + " MB once they closed (what closed connections leave behind: "
+                + Report.f0((closed - before) / (double) n) + " B each)");
+        Files.writeString(
+                s.runDir.resolve("ws-front-histogram-closed.txt"),
+                Procs.run(List.of(Procs.JDK + "jcmd", Long.toString(frontPid), "GC.class_histogram")));
     }
 }

@@ -14,6 +14,7 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.LineBasedFrameDecoder;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -68,7 +69,7 @@ final class RawNatsClients implements AutoCloseable {
                                             new Handler(index, connect, subject, subscribed, listener));
                         }
                     })
-                    .connect("127.0.0.1", port)
+                    .connect(new InetSocketAddress("127.0.0.1", port), LoopbackSources.of(index))
                     .addListener(f -> {
                         if (!f.isSuccess()) {
                             subscribed.completeExceptionally(f.cause());

@@ -163,6 +163,11 @@ final class Stack implements AutoCloseable {
         }
     }
 
+    /** Scrapes one meter of ws-front's /metrics (sum over tags), 0 when absent. */
+    double frontMetric(String name) {
+        return new ServiceHttp(wsPort).metric(name);
+    }
+
     URI wsUri(String vsn) {
         return URI.create(
                 "ws://127.0.0.1:" + wsPort + "/realtime/v1/websocket?apikey=" + tokens.anon(projectId) + "&vsn=" + vsn);

@@ -21,6 +21,7 @@ import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolHandler;
 import io.netty.handler.codec.http.websocketx.WebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketVersion;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -33,8 +34,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A protocol-level Phoenix/WebSocket load client on Netty: thousands of connections on a few
- * event-loop threads. Frames are handed to a {@link Listener} as raw bytes so a listener that only
- * counts never builds a String.
+ * event-loop threads, bound round robin to several loopback addresses ({@link LoopbackSources}).
+ * Frames are handed to a {@link Listener} as raw bytes so a listener that only counts never builds
+ * a String.
  */
 final class WsClients implements AutoCloseable {
     private static final byte[] PHX_REPLY = "\"phx_reply\"".getBytes(StandardCharsets.US_ASCII);
@@ -96,7 +98,7 @@ final class WsClients implements AutoCloseable {
                                         new FrameHandler(conn));
                     }
                 })
-                .connect(uri.getHost(), uri.getPort())
+                .connect(new InetSocketAddress(uri.getHost(), uri.getPort()), LoopbackSources.of(index))
                 .addListener(f -> {
                     if (!f.isSuccess()) {
                         conn.open.completeExceptionally(f.cause());

@@ -126,8 +126,8 @@ public final class CdcWorker implements AutoCloseable {
                     }
                 })
                 .build();
-        nats = Nats.connectReconnectOnConnect(options);
-        started.push(() -> nats.close());
+        // NATS is connected by the bootstrap thread: a worker started before NATS must answer
+        // /health and stop on SIGTERM meanwhile (start() holds this monitor, close() needs it).
 
         HikariConfig hc = new HikariConfig();
         hc.setJdbcUrl(config.postgresUrl());
@@ -140,12 +140,30 @@ public final class CdcWorker implements AutoCloseable {
         started.push(pool);
         // the tenant pool (TenantDb) is opened during bootstrap, once its login is provisioned
 
-        bootstrap = Thread.ofPlatform().name("aura-bootstrap").daemon().start(() -> bootstrap(pool));
+        bootstrap = Thread.ofPlatform().name("aura-bootstrap").daemon().start(() -> bootstrap(options, pool));
     }
 
-    private void bootstrap(HikariDataSource pool) {
+    private void bootstrap(Options natsOptions, HikariDataSource pool) {
         PlatformDb platform = new PlatformDb(pool);
         try {
+            // Once connected, jnats reconnects on its own (maxReconnects -1); until the first
+            // connection, each attempt fails fast and is retried here, interruptible by close().
+            if (!retryUntilUp("nats connect", CdcReason.NATS_UNAVAILABLE, LogCode.NATS_CONNECT_FAILED, () -> {
+                Connection c = Nats.connect(natsOptions);
+                synchronized (this) {
+                    if (closed.get()) {
+                        c.close();
+                        return;
+                    }
+                    nats = c;
+                    started.push(c::close);
+                }
+            })) {
+                return;
+            }
+            if (closed.get()) {
+                return;
+            }
             RegistryWatch watch = new RegistryWatch(
                     nats,
                     clock,

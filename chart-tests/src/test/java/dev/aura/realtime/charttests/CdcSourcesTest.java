@@ -70,6 +70,25 @@ class CdcSourcesTest {
                 .extracting(s -> s.getMetadata().getName())
                 .containsExactlyInAnyOrder(
                         "aura-aura-realtime", "aura-aura-realtime-cdc-tenant-b-db", "aura-aura-nats" /* NATS users */);
+        Secret tenantB = rendered.ofType(Secret.class).stream()
+                .filter(s -> s.getMetadata().getName().equals("aura-aura-realtime-cdc-tenant-b-db"))
+                .findFirst()
+                .orElseThrow();
+        assertThat(tenantB.getStringData())
+                .as("a source's tenant login URL reaches its Secret (POSTGRES_TENANT_URL)")
+                .containsEntry(
+                        "POSTGRES_TENANT_URL", "jdbc:postgresql://tenant-b-rw:5432/app?user=aura_tenant&password=ci");
+        assertThat(secretRef(
+                        rendered.deployments("cdc-worker").stream()
+                                .filter(d -> "tenant-b"
+                                        .equals(d.getSpec()
+                                                .getSelector()
+                                                .getMatchLabels()
+                                                .get("aura.dev/cdc-source")))
+                                .findFirst()
+                                .orElseThrow(),
+                        "POSTGRES_TENANT_URL"))
+                .isEqualTo("aura-aura-realtime-cdc-tenant-b-db");
     }
 
     @ParameterizedTest

@@ -68,6 +68,11 @@ class EnvVarContractTest {
                 assertThat(env.get(secret).getValue()).as(secret).isNull();
                 assertThat(from.getSecretKeyRef().getKey()).as(secret).isEqualTo(secret);
             }
+            EnvVarSource tenant = env.get("POSTGRES_TENANT_URL").getValueFrom();
+            assertThat(tenant.getSecretKeyRef().getKey()).isEqualTo("POSTGRES_TENANT_URL");
+            assertThat(tenant.getSecretKeyRef().getOptional())
+                    .as("unset: the worker provisions its tenant login")
+                    .isTrue();
         }
     }
 

@@ -8,6 +8,7 @@ import dev.aura.realtime.front.config.FrontConfig;
 import dev.aura.realtime.front.fanout.CdcWatchdog;
 import dev.aura.realtime.front.fanout.Fanout;
 import dev.aura.realtime.front.fanout.LocalTopics;
+import dev.aura.realtime.front.fanout.QueueLimits;
 import dev.aura.realtime.front.history.HistoryStore;
 import dev.aura.realtime.front.metrics.FrontMetrics;
 import dev.aura.realtime.front.presence.PresenceService;
@@ -126,7 +127,14 @@ public final class FrontApp implements AutoCloseable {
                     config.historyMaxChannelsPerProject(),
                     config.historyMaxBytesPerProject());
             Fanout fanout = new Fanout(
-                    topics, new FanoutFrames(json, binary), ByteBufAllocator.DEFAULT, metrics, clock, history);
+                    topics,
+                    new FanoutFrames(json, binary),
+                    ByteBufAllocator.DEFAULT,
+                    metrics,
+                    clock,
+                    history,
+                    new QueueLimits(config.maxQueueDelay(), config.maxQueueBytes()),
+                    System::nanoTime);
             Sessions sessions = new Sessions();
             usage = new NatsUsageExchange(
                     nats.connection(),

@@ -59,6 +59,8 @@ public enum LogCode {
     TENANT_STATEMENT_NOT_TERMINATED,
 
     // NATS and the subscription registry
+    /** The worker's first NATS connection could not be made (server down, auth, TLS); retried with backoff. */
+    NATS_CONNECT_FAILED,
     /** NATS reported connected but returned no flush marker twice; a reconnect was forced. */
     NATS_CONNECTION_DEAF,
     /** The forced NATS reconnect failed. */

@@ -212,6 +212,16 @@ public final class EnvVars {
             "WS_MAX_OUTBOUND_BYTES", "8388608", "bytes", "Queued outbound bytes that disconnect a client at once");
     public static final EnvVar WS_SLOW_CLIENT_TIMEOUT_MS = new EnvVar(
             "WS_SLOW_CLIENT_TIMEOUT_MS", "10000", "ms", "Time a client may stay unwritable before it is disconnected");
+    public static final EnvVar WS_MAX_QUEUE_DELAY_MS = new EnvVar(
+            "WS_MAX_QUEUE_DELAY_MS",
+            "5000",
+            "ms",
+            "Longest a message waits in an event loop's queue; its recipients are disconnected instead (overload)");
+    public static final EnvVar WS_MAX_QUEUE_BYTES = new EnvVar(
+            "WS_MAX_QUEUE_BYTES",
+            "268435456",
+            "bytes",
+            "Bytes queued per event loop; a message that does not fit disconnects its recipients (overload)");
     public static final EnvVar WS_SHUTDOWN_GRACE_SECONDS = new EnvVar(
             "WS_SHUTDOWN_GRACE_SECONDS",
             "20",
@@ -351,6 +361,8 @@ public final class EnvVars {
             WS_WRITE_BUFFER_HIGH_BYTES,
             WS_MAX_OUTBOUND_BYTES,
             WS_SLOW_CLIENT_TIMEOUT_MS,
+            WS_MAX_QUEUE_DELAY_MS,
+            WS_MAX_QUEUE_BYTES,
             WS_SHUTDOWN_GRACE_SECONDS,
             SUBSCRIPTION_CHECK_TIMEOUT_MS,
             SUBSCRIPTION_REFRESH_MS,

@@ -30,14 +30,17 @@ import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 
 /**
- * The load soak of issue 9 (not in CI: skipped unless {@code -Dsoak.minutes} is set; run it with
- * {@code scripts/soak.sh}). Opens {@code soak.connections} (10,000) WebSockets to one ws-front
- * jar; every connection joins one of 100 broadcast rooms, and {@code soak.pgSubscribers} (100) of
+ * The load soak of issues 9 and 19 (not in CI: skipped unless {@code -Dsoak.minutes} is set; run it
+ * with {@code scripts/soak.sh}). Opens {@code soak.connections} (10,000; 100,000 is the large size)
+ * WebSockets to one ws-front jar, bound round robin to 127.0.0.2 … 127.0.0.9 (one source address
+ * has about 28,000 ephemeral ports towards one server port); every connection joins one of 100
+ * broadcast rooms and the channel {@code realtime:all}, and {@code soak.pgSubscribers} (100) of
  * them also subscribe to postgres_changes of a table written at {@code soak.changesPerSecond}.
  * Broadcasts go to the rooms at {@code soak.broadcastsPerSecond} (presence churn is not part of
- * the soak yet). Every 30 s it records ws-front's heap after a full GC, and at
- * the end reports lost deliveries to connected clients and p50/p99 delivery latency, written to
- * {@code target/soak-result.md}.
+ * the soak yet). Every 30 s it records ws-front's heap after a full GC; at the end it reports lost
+ * deliveries to connected clients and p50/p99 delivery latency, then sends three single broadcasts
+ * to {@code realtime:all} and reports how long each took to reach every connection (p50/p99/max),
+ * written to {@code target/soak-result.md}.
  */
 class SoakIT {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -63,18 +66,26 @@ class SoakIT {
                     + stack.tokens.anon(stack.projectId);
 
             HttpClient http = HttpClient.newHttpClient();
+            List<HttpClient> sources = new ArrayList<>();
+            for (int a = 2; a <= 9; a++) {
+                sources.add(HttpClient.newBuilder()
+                        .localAddress(java.net.InetAddress.getByAddress(new byte[] {127, 0, 0, (byte) a}))
+                        .build());
+            }
             List<Client> clients = new java.util.concurrent.CopyOnWriteArrayList<>();
             // heartbeat like realtime-js (every 25 s); ws-front closes sockets idle for WS_IDLE_TIMEOUT_MS
             var heartbeats = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
             heartbeats.scheduleAtFixedRate(() -> clients.forEach(Client::heartbeat), 25, 25, TimeUnit.SECONDS);
             long t0 = System.nanoTime();
-            // up to 32 handshakes and joins in flight (one after the other took ~80 ms each: 15 minutes for 10,000)
-            java.util.concurrent.Semaphore inFlight = new java.util.concurrent.Semaphore(32);
+            // handshakes and joins in flight (one after the other took ~80 ms each: 15 minutes for 10,000)
+            int parallel = Integer.getInteger("soak.inFlight", 64);
+            java.util.concurrent.Semaphore inFlight = new java.util.concurrent.Semaphore(parallel);
             AtomicInteger connectFailures = new AtomicInteger();
             for (int i = 0; i < connections; i++) {
                 inFlight.acquire();
                 Client c = new Client(i, i % rooms, i < pgSubscribers);
-                http.newWebSocketBuilder()
+                sources.get(i % sources.size())
+                        .newWebSocketBuilder()
                         .connectTimeout(Duration.ofSeconds(30))
                         .buildAsync(URI.create(url), c)
                         .whenComplete((ws, err) -> {
@@ -88,15 +99,22 @@ class SoakIT {
                             c.join().whenComplete((x, e) -> inFlight.release());
                         });
             }
-            inFlight.acquire(32);
-            int notJoined = awaitAll(clients, c -> c.joined.get() >= (c.pg ? 2 : 1), Duration.ofMinutes(3))
-                    + connectFailures.get();
-            clients.stream().filter(c -> c.joined.get() < (c.pg ? 2 : 1)).forEach(c -> c.excluded = true);
+            inFlight.acquire(parallel);
+            Duration joinWait = Duration.ofMinutes(Math.max(3, connections / 20_000));
+            int notJoined = awaitAll(clients, c -> c.joined.get() >= c.joins(), joinWait) + connectFailures.get();
+            clients.stream().filter(c -> c.joined.get() < c.joins()).forEach(c -> c.excluded = true);
+            long joinedAfterS = (System.nanoTime() - t0) / 1_000_000_000L;
             System.out.printf(
                     "soak: %d connections, %d not fully joined after %d s (excluded from loss counts)%n",
-                    connections, notJoined, (System.nanoTime() - t0) / 1_000_000_000L);
+                    connections, notJoined, joinedAfterS);
 
             WsSender sender = new WsSender(http, url, rooms);
+            // its own connection: the room sender is at the channels-per-connection limit (100)
+            WsSender allSender = new WsSender(http, url, 0);
+            allSender.joinAll();
+            // the senders heartbeat too: the phases after the soak (tail, broadcasts to all) outlast the idle timeout
+            heartbeats.scheduleAtFixedRate(sender::heartbeat, 25, 25, TimeUnit.SECONDS);
+            heartbeats.scheduleAtFixedRate(allSender::heartbeat, 25, 25, TimeUnit.SECONDS);
             AtomicLong changesCommitted = new AtomicLong();
             long[] sentPerRoom = new long[rooms];
             long end = System.nanoTime() + (long) (minutes * 60e9);
@@ -137,6 +155,7 @@ class SoakIT {
                     }
                 }
             }
+            System.out.printf("soak: load ended at %d s%n", (System.nanoTime() - t0) / 1_000_000_000L);
             // let the tail arrive: every connected client has counted everything sent (or 30 s passed)
             long committedChanges = changesCommitted.get();
             awaitAll(
@@ -152,8 +171,18 @@ class SoakIT {
                     heapAfterGc(stack.wsFront(0).pid()),
                     clients.stream().filter(c -> c.open).count()));
 
+            System.out.printf("soak: tail settled at %d s%n", (System.nanoTime() - t0) / 1_000_000_000L);
+            List<String> toAll = new ArrayList<>();
+            for (int round = 1; round <= 3; round++) {
+                toAll.add(broadcastToAll(allSender, clients, round));
+                System.out.printf(
+                        "soak: broadcast to all at %d s: %s%n",
+                        (System.nanoTime() - t0) / 1_000_000_000L, toAll.get(round - 1));
+            }
+
             long lostChanges = 0;
             long lostBroadcasts = 0;
+            List<String> missedChanges = new ArrayList<>();
             long disconnected = 0;
             List<Long> latencies = new ArrayList<>();
             for (Client c : clients) {
@@ -165,7 +194,18 @@ class SoakIT {
                     continue;
                 }
                 if (c.pg) {
-                    lostChanges += Math.max(0, changesCommitted.get() - c.changes.get());
+                    long missed = Math.max(0, changesCommitted.get() - c.changes.get());
+                    lostChanges += missed;
+                    if (missed > 0 && missedChanges.size() < 10) {
+                        // row ids are 1..committed (bigserial of a fresh table): name the first few missed
+                        List<Long> ids = new ArrayList<>();
+                        for (long id = 1; id <= changesCommitted.get() && ids.size() < 5; id++) {
+                            if (!c.rowIds.contains(id)) {
+                                ids.add(id);
+                            }
+                        }
+                        missedChanges.add("client " + c.index + " missed row ids " + ids);
+                    }
                 }
                 lostBroadcasts += Math.max(0, sentPerRoom[c.room] - c.broadcasts.get());
                 Long l;
@@ -187,10 +227,12 @@ class SoakIT {
                     Soak run %s: %.1f minute(s), %d connections (%d with postgres_changes), %d changes/s, %d broadcasts/s over %d rooms.
 
                     - changes committed: %d; broadcasts sent: %d; deliveries measured: %d
-                    - connections not fully joined within 3 minutes (excluded from the loss counts): %d
-                    - lost deliveries to connected clients: %d postgres_changes, %d broadcasts; clients disconnected: %d
+                    - connections not fully joined in time (excluded from the loss counts): %d
+                    - lost deliveries to connected clients: %d postgres_changes, %d broadcasts; clients disconnected: %d%s
                     - broadcast sender's channels closed by the server (system error): %d
                     - delivery latency (commit or send to receipt): p50 %.1f ms, p99 %.1f ms, max %.1f ms
+                    - one broadcast to all connections (realtime:all), send to receipt: %s
+                    - connections opened and joined in %d s
 
                     | minute | ws-front heap after full GC | open connections |
                     |---|---|---|
@@ -210,16 +252,20 @@ class SoakIT {
                     lostChanges,
                     lostBroadcasts,
                     disconnected,
+                    missedChanges.isEmpty() ? "" : " (" + String.join("; ", missedChanges) + ")",
                     senderErrors,
                     pct(sorted, 0.50),
                     pct(sorted, 0.99),
                     sorted.length == 0 ? 0 : sorted[sorted.length - 1] / 1000.0,
+                    String.join("; ", toAll),
+                    joinedAfterS,
                     String.join("\n", heapSamples));
             System.out.println(result);
             Path out = Path.of("target", "soak-result.md");
             Files.writeString(out, result);
             heartbeats.shutdownNow();
             sender.close();
+            allSender.close();
             clients.forEach(c -> c.ws.abort());
             assertThat(disconnected).as("clients disconnected during the soak").isZero();
             assertThat(senderErrors)
@@ -228,6 +274,32 @@ class SoakIT {
             assertThat(lostChanges).as("lost postgres_changes deliveries").isZero();
             assertThat(lostBroadcasts).as("lost broadcast deliveries").isZero();
         }
+    }
+
+    /**
+     * One broadcast on {@code realtime:all}: how long it took from the send to each connected,
+     * joined client (p50/p99/max) and how many it reached within a minute.
+     */
+    private static String broadcastToAll(WsSender sender, List<Client> clients, int round) throws Exception {
+        List<Client> targets =
+                clients.stream().filter(c -> c.open && !c.excluded).toList();
+        targets.forEach(c -> c.allReceivedNs = 0);
+        long sentNs = System.nanoTime();
+        sender.sendAll(round);
+        awaitAll(targets, c -> !c.open || c.allReceivedNs != 0, Duration.ofMinutes(1));
+        long[] us = targets.stream()
+                .filter(c -> c.allReceivedNs != 0)
+                .mapToLong(c -> (c.allReceivedNs - sentNs) / 1000)
+                .sorted()
+                .toArray();
+        return String.format(
+                "round %d: p50 %.1f ms, p99 %.1f ms, max %.1f ms, reached %d/%d",
+                round,
+                pct(us, 0.50),
+                pct(us, 0.99),
+                us.length == 0 ? 0 : us[us.length - 1] / 1000.0,
+                us.length,
+                targets.size());
     }
 
     private static double pct(long[] sorted, double p) {
@@ -278,10 +350,16 @@ class SoakIT {
         final boolean pg;
         final AtomicInteger joined = new AtomicInteger();
         final AtomicLong changes = new AtomicLong();
+        /** Row ids of the changes received (postgres_changes clients), to name what was missed. */
+        final java.util.Set<Long> rowIds = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
         final AtomicLong broadcasts = new AtomicLong();
         final ConcurrentLinkedQueue<Long> latenciesUs = new ConcurrentLinkedQueue<>();
         volatile boolean open = true;
         volatile boolean excluded;
+        /** Receipt time of the current broadcast to {@code realtime:all}, 0 before it. */
+        volatile long allReceivedNs;
+
         WebSocket ws;
         private final StringBuilder partial = new StringBuilder();
 
@@ -291,20 +369,29 @@ class SoakIT {
             this.pg = pg;
         }
 
+        /** Join replies expected: the room, {@code realtime:all}, and the postgres_changes channel. */
+        int joins() {
+            return pg ? 3 : 2;
+        }
+
         /**
          * Sends the joins one after the other: java.net.http.WebSocket allows one outstanding send,
          * a second sendText before the first completed fails (IllegalStateException in the returned
          * future), which silently dropped about a third of the postgres_changes joins.
          */
         CompletableFuture<WebSocket> join() {
-            CompletableFuture<WebSocket> room = ws.sendText(
-                    "{\"topic\":\"realtime:room-" + this.room
-                            + "\",\"event\":\"phx_join\",\"payload\":{\"config\":{}},\"ref\":\"1\",\"join_ref\":\"1\"}",
-                    true);
+            CompletableFuture<WebSocket> joined = ws.sendText(
+                            "{\"topic\":\"realtime:room-" + this.room
+                                    + "\",\"event\":\"phx_join\",\"payload\":{\"config\":{}},\"ref\":\"1\",\"join_ref\":\"1\"}",
+                            true)
+                    .thenCompose(w -> w.sendText(
+                            "{\"topic\":\"realtime:all\",\"event\":\"phx_join\",\"payload\":{\"config\":{}},"
+                                    + "\"ref\":\"3\",\"join_ref\":\"3\"}",
+                            true));
             if (!pg) {
-                return room;
+                return joined;
             }
-            return room.thenCompose(w -> w.sendText(
+            return joined.thenCompose(w -> w.sendText(
                     "{\"topic\":\"realtime:db-" + index
                             + "\",\"event\":\"phx_join\",\"payload\":{\"config\":{\"postgres_changes\":"
                             + "[{\"event\":\"INSERT\",\"schema\":\"public\",\"table\":\"soak\"}]}},\"ref\":\"2\",\"join_ref\":\"2\"}",
@@ -333,17 +420,21 @@ class SoakIT {
                 long now = System.nanoTime();
                 try {
                     if (text.contains("\"phx_reply\"")) {
-                        // only the replies to our two joins (refs "1" and "2"): heartbeat replies
+                        // only the replies to our joins (refs "1", "2", "3"): heartbeat replies
                         // ("ref":"h") are ok replies too, and counting them as joins hid joins never sent
                         JsonNode n = JSON.readTree(text);
                         String ref = n.path("ref").asText();
-                        if (("1".equals(ref) || "2".equals(ref))
+                        if (("1".equals(ref) || "2".equals(ref) || "3".equals(ref))
                                 && "ok".equals(n.at("/payload/status").asText())) {
                             joined.incrementAndGet();
                         }
+                    } else if (text.contains("\"all_round\"")) {
+                        allReceivedNs = now;
                     } else if (text.contains("\"postgres_changes\"") && text.contains("\"INSERT\"")) {
                         changes.incrementAndGet();
-                        recordLatency(now, JSON.readTree(text).at("/payload/data/record/sent_ns"));
+                        JsonNode record = JSON.readTree(text).at("/payload/data/record");
+                        rowIds.add(record.path("id").asLong());
+                        recordLatency(now, record.path("sent_ns"));
                     } else if (text.contains("\"broadcast\"") && text.contains("\"sent_ns\"")) {
                         broadcasts.incrementAndGet();
                         recordLatency(now, JSON.readTree(text).at("/payload/payload/sent_ns"));
@@ -368,7 +459,7 @@ class SoakIT {
         }
     }
 
-    /** Sends the room broadcasts from one connection joined to every room. */
+    /** Sends the room broadcasts from one connection joined to every room (and to {@code realtime:all}). */
     static final class WsSender implements AutoCloseable {
         private final WebSocket ws;
         final ConcurrentLinkedQueue<String> received = new ConcurrentLinkedQueue<>();
@@ -411,7 +502,43 @@ class SoakIT {
                     () -> received.size() + " frames received");
         }
 
-        void send(int room, long sentNs) throws Exception {
+        /** Joins {@code realtime:all} (self false: the sender does not count itself). */
+        void joinAll() throws Exception {
+            ws.sendText(
+                            "{\"topic\":\"realtime:all\",\"event\":\"phx_join\",\"payload\":{\"config\":"
+                                    + "{\"broadcast\":{\"self\":false}}},\"ref\":\"ja\",\"join_ref\":\"ja\"}",
+                            true)
+                    .get(10, TimeUnit.SECONDS);
+            Waits.until(
+                    "the sender's ok join reply of realtime:all",
+                    Duration.ofSeconds(30),
+                    Duration.ofMillis(50),
+                    () -> received.stream()
+                            .anyMatch(f -> f.contains("\"ja\"")
+                                    && f.contains("\"phx_reply\"")
+                                    && f.contains("\"status\":\"ok\"")),
+                    () -> received.size() + " frames received: " + received);
+        }
+
+        /** A heartbeat after whatever is being sent (one outstanding send per WebSocket). */
+        synchronized void heartbeat() {
+            last = last.handle((w, e) -> ws)
+                    .thenCompose(w -> w.sendText(
+                            "{\"topic\":\"phoenix\",\"event\":\"heartbeat\",\"payload\":{},\"ref\":\"h\",\"join_ref\":null}",
+                            true));
+        }
+
+        /** One broadcast on {@code realtime:all}. */
+        synchronized void sendAll(int round) throws Exception {
+            last.get(10, TimeUnit.SECONDS);
+            last = ws.sendText(
+                    "{\"topic\":\"realtime:all\",\"event\":\"broadcast\",\"payload\":{\"type\":\"broadcast\","
+                            + "\"event\":\"all\",\"payload\":{\"all_round\":" + round
+                            + "}},\"ref\":null,\"join_ref\":\"ja\"}",
+                    true);
+        }
+
+        synchronized void send(int room, long sentNs) throws Exception {
             last.get(10, TimeUnit.SECONDS);
             last = ws.sendText(
                     "{\"topic\":\"realtime:room-" + room

@@ -29,6 +29,10 @@ import java.time.Duration;
  * @param writeBufferHighBytes {@code WS_WRITE_BUFFER_HIGH_BYTES} (1,048,576 bytes), unwritable above
  * @param maxOutboundBytes {@code WS_MAX_OUTBOUND_BYTES} (8,388,608 bytes), queued bytes that disconnect at once
  * @param slowClientTimeout {@code WS_SLOW_CLIENT_TIMEOUT_MS} (10,000 ms) unwritable before disconnect
+ * @param maxQueueDelay {@code WS_MAX_QUEUE_DELAY_MS} (5,000 ms) a message may wait in an event loop's
+ *     queue before its recipients are disconnected instead
+ * @param maxQueueBytes {@code WS_MAX_QUEUE_BYTES} (256 MiB) queued per event loop before a message's
+ *     recipients are disconnected instead
  * @param subscriptionCheckTimeout {@code SUBSCRIPTION_CHECK_TIMEOUT_MS} (2,000 ms) for the cdc-worker's answer
  * @param subscriptionRefresh {@code SUBSCRIPTION_REFRESH_MS} (30,000 ms) between re-puts of registry entries
  * @param subscriptionTtl max age of the KV bucket, fixed by the wire contract ({@code SubscriptionEntry.MAX_AGE}, 120 s)
@@ -69,6 +73,8 @@ public record FrontConfig(
         int writeBufferHighBytes,
         long maxOutboundBytes,
         Duration slowClientTimeout,
+        Duration maxQueueDelay,
+        long maxQueueBytes,
         Duration subscriptionCheckTimeout,
         Duration subscriptionRefresh,
         Duration subscriptionTtl,
@@ -127,6 +133,8 @@ public record FrontConfig(
                 env.integer(EnvVars.WS_WRITE_BUFFER_HIGH_BYTES, 1024, Integer.MAX_VALUE),
                 env.longValue(EnvVars.WS_MAX_OUTBOUND_BYTES, 1024, Long.MAX_VALUE),
                 env.millis(EnvVars.WS_SLOW_CLIENT_TIMEOUT_MS, 10, 600_000),
+                env.millis(EnvVars.WS_MAX_QUEUE_DELAY_MS, 10, 600_000),
+                env.longValue(EnvVars.WS_MAX_QUEUE_BYTES, 1024, Long.MAX_VALUE),
                 env.millis(EnvVars.SUBSCRIPTION_CHECK_TIMEOUT_MS, 10, 60_000),
                 env.millis(EnvVars.SUBSCRIPTION_REFRESH_MS, 100, 3_600_000),
                 SubscriptionEntry.MAX_AGE,

@@ -1,84 +1,169 @@
 package dev.aura.realtime.front.fanout;
 
-import io.netty.buffer.ByteBufHolder;
+import dev.aura.realtime.front.protocol.OutFrame;
 import io.netty.channel.EventLoop;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import java.util.function.Function;
 
 /**
- * Delivers one message's frames to many subscribers with one task per event loop instead of one
- * {@code writeAndFlush} per socket. A cross-thread {@code writeAndFlush} costs a task and
- * possibly a selector wake-up per socket; fan-out of one broadcast to 5,000 sockets was bound by
- * that (docs/performance.md, figure 3). Here each event loop gets one task that writes every
- * frame of the batch to its sockets and then flushes each socket once.
+ * One message's frames for many subscribers, each subscriber with its own frame (a change event:
+ * the frame names the subscriber's matched binding ids), grouped by event loop and handed to each
+ * loop's {@link LoopOutbox} as one item: a fan-out to N sockets on L loops costs L queue items, and
+ * each loop then writes the shared frames to its own sockets (docs/design.md D8). Broadcasts, one
+ * frame per framing for a whole channel, use {@link BroadcastItem} instead.
  *
  * <p>A subscriber that already got the message from history by a resume ({@link Subscriber#resumed})
- * is skipped at write time, on its event loop, where the resume ran.
+ * and a channel closed meanwhile ({@link Subscriber#active}) are skipped at write time, on the
+ * subscriber's event loop.
  *
- * <p>Not thread-safe: build it on one thread, then {@link #dispatch()} once. Frames passed to
- * {@link #add} are owned by the batch (released if not written).
+ * <p>Reference counts: frames passed to {@link #own} belong to the batch until {@link #close};
+ * {@link #dispatch} gives every loop's item a reference of its own to each of them, and each
+ * socket gets its own view of the bytes ({@link OutFrame#retainedWire}). Not thread-safe: build on
+ * one thread, {@link #dispatch} once, then {@link #close}.
  */
-final class DeliveryBatch {
+final class DeliveryBatch implements AutoCloseable {
     private final String messageId;
-    private final Map<EventLoop, List<Object>> byLoop = new IdentityHashMap<>();
+    private final int expected;
+    private final List<OutFrame> owned = new ArrayList<>(4);
+    private final Map<EventLoop, Group> byLoop = new IdentityHashMap<>(4);
+    private Group last;
 
-    /** @param messageId the broadcast's message id, or null (changes, broadcasts without id) */
-    DeliveryBatch(String messageId) {
+    /**
+     * @param messageId the broadcast's message id, or null (changes, broadcasts without id)
+     * @param expected how many subscribers are likely (sizes the first loop's arrays)
+     */
+    DeliveryBatch(String messageId, int expected) {
         this.messageId = messageId;
+        this.expected = expected;
     }
 
-    /** Adds one frame for one subscriber (ownership of {@code frame} passes to the batch). */
-    void add(Subscriber subscriber, ByteBufHolder frame) {
-        List<Object> items = byLoop.computeIfAbsent(subscriber.recipient().eventLoop(), k -> new ArrayList<>());
-        items.add(subscriber);
-        items.add(frame);
+    /** A frame built for this message; the batch releases it on {@link #close}. */
+    OutFrame own(OutFrame frame) {
+        owned.add(frame);
+        return frame;
     }
 
-    /** Runs the writes: inline for the caller's own event loop, one task for each other loop. */
-    void dispatch() {
-        for (Map.Entry<EventLoop, List<Object>> e : byLoop.entrySet()) {
-            EventLoop loop = e.getKey();
-            List<Object> items = e.getValue();
-            if (loop.inEventLoop()) {
-                write(items);
-            } else {
-                try {
-                    loop.execute(() -> write(items));
-                } catch (RuntimeException rejected) {
-                    release(items); // the loop is shutting down: its sockets are closing anyway
+    /** {@code subscriber} gets {@code frame} (one of the frames passed to {@link #own}). */
+    void add(Subscriber subscriber, OutFrame frame) {
+        EventLoop loop = subscriber.recipient().eventLoop();
+        Group g = last;
+        if (g == null || g.loop != loop) {
+            g = byLoop.computeIfAbsent(loop, l -> new Group(l, byLoop.isEmpty() ? expected : 16));
+            last = g;
+        }
+        g.subscribers.add(subscriber);
+        g.frames.add(frame);
+    }
+
+    boolean isEmpty() {
+        return byLoop.isEmpty();
+    }
+
+    /** Queues one item per event loop with subscribers. */
+    void dispatch(Function<EventLoop, LoopOutbox> outboxes) {
+        for (Group g : byLoop.values()) {
+            for (OutFrame f : owned) {
+                f.retain();
+            }
+            outboxes.apply(g.loop)
+                    .submit(new Item(
+                            g.subscribers.toArray(Subscriber[]::new),
+                            g.frames.toArray(OutFrame[]::new),
+                            List.copyOf(owned),
+                            messageId));
+        }
+        byLoop.clear();
+        last = null;
+    }
+
+    /** Releases the batch's own references (the queued items hold theirs). */
+    @Override
+    public void close() {
+        owned.forEach(OutFrame::release);
+        owned.clear();
+    }
+
+    private static final class Group {
+        final EventLoop loop;
+        final List<Subscriber> subscribers;
+        final List<OutFrame> frames;
+
+        Group(EventLoop loop, int capacity) {
+            this.loop = loop;
+            this.subscribers = new ArrayList<>(capacity);
+            this.frames = new ArrayList<>(capacity);
+        }
+    }
+
+    /** One loop's share of the message: its subscribers, each with its frame. */
+    static final class Item extends LoopOutbox.Item {
+        private final Subscriber[] subscribers;
+        private final OutFrame[] frames;
+        private final List<OutFrame> owned;
+        private final String messageId;
+        private final long bytes;
+        /** Loop only: the next subscriber to write to. */
+        private int next;
+
+        Item(Subscriber[] subscribers, OutFrame[] frames, List<OutFrame> owned, String messageId) {
+            this.subscribers = subscribers;
+            this.frames = frames;
+            this.owned = owned;
+            this.messageId = messageId;
+            long b = 16L * subscribers.length;
+            for (OutFrame f : owned) {
+                b += f.size();
+            }
+            this.bytes = b;
+        }
+
+        @Override
+        long bytes() {
+            return bytes;
+        }
+
+        @Override
+        boolean run(LoopOutbox outbox, long deadline) {
+            int start = next;
+            for (; next < subscribers.length; next++) {
+                if (next > start && (next - start) % LoopOutbox.CLOCK_EVERY == 0 && outbox.now() - deadline > 0) {
+                    return false;
+                }
+                Subscriber s = subscribers[next];
+                if (!s.active() || (messageId != null && s.resumed(messageId))) {
+                    continue;
+                }
+                if (s.recipient().writeShared(frames[next])) {
+                    outbox.countWrite();
                 }
             }
+            release();
+            return true;
         }
-        byLoop.clear();
-    }
 
-    /** Releases frames never dispatched (an exception between {@link #add} and {@link #dispatch}). */
-    void discard() {
-        byLoop.values().forEach(DeliveryBatch::release);
-        byLoop.clear();
-    }
-
-    private void write(List<Object> items) {
-        Set<Recipient> written = new LinkedHashSet<>();
-        for (int i = 0; i < items.size(); i += 2) {
-            Subscriber s = (Subscriber) items.get(i);
-            ByteBufHolder frame = (ByteBufHolder) items.get(i + 1);
-            if (messageId != null && s.resumed(messageId)) {
-                frame.release();
-            } else if (s.recipient().writeNoFlush(frame)) {
-                written.add(s.recipient());
+        @Override
+        int shed() {
+            int closed = 0;
+            for (; next < subscribers.length; next++) {
+                Subscriber s = subscribers[next];
+                if (s.active() && s.recipient().shed()) {
+                    closed++;
+                }
             }
+            release();
+            return closed;
         }
-        written.forEach(Recipient::flushNow);
-    }
 
-    private static void release(List<Object> items) {
-        for (int i = 1; i < items.size(); i += 2) {
-            ((ByteBufHolder) items.get(i)).release();
+        @Override
+        void discard() {
+            release();
+        }
+
+        private void release() {
+            owned.forEach(OutFrame::release);
         }
     }
 }

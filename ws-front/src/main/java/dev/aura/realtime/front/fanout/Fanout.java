@@ -13,10 +13,12 @@ import dev.aura.realtime.front.protocol.Framing;
 import dev.aura.realtime.front.protocol.OutFrame;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.SystemMessages;
+import dev.aura.realtime.front.protocol.Topics;
 import dev.aura.realtime.front.protocol.UserBroadcast;
 import dev.aura.realtime.front.relay.RelayListener;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.EventLoop;
 import java.time.Clock;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -25,18 +27,22 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Delivers broadcasts, postgres changes and CDC status to local channels, and replays broadcast
- * history to one channel. Each outgoing frame is encoded once per (channel, framing) — for
- * changes once per (channel, ids, framing) around a {@code data} object serialised once per
- * event — and shared by reference between sockets.
+ * history to one channel. Each outgoing frame is built once per (channel, framing) — for changes
+ * once per (channel, ids, framing) around a {@code data} object serialised once per event — as the
+ * complete bytes of a server frame, and shared by reference between sockets.
  *
  * <p>Runs on the caller's thread (the relay's dispatcher or a sender's event loop); writes are
- * queued onto each recipient's event loop ({@link DeliveryBatch}), so a slow recipient never
- * blocks others.
+ * queued as one item per event loop on that loop's {@link LoopOutbox} ({@link BroadcastItem},
+ * {@link DeliveryBatch} for changes),
+ * which writes, flushes once per socket per turn and bounds the wait (docs/design.md D8), so a
+ * slow recipient never blocks others and an overloaded loop sheds instead of queueing without end.
  *
  * <p><b>The replica's own NATS link.</b> While it is down, changes are published to nobody here,
  * so it counts as an inactive CDC ({@link #relayLinkLost}): postgres_changes subscribers get the
@@ -46,6 +52,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class Fanout implements RelayListener {
     private static final Logger log = LoggerFactory.getLogger(Fanout.class);
+    private static final Framing[] FRAMINGS = Framing.values();
 
     private final LocalTopics topics;
     private final FanoutFrames frames;
@@ -53,6 +60,9 @@ public final class Fanout implements RelayListener {
     private final FrontMetrics metrics;
     private final Clock clock;
     private final HistoryStore history;
+    private final QueueLimits queueLimits;
+    private final LongSupplier nanoTime;
+    private final Map<EventLoop, LoopOutbox> outboxes = new ConcurrentHashMap<>();
     private volatile Boolean cdcActive;
     private volatile String cdcReason;
     /** When the last status message arrived (this replica's clock), 0 before the first. */
@@ -68,13 +78,23 @@ public final class Fanout implements RelayListener {
             ByteBufAllocator alloc,
             FrontMetrics metrics,
             Clock clock,
-            HistoryStore history) {
+            HistoryStore history,
+            QueueLimits queueLimits,
+            LongSupplier nanoTime) {
         this.topics = topics;
         this.frames = frames;
         this.alloc = alloc;
         this.metrics = metrics;
         this.clock = clock;
         this.history = history;
+        this.queueLimits = queueLimits;
+        this.nanoTime = nanoTime;
+    }
+
+    /** The write path of an event loop (one per loop, created on first use). Any thread. */
+    public LoopOutbox outbox(EventLoop loop) {
+        LoopOutbox o = outboxes.get(loop);
+        return o != null ? o : outboxes.computeIfAbsent(loop, l -> new LoopOutbox(l, queueLimits, metrics, nanoTime));
     }
 
     /**
@@ -85,31 +105,24 @@ public final class Fanout implements RelayListener {
      */
     public void broadcastLocal(String projectId, String channel, UserBroadcast message, Recipient exclude) {
         history.add(projectId, channel, message, clock.millis());
-        Set<Subscriber> members = topics.members(projectId, channel);
-        if (members == null) {
+        LocalTopics.Shard[] shards = topics.shards(projectId, channel);
+        if (shards == null) {
             return;
         }
         OutFrame[] byFraming = new OutFrame[Framing.values().length];
-        boolean[] unrepresentable = new boolean[byFraming.length];
-        DeliveryBatch batch = new DeliveryBatch(message.id());
         try {
-            for (Subscriber s : members) {
-                if (!s.active() || s.recipient() == exclude) {
-                    continue;
-                }
-                Framing framing = s.recipient().framing();
-                int f = framing.ordinal();
-                if (byFraming[f] == null && !unrepresentable[f]) {
-                    byFraming[f] = frames.broadcast(s.topic(), message, framing, false, alloc);
-                    unrepresentable[f] = byFraming[f] == null;
-                }
-                if (byFraming[f] != null) {
-                    batch.add(s, byFraming[f].retainedFrame());
+            for (LocalTopics.Shard shard : shards) {
+                for (Framing framing : FRAMINGS) {
+                    int f = framing.ordinal();
+                    if (shard.framings()[f] && byFraming[f] == null) {
+                        byFraming[f] = frames.broadcast(Topics.PREFIX + channel, message, framing, false, alloc);
+                    }
                 }
             }
-            batch.dispatch();
+            for (LocalTopics.Shard shard : shards) {
+                outbox(shard.loop()).submit(new BroadcastItem(shard.subscribers(), byFraming, exclude, message.id()));
+            }
         } finally {
-            batch.discard();
             for (OutFrame frame : byFraming) {
                 if (frame != null) {
                     frame.release();
@@ -163,8 +176,11 @@ public final class Fanout implements RelayListener {
         if (frame == null) {
             return false;
         }
-        s.recipient().deliver(frame.retainedFrame());
-        frame.release();
+        try {
+            s.recipient().deliver(frame);
+        } finally {
+            frame.release();
+        }
         return true;
     }
 
@@ -197,22 +213,20 @@ public final class Fanout implements RelayListener {
             return;
         }
         Map<String, OutFrame> cache = new HashMap<>();
-        DeliveryBatch batch = new DeliveryBatch(null);
-        try {
+        try (DeliveryBatch batch = new DeliveryBatch(null, groups.size())) {
             for (Map.Entry<Subscriber, Set<Integer>> g : groups.entrySet()) {
                 Subscriber s = g.getKey();
                 Framing framing = s.recipient().framing();
                 String ids = idsJson(g.getValue());
                 OutFrame frame = cache.computeIfAbsent(
                         framing.name() + '\u0000' + s.topic() + '\u0000' + ids,
-                        k -> frames.postgresChanges(s.topic(), ids, data, framing, alloc));
-                batch.add(s, frame.retainedFrame());
+                        k -> batch.own(frames.postgresChanges(s.topic(), ids, data, framing, alloc)));
+                batch.add(s, frame);
             }
-            batch.dispatch();
+            batch.dispatch(this::outbox);
             metrics.changesDelivered(groups.size());
         } finally {
-            batch.discard();
-            cache.values().forEach(OutFrame::release);
+            data.release();
         }
     }
 

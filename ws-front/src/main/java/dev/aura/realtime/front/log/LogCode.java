@@ -16,8 +16,18 @@ public enum LogCode {
     ChangeEncodeFailed,
     /** The environment holds an invalid configuration; the process exits with status 2. */
     ConfigInvalid,
+    /**
+     * Writing a queued message on an event loop threw (a bug): the connections it had not reached
+     * yet were closed, so they know they missed it.
+     */
+    DeliveryFailed,
     /** A client frame's handler threw; the frame is dropped, the connection stays. */
     HandlerFailed,
+    /**
+     * An event loop's delivery queue exceeded its time or byte bound: the connections that would
+     * have received the late message were closed (at most one line per second and loop).
+     */
+    LoopOverloaded,
     /** jnats reported a server error ({@code -ERR}). */
     NatsError,
     /** jnats reported an exception on its own threads. */

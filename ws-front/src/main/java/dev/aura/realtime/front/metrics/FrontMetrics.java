@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The ws-front meters (Prometheus names after Micrometer's conversion in parentheses):
@@ -11,16 +12,20 @@ import java.util.concurrent.atomic.AtomicInteger;
  * frames in/out ({@code aura_ws_messages_in_total}, {@code aura_ws_messages_out_total}),
  * malformed frames ({@code aura_ws_messages_malformed_total}), NATS relay in/out by kind
  * ({@code aura_relay_messages_total{direction,kind}}), relay errors ({@code aura_relay_errors_total}),
- * dropped slow clients ({@code aura_ws_slow_clients_dropped_total}), postgres_changes frames sent
+ * dropped slow clients ({@code aura_ws_slow_clients_dropped_total}), connections closed by the
+ * event loops' overload bound ({@code aura_ws_overload_shed_total}), bytes waiting in the event
+ * loops' delivery queues ({@code aura_ws_queued_bytes}), postgres_changes frames sent
  * ({@code aura_ws_postgres_changes_delivered_total}). Thread-safe.
  */
 public final class FrontMetrics {
     private final AtomicInteger connections = new AtomicInteger();
     private final AtomicInteger channels = new AtomicInteger();
+    private final AtomicLong queuedBytes = new AtomicLong();
     private final Counter messagesIn;
     private final Counter messagesOut;
     private final Counter malformed;
     private final Counter slowClients;
+    private final Counter overloadShed;
     private final Counter relayInBroadcast;
     private final Counter relayInChange;
     private final Counter relayInStatus;
@@ -41,6 +46,13 @@ public final class FrontMetrics {
         messagesOut = counter(registry, "aura.ws.messages.out", "frames sent to clients");
         malformed = counter(registry, "aura.ws.messages.malformed", "undecodable client frames");
         slowClients = counter(registry, "aura.ws.slow.clients.dropped", "connections closed for not reading");
+        overloadShed = counter(
+                registry,
+                "aura.ws.overload.shed",
+                "connections closed because a message for them waited too long in, or did not fit, an event loop's queue");
+        Gauge.builder("aura.ws.queued.bytes", queuedBytes, AtomicLong::get)
+                .description("bytes waiting in the event loops' delivery queues")
+                .register(registry);
         relayInBroadcast = relay(registry, "in", "broadcast");
         relayInChange = relay(registry, "in", "change");
         relayInStatus = relay(registry, "in", "cdc_status");
@@ -100,6 +112,15 @@ public final class FrontMetrics {
 
     public void slowClientDropped() {
         slowClients.increment();
+    }
+
+    public void overloadShed() {
+        overloadShed.increment();
+    }
+
+    /** Bytes entered ({@code delta > 0}) or left an event loop's delivery queue. */
+    public void queuedBytes(long delta) {
+        queuedBytes.addAndGet(delta);
     }
 
     /** A broadcast of another replica taken off NATS. */

@@ -8,8 +8,9 @@ import io.netty.buffer.Unpooled;
 
 /**
  * The server frames the fan-out shares between connections, for each {@link Framing}: user
- * broadcasts (live and replayed from history) and postgres_changes pushes. Payload bytes are
- * never re-parsed: they are copied once into each frame between a head and a tail.
+ * broadcasts (live and replayed from history) and postgres_changes pushes, each a complete frame
+ * as the socket carries it ({@link WireFrames}). Payload bytes are never re-parsed: they are copied
+ * once into each frame between a head and a tail.
  *
  * <ul>
  *   <li>broadcast: a binary kind 4 frame for vsn 2.0.0 (text JSON when a header field exceeds 255
@@ -45,7 +46,7 @@ public final class FanoutFrames {
         if (framing == Framing.V2) {
             ByteBuf frame = binary.encodeUserBroadcast(topic, message, meta == null ? "" : meta, alloc);
             if (frame != null) {
-                return new OutFrame(frame, OutFrame.Kind.BINARY);
+                return WireFrames.webSocket(OutFrame.Kind.BINARY, frame, alloc);
             }
         }
         if (!message.json()) {
@@ -85,13 +86,13 @@ public final class FanoutFrames {
             ByteBufAllocator alloc) {
         return switch (framing) {
             case V1, V2 ->
-                new OutFrame(
+                WireFrames.webSocket(
+                        OutFrame.Kind.TEXT,
                         json.encodeWithSharedPayload(
                                 framing == Framing.V2 ? Vsn.V2 : Vsn.V1, topic, event, prefix, payload, suffix, alloc),
-                        OutFrame.Kind.TEXT);
+                        alloc);
             case SSE ->
-                new OutFrame(
-                        SseEvents.eventWithSharedData(id, event, prefix, payload, suffix, alloc), OutFrame.Kind.SSE);
+                WireFrames.sseChunk(SseEvents.eventWithSharedData(id, event, prefix, payload, suffix, alloc), alloc);
         };
     }
 }

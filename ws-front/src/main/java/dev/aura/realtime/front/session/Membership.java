@@ -1,6 +1,8 @@
 package dev.aura.realtime.front.session;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.front.fanout.PostgresBinding;
 import dev.aura.realtime.front.fanout.Subscriber;
@@ -19,6 +21,11 @@ import java.util.concurrent.ScheduledFuture;
  * ids are event-loop confined.
  */
 public final class Membership implements Subscriber, PresenceMember {
+    /** {@link #config()} of the channels without a presence key; shared, never modified. */
+    private static final JsonNode PRESENCE_OFF = presenceConfig(false, "");
+
+    private static final JsonNode PRESENCE_ON = presenceConfig(true, "");
+
     private final ClientSession session;
     private final String topic;
     private final String channelName;
@@ -51,7 +58,7 @@ public final class Membership implements Subscriber, PresenceMember {
         this.joinRef = joinRef;
         this.self = self;
         this.ack = ack;
-        this.config = config;
+        this.config = extensionConfig(config);
         this.bindings = List.copyOf(bindings);
         this.claims = claims;
         this.accessToken = accessToken;
@@ -94,9 +101,33 @@ public final class Membership implements Subscriber, PresenceMember {
         return ack;
     }
 
-    /** The join's {@code config} object, for extensions (presence). */
+    /**
+     * The join's {@code config} as extensions read it: only {@code config.presence.enabled} and
+     * {@code config.presence.key} (as boolean and text). Keeping the whole join config cost about a
+     * kilobyte of heap per channel; channels without a presence key share one read-only node.
+     */
     @Override
     public JsonNode config() {
+        return config;
+    }
+
+    private static JsonNode extensionConfig(JsonNode config) {
+        JsonNode presence = config.path("presence");
+        boolean enabled = presence.path("enabled").asBoolean(false);
+        JsonNode key = presence.path("key");
+        String keyText = key.isValueNode() && !key.isNull() ? key.asText() : "";
+        if (keyText.isEmpty()) {
+            return enabled ? PRESENCE_ON : PRESENCE_OFF;
+        }
+        return presenceConfig(enabled, keyText);
+    }
+
+    private static JsonNode presenceConfig(boolean enabled, String key) {
+        ObjectNode config = JsonNodeFactory.instance.objectNode();
+        ObjectNode presence = config.putObject("presence").put("enabled", enabled);
+        if (!key.isEmpty()) {
+            presence.put("key", key);
+        }
         return config;
     }
 

@@ -52,7 +52,13 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
-        session = new ClientSession(ctx.channel(), framing, apiKeyClaims, services.limits(), services.metrics());
+        session = new ClientSession(
+                ctx.channel(),
+                framing,
+                apiKeyClaims,
+                services.limits(),
+                services.metrics(),
+                services.fanout().outbox(ctx.channel().eventLoop()));
         lifecycle = new ChannelLifecycle(services, session);
         joins = new JoinFlow(services, session, lifecycle);
         session.onDisconnect(this::disconnect);
@@ -256,6 +262,7 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
         session.channel()
                 .writeAndFlush(new CloseWebSocketFrame(WebSocketCloseStatus.ENDPOINT_UNAVAILABLE))
                 .addListener(ChannelFutureListener.CLOSE);
+        session.endOutput(); // no data frame may follow a close frame (RFC 6455 5.5.1)
     }
 
     @Override

@@ -5,6 +5,7 @@ import dev.aura.realtime.front.protocol.Framing;
 import dev.aura.realtime.front.protocol.PhoenixCodec;
 import dev.aura.realtime.front.protocol.Vsn;
 import dev.aura.realtime.front.session.SessionHandler;
+import dev.aura.realtime.front.session.WireHead;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
@@ -21,16 +22,20 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * The pipelines of the one port, and nothing else. Every accepted socket starts as HTTP:
  *
  * <pre>
- * http (codec) → first-request-deadline → http-aggregator → router ({@link HttpRouter})
+ * wire → http (codec) → first-request-deadline → http-aggregator → router ({@link HttpRouter})
  * </pre>
  *
  * The router answers plain requests itself; an accepted WebSocket upgrade or SSE request
  * replaces it with one of:
  *
  * <pre>
- * WebSocket: http → ws-aggregator → ws-idle → ws-control → ws-slow → phoenix-codec → session
- * SSE:       http → sse-encoder → sse-slow → session
+ * WebSocket: wire → ws encoder/decoder (the handshake's, in place of http) → ws-aggregator → ws-idle
+ *            → ws-control → ws-slow → phoenix-codec → session
+ * SSE:       wire → http → sse-encoder → sse-slow → session
  * </pre>
+ *
+ * {@code wire} ({@link WireHead}) stays first: the fan-out's shared frames, already complete
+ * WebSocket frames or HTTP chunks, are written from it straight to the socket.
  *
  * Sharable: holds only immutable settings; handlers with state are created per socket.
  */
@@ -42,16 +47,24 @@ final class FrontInitializer extends ChannelInitializer<Channel> {
 
     private final TransportContext context;
     private final AtomicBoolean draining;
+    private final ApiKeyClaims apiKeys;
 
     /** @param draining set once the server stops accepting; new upgrades are then refused */
     FrontInitializer(TransportContext context, AtomicBoolean draining) {
         this.context = context;
         this.draining = draining;
+        this.apiKeys = new ApiKeyClaims(context.verifier(), context.services().clock());
+    }
+
+    /** Verifies connections' {@code apikey}s (shared by the WebSocket and SSE endpoints). */
+    ApiKeyClaims apiKeys() {
+        return apiKeys;
     }
 
     @Override
     protected void initChannel(Channel ch) {
         ch.pipeline()
+                .addLast(WireHead.NAME, WireHead.INSTANCE)
                 .addLast("http", new HttpServerCodec())
                 .addLast("first-request-deadline", new FirstRequestDeadline(FIRST_REQUEST_DEADLINE))
                 .addLast("http-aggregator", new HttpObjectAggregator(MAX_HTTP_REQUEST_BYTES))

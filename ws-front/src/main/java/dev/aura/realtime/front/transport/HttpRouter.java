@@ -114,7 +114,7 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
         }
         Claims claims;
         try {
-            claims = context.verifier().verify(apikey);
+            claims = pipelines.apiKeys().verify(apikey);
         } catch (AuthException e) {
             respond(ctx, req, HttpResponseStatus.UNAUTHORIZED, "application/json", error(e.getMessage()));
             return;

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.aura.realtime.front.log.LogCode;
 import dev.aura.realtime.front.protocol.PhoenixMessage;
 import dev.aura.realtime.front.protocol.SseEvents;
+import dev.aura.realtime.front.session.SessionHandler;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFutureListener;
@@ -27,8 +28,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Writes what the channel layer sends one SSE subscriber as {@code text/event-stream} events
  * ({@link SseEvents}): Phoenix replies and pushes are encoded here; broadcasts and postgres
- * changes arrive already encoded as SSE chunks by the fan-out (the session's framing is
- * {@code SSE}) and pass through untouched. {@code phx_close}, an error reply to the join or the
+ * changes are written by the fan-out as complete HTTP chunks of SSE events from the pipeline's
+ * head (the session's framing is {@code SSE}) and never pass here. {@code phx_close}, an error reply to the join or the
  * server's close end the stream. A comment line is written every heartbeat period. Event loop
  * only; not sharable.
  */
@@ -93,7 +94,7 @@ final class SseEncoder extends ChannelDuplexHandler {
                     other.release();
                     promise.trySuccess();
                 }
-                default -> ctx.write(msg, promise); // the fan-out's SSE chunks, the response head
+                default -> ctx.write(msg, promise); // the response head, the last chunk
             }
         } catch (JsonProcessingException e) {
             LogCode.SseEncodeFailed.warn(log, "{}: {}", channel, e.toString());
@@ -128,6 +129,10 @@ final class SseEncoder extends ChannelDuplexHandler {
         ended = true;
         if (heartbeat != null) {
             heartbeat.cancel(false);
+        }
+        SessionHandler session = ctx.pipeline().get(SessionHandler.class);
+        if (session != null && session.session() != null) {
+            session.session().endOutput(); // shared chunks bypass this handler: stop them at the session
         }
         ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT, promise).addListener(ChannelFutureListener.CLOSE);
     }

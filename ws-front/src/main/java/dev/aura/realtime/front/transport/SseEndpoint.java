@@ -78,7 +78,7 @@ final class SseEndpoint {
         }
         Claims claims;
         try {
-            claims = context.verifier().verify(apikey);
+            claims = pipelines.apiKeys().verify(apikey);
         } catch (AuthException e) {
             HttpRouter.respond(
                     ctx, req, HttpResponseStatus.UNAUTHORIZED, "application/json", HttpRouter.error(e.getMessage()));

@@ -6,12 +6,8 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.aura.realtime.common.wire.WireJson;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.ByteBufHolder;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.UnpooledByteBufAllocator;
-import io.netty.handler.codec.http.HttpContent;
-import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
-import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
@@ -27,7 +23,7 @@ class FanoutFramesTest {
 
     private static String text(OutFrame frame) {
         try {
-            return frame.content().toString(StandardCharsets.UTF_8);
+            return frame.payloadText();
         } finally {
             frame.release();
         }
@@ -45,12 +41,12 @@ class FanoutFramesTest {
         expected.writeBytes(meta);
         expected.writeBytes("{\"a\":1}".getBytes(StandardCharsets.UTF_8));
         assertThat(frame.kind()).isEqualTo(OutFrame.Kind.BINARY);
-        assertThat(ByteBufUtil.getBytes(frame.content())).containsExactly(expected.toByteArray());
+        assertThat(ByteBufUtil.getBytes(frame.payload())).containsExactly(expected.toByteArray());
         frame.release();
 
         OutFrame noId = frames.broadcast(
                 "realtime:t", new UserBroadcast("ev", new byte[] {7}, false, null), Framing.V2, false, ALLOC);
-        assertThat(ByteBufUtil.getBytes(noId.content()))
+        assertThat(ByteBufUtil.getBytes(noId.payload()))
                 .containsExactly(4, 10, 2, 0, 0, 'r', 'e', 'a', 'l', 't', 'i', 'm', 'e', ':', 't', 'e', 'v', 7);
         noId.release();
     }
@@ -130,19 +126,52 @@ class FanoutFramesTest {
     }
 
     @Test
-    void eachRecipientGetsItsOwnMessageOverTheSharedBytes() {
-        for (var c : new Object[][] {
-            {OutFrame.Kind.TEXT, TextWebSocketFrame.class},
-            {OutFrame.Kind.BINARY, BinaryWebSocketFrame.class},
-            {OutFrame.Kind.SSE, HttpContent.class}
-        }) {
-            OutFrame frame = new OutFrame(ALLOC.buffer().writeByte(1), (OutFrame.Kind) c[0]);
-            ByteBufHolder message = frame.retainedFrame();
-            assertThat(message).isInstanceOf((Class<?>) c[1]);
-            assertThat(message.content().refCnt()).isEqualTo(2);
-            message.release();
+    void eachRecipientGetsItsOwnViewOfTheSharedBytes() {
+        OutFrame frame = frames.broadcast("realtime:t", jsonBroadcast("ev", "[1]", "i"), Framing.V1, false, ALLOC);
+        ByteBuf a = frame.retainedWire();
+        ByteBuf b = frame.retainedWire();
+        a.skipBytes(3); // a partial write on one socket moves only that socket's view
+        assertThat(b.readerIndex()).isEqualTo(frame.wire().readerIndex());
+        assertThat(frame.refCnt()).isEqualTo(3);
+        a.release();
+        b.release();
+        frame.release();
+        assertThat(frame.refCnt()).isZero();
+    }
+
+    @Test
+    void webSocketFramesAreCompleteUnmaskedServerFramesOfEveryLengthClass() {
+        for (int length : new int[] {0, 125, 126, 65_535, 65_536, 200_000}) {
+            OutFrame frame = WireFrames.webSocket(
+                    OutFrame.Kind.TEXT,
+                    ALLOC.buffer().writeBytes("x".repeat(length).getBytes()),
+                    ALLOC);
+            ByteBuf w = frame.wire();
+            int header = length < 126 ? 2 : length <= 65_535 ? 4 : 10;
+            assertThat((int) w.getUnsignedByte(0)).as("FIN, text").isEqualTo(0x81);
+            assertThat(w.getUnsignedByte(1) & 0x80).as("no mask bit").isZero();
+            long declared =
+                    length < 126 ? w.getUnsignedByte(1) : length <= 65_535 ? w.getUnsignedShort(2) : w.getLong(2);
+            assertThat(declared).isEqualTo(length);
+            assertThat(w.readableBytes()).isEqualTo(header + length);
+            assertThat(frame.payloadLength()).isEqualTo(length);
+            assertThat(w.isDirect()).as("no copy on the way to the socket").isTrue();
             frame.release();
-            assertThat(frame.content().refCnt()).isZero();
         }
+        OutFrame binary =
+                WireFrames.webSocket(OutFrame.Kind.BINARY, ALLOC.buffer().writeByte(7), ALLOC);
+        assertThat(ByteBufUtil.getBytes(binary.wire())).containsExactly(0x82, 1, 7);
+        binary.release();
+    }
+
+    @Test
+    void sseEventsAreOneHttpChunkAsTheChunkedEncoderWritesIt() {
+        OutFrame frame =
+                frames.broadcast("realtime:t", jsonBroadcast("hello", "{\"n\":1}", "id-1"), Framing.SSE, false, ALLOC);
+        String events = frame.payloadText();
+        assertThat(frame.wire().toString(StandardCharsets.UTF_8))
+                .isEqualTo(
+                        Integer.toHexString(events.getBytes(StandardCharsets.UTF_8).length) + "\r\n" + events + "\r\n");
+        frame.release();
     }
 }

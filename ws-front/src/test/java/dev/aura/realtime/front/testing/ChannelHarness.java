@@ -7,6 +7,7 @@ import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.front.fanout.Fanout;
 import dev.aura.realtime.front.fanout.LocalTopics;
+import dev.aura.realtime.front.fanout.QueueLimits;
 import dev.aura.realtime.front.history.HistoryStore;
 import dev.aura.realtime.front.metrics.FrontMetrics;
 import dev.aura.realtime.front.presence.PresenceExtension;
@@ -22,19 +23,19 @@ import dev.aura.realtime.front.session.ProjectQuota;
 import dev.aura.realtime.front.session.ProjectQuotas;
 import dev.aura.realtime.front.session.SessionHandler;
 import dev.aura.realtime.front.session.Sessions;
+import dev.aura.realtime.front.session.WireHead;
 import dev.aura.realtime.testkit.MutableClock;
 import dev.aura.realtime.testkit.TestTokens;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
-import io.netty.handler.codec.http.websocketx.WebSocketFrame;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongSupplier;
 
 /**
  * The channel layer in memory: real index, fan-out and history, fake relay seams, unavailable
@@ -45,14 +46,25 @@ public final class ChannelHarness {
     public final ObjectMapper mapper = WireJson.mapper();
     public final JsonFrames json = new JsonFrames(mapper);
     public final BinaryFrames binary = new BinaryFrames(json);
-    public final FrontMetrics metrics = new FrontMetrics(new SimpleMeterRegistry());
+    public final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    public final FrontMetrics metrics = new FrontMetrics(meters);
     public final Fakes.Checker checker = new Fakes.Checker();
     public final Fakes.Registry registry = new Fakes.Registry();
     public final Fakes.Publisher publisher = new Fakes.Publisher();
     public final LocalTopics topics = new LocalTopics();
     public final HistoryStore history = new HistoryStore(10, 100, 1 << 20, 600_000, 100, 1 << 20);
+    /** The clock of the event loops' delivery queues (nanoseconds), moved by hand with {@link #clock}. */
+    public final LongSupplier nanoTime = () -> clock.millis() * 1_000_000L;
+
     public final Fanout fanout = new Fanout(
-            topics, new FanoutFrames(json, binary), UnpooledByteBufAllocator.DEFAULT, metrics, clock, history);
+            topics,
+            new FanoutFrames(json, binary),
+            UnpooledByteBufAllocator.DEFAULT,
+            metrics,
+            clock,
+            history,
+            new QueueLimits(Duration.ofSeconds(5), 1 << 20),
+            nanoTime);
     public final Sessions sessions = new Sessions();
     public final JwtVerifier verifier = new JwtVerifier(FrontFixture.SECRET, clock);
     /** Tokens whose iat and exp count from {@link #clock}. */
@@ -91,12 +103,23 @@ public final class ChannelHarness {
         return tokens.ttl(ttl).anon(FrontFixture.PROJECT);
     }
 
-    /** A WebSocket connection in memory (Phoenix codec and session handler). */
+    /** A WebSocket connection in memory (wire head, Phoenix codec and session handler). */
     public Conn connect(Vsn vsn) {
+        return connect(vsn, new EmbeddedChannel());
+    }
+
+    /**
+     * A WebSocket connection in memory on {@code ch} (e.g. a subclass that counts flushes or holds
+     * writes back): adds the wire head, the Phoenix codec and the session handler.
+     */
+    public Conn connect(Vsn vsn, EmbeddedChannel ch) {
         try {
-            return new Conn(new EmbeddedChannel(
-                    new PhoenixCodec(vsn, json, binary, metrics::malformed),
-                    new SessionHandler(services, Framing.of(vsn), verifier.verify(token(Duration.ofHours(1))))));
+            ch.pipeline()
+                    .addLast(WireHead.NAME, WireHead.INSTANCE)
+                    .addLast(new PhoenixCodec(vsn, json, binary, metrics::malformed))
+                    .addLast(
+                            new SessionHandler(services, Framing.of(vsn), verifier.verify(token(Duration.ofHours(1)))));
+            return new Conn(ch);
         } catch (AuthException e) {
             throw new IllegalStateException(e);
         }
@@ -122,35 +145,37 @@ public final class ChannelHarness {
 
         /** Next text frame as JSON, or null when none is queued. */
         public JsonNode next() {
-            ch.runPendingTasks();
-            WebSocketFrame f = ch.readOutbound();
-            if (f == null) {
+            ServerFrames.Message m = nextMessage();
+            if (m == null) {
                 return null;
             }
+            if (m.binary()) {
+                throw new AssertionError("expected text frame, got a binary one");
+            }
             try {
-                if (!(f instanceof TextWebSocketFrame t)) {
-                    throw new AssertionError("expected text frame, got " + f);
-                }
-                return mapper.readTree(t.text());
+                return mapper.readTree(m.text());
             } catch (java.io.IOException e) {
                 throw new AssertionError(e);
-            } finally {
-                f.release();
             }
         }
 
         /** Next frame's bytes (binary frames). */
         public byte[] nextBinary() {
-            ch.runPendingTasks();
-            WebSocketFrame f = ch.readOutbound();
-            try {
-                if (!(f instanceof BinaryWebSocketFrame)) {
-                    throw new AssertionError("expected binary frame, got " + f);
-                }
-                return ByteBufUtil.getBytes(f.content());
-            } finally {
-                f.release();
+            ServerFrames.Message m = nextMessage();
+            if (m == null || !m.binary()) {
+                throw new AssertionError("expected binary frame, got " + m);
             }
+            return m.bytes();
+        }
+
+        /**
+         * Next WebSocket message the server wrote (codec frames and the fan-out's raw frames alike),
+         * after running the loop's pending tasks (the delivery queue's drain and flush); null when none.
+         */
+        public ServerFrames.Message nextMessage() {
+            ch.runPendingTasks();
+            Object written = ch.readOutbound();
+            return written == null ? null : ServerFrames.read(written);
         }
 
         public List<JsonNode> drain() {

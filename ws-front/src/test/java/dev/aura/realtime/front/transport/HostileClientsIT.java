@@ -73,9 +73,15 @@ class HostileClientsIT {
         long worst = probe.stop();
         System.out.printf("probe: %d heartbeats, slowest round trip %d ms%n", probe.count, worst);
         assertThat(probe.count).as("the probe got answers").isGreaterThan(5);
+        // Not a latency target (those are measured in bench/): an attack that stalls the event loop
+        // holds the probe's heartbeat for the attack's whole duration, several seconds; a shared
+        // 2-core CI machine can delay one answer by a few hundred ms without any attack.
+        assertThat(probe.missed)
+                .as("heartbeats left unanswered for %d ms", Probe.ANSWER_WAIT.toMillis())
+                .isZero();
         assertThat(worst)
                 .as("slowest heartbeat round trip of a well-behaved client (ms)")
-                .isLessThan(1000);
+                .isLessThan(Probe.ANSWER_WAIT.toMillis());
     }
 
     private static String url() {
@@ -86,13 +92,16 @@ class HostileClientsIT {
         return new WsTestClient(http, url());
     }
 
-    /** Heartbeats every 50 ms and records the slowest round trip (a missing answer counts as its wait). */
+    /** Heartbeats every 50 ms and records the slowest round trip and the answers that never came. */
     static final class Probe {
+        static final Duration ANSWER_WAIT = Duration.ofMillis(2500);
+
         private final WsTestClient client;
         private final Thread thread;
         private final AtomicLong worstMs = new AtomicLong();
         private volatile boolean running = true;
         volatile int count;
+        volatile int missed;
 
         Probe(WsTestClient client) {
             this.client = client;
@@ -107,8 +116,12 @@ class HostileClientsIT {
                 client.send("[null,\"" + r + "\",\"phoenix\",\"heartbeat\",{}]");
                 try {
                     while (true) {
-                        WsTestClient.Received got = client.poll(Duration.ofSeconds(2));
-                        if (got == null || (got.text() != null && got.text().contains("\"" + r + "\",\"phoenix\""))) {
+                        WsTestClient.Received got = client.poll(ANSWER_WAIT);
+                        if (got == null) {
+                            missed++;
+                            break;
+                        }
+                        if (got.text() != null && got.text().contains("\"" + r + "\",\"phoenix\"")) {
                             break;
                         }
                     }
@@ -242,7 +255,10 @@ class HostileClientsIT {
         sender.send("[\"1\",\"1\",\"realtime:firehose\",\"phx_join\",{\"config\":{}}]");
         String payload = "y".repeat(16 * 1024);
         boolean lazyClosed = false;
-        long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+        // The bound is in bytes (2 MiB queued, or unwritable for 2 s), behind the kernel's socket
+        // buffers (a few MiB on loopback): the deadline only ends a run that never gets there, so
+        // it is generous for a loaded machine where the sender itself is slow.
+        long deadline = System.nanoTime() + Duration.ofSeconds(45).toNanos();
         int sent = 0;
         while (System.nanoTime() < deadline && !lazyClosed) {
             // stay under the per-connection event rate: the point is the reader, not the sender
@@ -252,7 +268,7 @@ class HostileClientsIT {
             while (sender.poll(Duration.ZERO) != null) {
                 // drain the sender's own inbox
             }
-            Thread.sleep(12);
+            Thread.sleep(12); // paced: a firehose that loads the machine would slow the probe, not ws-front
             lazyClosed = isClosedByServer(lazy);
         }
         System.out.printf(
