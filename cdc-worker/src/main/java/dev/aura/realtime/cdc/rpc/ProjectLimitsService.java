@@ -70,7 +70,11 @@ public final class ProjectLimitsService implements AutoCloseable {
     @Override
     public void close() {
         if (dispatcher != null) {
-            nats.closeDispatcher(dispatcher);
+            try {
+                nats.closeDispatcher(dispatcher);
+            } catch (RuntimeException e) { // the connection is already closed: nothing left to stop
+                log.debug("closing the project limits dispatcher: {}", e.toString());
+            }
             dispatcher = null;
         }
         workers.shutdownNow();

@@ -157,7 +157,11 @@ public final class NatsUsageExchange implements UsageBoard, AutoCloseable {
             scheduler.shutdownNow();
         }
         if (dispatcher != null) {
-            connection.closeDispatcher(dispatcher);
+            try {
+                connection.closeDispatcher(dispatcher);
+            } catch (RuntimeException e) { // the connection is already closed: nothing left to stop
+                log.debug("closing the usage dispatcher: {}", e.toString());
+            }
         }
     }
 }
