@@ -4,12 +4,14 @@
 # nats-server, runs the cdc-worker and ws-front jars, prints one table and writes
 # docs/performance.md.
 #
-# Usage: scripts/bench.sh [--quick] [--cdc-only] [--skip-build] [--out FILE] [--scale N]
+# Usage: scripts/bench.sh [--quick] [--cdc-only] [--joins-only] [--skip-build] [--out FILE] [--scale N]
 #   --quick       smaller workloads (about 4 minutes; a full run takes about 10 minutes here, plus
 #                 figure 4c: CDC throughput with both sources, Debezium as the peer, latency with both
 #                 sources, RLS, fan-out against raw NATS, idle connections, N connections)
 #   --cdc-only    figures 1 and 2 only (throughput with the peer, latency); prints the table and
 #                 writes a report only with --out (docs/performance.md is left alone)
+#   --joins-only  figure 6 only (private joins with a read policy against public joins, about 1
+#                 minute); prints the table and writes a report only with --out
 #   --skip-build  reuse the jars already in */target
 #   --out FILE    write the report elsewhere than docs/performance.md
 #   --scale N     connections of figure 4c (default 100000 in a full run, skipped with --quick)
@@ -25,8 +27,8 @@ args=()
 for a in "$@"; do
   case "$a" in
     --skip-build) build=0 ;;
-    --quick|--out|--cdc-only|--scale) args+=("$a") ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --quick|--out|--cdc-only|--joins-only|--scale) args+=("$a") ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) args+=("$a") ;;
   esac
 done

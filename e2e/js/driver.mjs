@@ -12,8 +12,8 @@
 //   channel      {name, config?}                 -> client.channel(name, {config}); result {topic}
 //   on           {channel, kind, filter?}        kind: postgres_changes | broadcast | presence | system
 //   subscribe    {channel, timeout?}             status callbacks become "status" events
-//   send         {channel, event, payload, pushType?} result: what channel.send resolved to ("ok", ...)
-//   httpSend     {channel, event, payload}       result: what channel.httpSend resolved to
+//   send         {channel, event, payload, pushType?, persist?} result: what channel.send resolved to ("ok", ...)
+//   httpSend     {channel, event, payload, persist?} result: what channel.httpSend resolved to
 //   track        {channel, payload}              result: what channel.track resolved to
 //   untrack      {channel}
 //   presenceState{channel}                       result: channel.presenceState()
@@ -174,13 +174,13 @@ const handlers = {
   },
 
   // `type` is the command name ("send"), so the push type travels as `pushType`
-  send: ({ channel: name, event, payload, pushType = 'broadcast' }) =>
-    requireChannel(name).send({ type: pushType, event, payload }),
+  send: ({ channel: name, event, payload, pushType = 'broadcast', persist = false }) =>
+    requireChannel(name).send(persist ? { type: pushType, event, payload, persist: true } : { type: pushType, event, payload }),
 
-  httpSend: ({ channel: name, event, payload }) => {
+  httpSend: ({ channel: name, event, payload, persist = false }) => {
     const channel = requireChannel(name)
     if (typeof channel.httpSend !== 'function') throw new Error('this realtime-js has no channel.httpSend')
-    return channel.httpSend(event, payload)
+    return channel.httpSend(event, payload, persist ? { persist: true } : {})
   },
 
   track: ({ channel: name, payload = {} }) => requireChannel(name).track(payload),

@@ -14,15 +14,16 @@ import java.util.Map;
  * table and writes {@code docs/performance.md}. Started by {@code scripts/bench.sh}, never by the
  * test build.
  *
- * <pre>java -jar bench/target/bench.jar [--quick] [--cdc-only] [--out docs/performance.md] [--scale 100000]</pre>
+ * <pre>java -jar bench/target/bench.jar [--quick] [--cdc-only] [--joins-only] [--out docs/performance.md] [--scale 100000]</pre>
  *
- * <p>{@code --cdc-only} runs figures 1 and 2 only (CDC throughput with the peer, latency) and
- * prints the table; it writes a report only with {@code --out}, so a partial run never replaces
+ * <p>{@code --cdc-only} runs figures 1 and 2 only (CDC throughput with the peer, latency);
+ * {@code --joins-only} runs figure 6 only (private joins against public ones). Both print the
+ * table and write a report only with {@code --out}, so a partial run never replaces
  * docs/performance.md.
  *
  * <p>Order: CDC throughput (backlogs with the worker stopped), worker heap in a huge transaction,
  * commit→client latency (live writes), RLS batched vs naive, then the ws-front figures
- * ({@link FanoutFigures}: fan-out, idle-connection heap, {@code --scale} connections).
+ * ({@link FanoutFigures}: fan-out, idle-connection heap, {@code --scale} connections), private joins.
  */
 public final class BenchMain {
     private BenchMain() {}
@@ -34,7 +35,8 @@ public final class BenchMain {
         }
         boolean quick = List.of(args).contains("--quick");
         boolean cdcOnly = List.of(args).contains("--cdc-only");
-        Path out = cdcOnly ? null : Jars.repoRoot().resolve("docs/performance.md");
+        boolean joinsOnly = List.of(args).contains("--joins-only");
+        Path out = cdcOnly || joinsOnly ? null : Jars.repoRoot().resolve("docs/performance.md");
         for (int i = 0; i < args.length - 1; i++) {
             if (args[i].equals("--out")) {
                 out = Path.of(args[i + 1]).toAbsolutePath();
@@ -62,6 +64,12 @@ public final class BenchMain {
             s.startWorker(Map.of(), List.of());
             s.awaitWorkerActive();
             s.createProject();
+            JoinBench.createPolicy(s);
+            if (joinsOnly) {
+                joins(s, report, z, t0);
+                print(report, out, machine, quick, runDir, t0);
+                return;
+            }
             CdcThroughputBench.createTable(s);
             LatencyBench.createTable(s);
             RlsBench.createTable(s);
@@ -109,26 +117,10 @@ public final class BenchMain {
             }
             if (!cdcOnly) {
                 fanoutAndIdle(s, report, z, quick, scale, runDir, t0);
+                joins(s, report, z, t0);
             }
         }
-        double minutes = (System.nanoTime() - t0) / 60e9;
-        System.out.println();
-        System.out.println(report.table());
-        if (out == null) {
-            System.out.println("(--cdc-only without --out: no report written)");
-            return;
-        }
-        String doc = Markdown.render(
-                report,
-                machine,
-                quick,
-                minutes,
-                LocalDateTime.now()
-                        .format(DateTimeFormatter.ISO_LOCAL_DATE_TIME)
-                        .substring(0, 16),
-                runDir);
-        Files.writeString(out, doc, StandardCharsets.UTF_8);
-        System.out.printf("wrote %s (%.1f min)%n", out, minutes);
+        print(report, out, machine, quick, runDir, t0);
     }
 
     /** Figures 3, 4a and 4c: fan-out, idle connections and {@code scale} connections, CPU-pinned. */
@@ -146,6 +138,48 @@ public final class BenchMain {
                         z.idleClients,
                         scale)
                 .run(s, report, runDir);
+    }
+
+    /** Prints the table and writes the report to {@code out} (none when null). */
+    private static void print(Report report, Path out, String machine, boolean quick, Path runDir, long t0)
+            throws Exception {
+        double minutes = (System.nanoTime() - t0) / 60e9;
+        System.out.println();
+        System.out.println(report.table());
+        if (out == null) {
+            System.out.println("(a partial run without --out: no report written)");
+            return;
+        }
+        String doc = Markdown.render(
+                report,
+                machine,
+                quick,
+                minutes,
+                LocalDateTime.now()
+                        .format(DateTimeFormatter.ISO_LOCAL_DATE_TIME)
+                        .substring(0, 16),
+                runDir);
+        Files.writeString(out, doc, StandardCharsets.UTF_8);
+        System.out.printf("wrote %s (%.1f min)%n", out, minutes);
+    }
+
+    /** Figure 6: private joins (read policy) against public joins; starts and stops the worker and front. */
+    private static void joins(Stack s, Report report, Sizes z, long t0) throws Exception {
+        step("6. private joins vs public joins", t0);
+        s.stopWorker();
+        Path workerJfr = s.runDir.resolve("joins-worker.jfr");
+        Path frontJfr = s.runDir.resolve("joins-front.jfr");
+        s.startWorker(Map.of(), Stack.jfr(workerJfr));
+        s.awaitWorkerActive();
+        s.startFront(
+                Map.of("WS_MAX_JOINS_PER_SECOND", "1000000", "WS_IDLE_TIMEOUT_MS", "3600000"), Stack.jfr(frontJfr));
+        new JoinBench(s, report).run(z.joinConnections, z.joinWarmupSeconds, z.joinSeconds);
+        s.stopFront();
+        s.stopWorker();
+        report.evidence(
+                "Joins: where the time goes (informational)",
+                "cdc-worker (both modes):\n\n" + JfrHotMethods.summarize(workerJfr, null, 8) + "\nws-front:\n\n"
+                        + JfrHotMethods.summarize(frontJfr, null, 8));
     }
 
     private static void probe(Stack s, ChangeCounter counter) {
@@ -177,8 +211,12 @@ public final class BenchMain {
             int burstSeconds,
             int lightRate,
             int lightSeconds,
-            int idleClients) {
-        static final Sizes FULL = new Sizes(15, 200_000, 1_000_000, 10, 10_000, 20, 5_000, 100, 6, 5, 6, 10_000);
-        static final Sizes QUICK = new Sizes(4, 20_000, 100_000, 3, 2_000, 5, 1_000, 200, 3, 5, 3, 2_000);
+            int idleClients,
+            int joinConnections,
+            int joinWarmupSeconds,
+            int joinSeconds) {
+        static final Sizes FULL =
+                new Sizes(15, 200_000, 1_000_000, 10, 10_000, 20, 5_000, 100, 6, 5, 6, 10_000, 32, 3, 15);
+        static final Sizes QUICK = new Sizes(4, 20_000, 100_000, 3, 2_000, 5, 1_000, 200, 3, 5, 3, 2_000, 32, 1, 5);
     }
 }

@@ -22,6 +22,7 @@ import dev.aura.realtime.cdc.platform.PlatformDb;
 import dev.aura.realtime.cdc.platform.PlatformSchema;
 import dev.aura.realtime.cdc.platform.ProjectCatalog;
 import dev.aura.realtime.cdc.platform.ProjectLimitsTable;
+import dev.aura.realtime.cdc.platform.RealtimeSchemas;
 import dev.aura.realtime.cdc.platform.TableSecurity;
 import dev.aura.realtime.cdc.platform.TenantLoginProvisioning;
 import dev.aura.realtime.cdc.platform.TypeCatalog;
@@ -29,6 +30,7 @@ import dev.aura.realtime.cdc.publish.EventPublisher;
 import dev.aura.realtime.cdc.publish.StatusPublisher;
 import dev.aura.realtime.cdc.registry.RegistryWatch;
 import dev.aura.realtime.cdc.rls.RlsPolicy;
+import dev.aura.realtime.cdc.rpc.ChannelAccessService;
 import dev.aura.realtime.cdc.rpc.ProjectLimitsService;
 import dev.aura.realtime.cdc.rpc.SubscriptionCheckService;
 import dev.aura.realtime.cdc.slot.ReaderSettings;
@@ -38,6 +40,7 @@ import dev.aura.realtime.cdc.slot.SlotReader;
 import dev.aura.realtime.cdc.slot.SlotStreamer;
 import dev.aura.realtime.cdc.tenant.TenantDb;
 import dev.aura.realtime.cdc.tenant.TenantSqlStatus;
+import dev.aura.realtime.cdc.upkeep.RealtimeUpkeep;
 import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.common.wire.KvBuckets;
 import dev.aura.realtime.common.wire.Subjects;
@@ -268,6 +271,19 @@ public final class CdcWorker implements AutoCloseable {
         ProjectLimitsService limits = new ProjectLimitsService(nats, new ProjectLimitsTable(platform), 2);
         limits.start();
         started.push(limits);
+        RealtimeSchemas realtimeSchemas =
+                new RealtimeSchemas(platform, config.messages().retention());
+        ChannelAccessService channels =
+                new ChannelAccessService(nats, new ProjectCatalog(platform), realtimeSchemas, tenant);
+        channels.start();
+        started.push(channels);
+        RealtimeUpkeep upkeep = new RealtimeUpkeep(
+                realtimeSchemas,
+                new ProjectCatalog(platform),
+                tenant,
+                () -> state.snapshot().leader());
+        upkeep.start(config.tableRefresh(), config.messages().janitorPeriod());
+        started.push(upkeep);
 
         EventPublisher publisher = new EventPublisher(nats, config.instanceId());
         started.push(publisher);

@@ -24,7 +24,7 @@ import java.util.Map;
  *
  * <pre>
  * 0  cdc (CdcWorker, CdcWorkerMain: wiring only)
- * 1  leader  slot  pipeline  control  rpc
+ * 1  leader  slot  pipeline  control  rpc  upkeep
  * 2  registry  match  rls  publish  decode  http
  * 3  platform (platform SQL)  tenant (tenant SQL)
  * 4  event  health  fence  config
@@ -45,6 +45,7 @@ class ArchitectureTest {
             Map.entry("pipeline", 1),
             Map.entry("control", 1),
             Map.entry("rpc", 1),
+            Map.entry("upkeep", 1),
             Map.entry("registry", 2),
             Map.entry("match", 2),
             Map.entry("rls", 2),

@@ -184,6 +184,17 @@ public final class RealtimeJsClient implements AutoCloseable {
                 .asText();
     }
 
+    /** {@code channel.send} with {@code persist: true} (a private channel's message stored for replay). */
+    public String sendPersisted(String channel, String event, Object payload) {
+        return call("send", map("channel", channel, "event", event, "payload", payload, "persist", true))
+                .asText();
+    }
+
+    /** {@code channel.httpSend(event, payload, {persist: true})}; returns its result object. */
+    public JsonNode httpSendPersisted(String channel, String event, Object payload) {
+        return call("httpSend", map("channel", channel, "event", event, "payload", payload, "persist", true));
+    }
+
     /** Sends a broadcast through {@code channel.httpSend}; returns its result object. */
     public JsonNode httpSend(String channel, String event, Object payload) {
         return call("httpSend", map("channel", channel, "event", event, "payload", payload));
@@ -259,6 +270,15 @@ public final class RealtimeJsClient implements AutoCloseable {
      */
     public JsonNode awaitEvent(int fromIndex, Predicate<JsonNode> predicate, Duration timeout) {
         return events.await(fromIndex, predicate, timeout);
+    }
+
+    /**
+     * As {@link #awaitEvent(int, Predicate, Duration)}, returning the matching event's index: wait
+     * for what must follow it from {@code index + 1} (a count taken after the wait can already
+     * include the follower).
+     */
+    public int awaitEventIndex(int fromIndex, Predicate<JsonNode> predicate, Duration timeout) {
+        return events.awaitIndex(fromIndex, predicate, timeout);
     }
 
     /** Waits for a {@code status} event of {@code channel} with {@code status} (e.g. {@code SUBSCRIBED}). */

@@ -52,13 +52,21 @@ final class RealtimeJsEvents {
      * @throws AssertionError after {@code timeout}, listing the events seen
      */
     JsonNode await(int fromIndex, Predicate<JsonNode> predicate, Duration timeout) {
+        int at = awaitIndex(fromIndex, predicate, timeout);
+        synchronized (events) {
+            return events.get(at);
+        }
+    }
+
+    /** As {@link #await}, returning the index of the first matching event. */
+    int awaitIndex(int fromIndex, Predicate<JsonNode> predicate, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         synchronized (events) {
             int checked = fromIndex;
             while (true) {
                 for (; checked < events.size(); checked++) {
                     if (predicate.test(events.get(checked))) {
-                        return events.get(checked);
+                        return checked;
                     }
                 }
                 long remainingMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());

@@ -24,8 +24,10 @@ import dev.aura.realtime.front.relay.NatsUsageExchange;
 import dev.aura.realtime.front.session.ChannelServices;
 import dev.aura.realtime.front.session.ClientSession;
 import dev.aura.realtime.front.session.Limits;
+import dev.aura.realtime.front.session.PrivateOnlyCache;
 import dev.aura.realtime.front.session.ProjectQuota;
 import dev.aura.realtime.front.session.ProjectQuotas;
+import dev.aura.realtime.front.session.RestBroadcasts;
 import dev.aura.realtime.front.session.Sessions;
 import dev.aura.realtime.front.transport.FrontServer;
 import dev.aura.realtime.front.transport.TransportContext;
@@ -167,7 +169,9 @@ public final class FrontApp implements AutoCloseable {
                     metrics,
                     config.instanceId(),
                     clock,
-                    mapper);
+                    mapper,
+                    relay,
+                    new PrivateOnlyCache(relay, clock));
             relay.start(fanout);
             // A dropped link is told to postgres_changes subscribers at once; "ok" follows once the
             // link is back, the registry re-put, and an active cdc-worker heard again (Fanout).
@@ -185,7 +189,8 @@ public final class FrontApp implements AutoCloseable {
                     config.slowClientTimeout(),
                     nats::isConnected,
                     meters::scrape,
-                    config.sseHeartbeat());
+                    config.sseHeartbeat(),
+                    new RestBroadcasts(services));
             FrontServer server = new FrontServer(
                     transport,
                     config.wsPort(),

@@ -35,6 +35,7 @@ import java.time.Duration;
  * @param leader leader election settings ({@code LEADER_ELECTION}, {@code LEASE_*})
  * @param tenantSql the login and timeouts of tenant SQL ({@code POSTGRES_TENANT_URL},
  *     {@code CDC_TENANT_*}; docs/security.md)
+ * @param messages the projects' realtime messages tables ({@code CDC_MESSAGES_*}; docs/design.md H2)
  * @param timings fixed periods and sizes ({@link Timings#DEFAULT})
  */
 public record CdcConfig(
@@ -57,7 +58,16 @@ public record CdcConfig(
         long registryBucketMaxBytes,
         LeaderConfig leader,
         TenantSqlConfig tenantSql,
+        Messages messages,
         Timings timings) {
+
+    /**
+     * The projects' realtime messages tables (docs/design.md H2).
+     *
+     * @param retention how long messages are kept ({@code CDC_MESSAGES_RETENTION_HOURS})
+     * @param janitorPeriod how often the leader deletes older ones ({@code CDC_MESSAGES_JANITOR_MS})
+     */
+    public record Messages(Duration retention, Duration janitorPeriod) {}
 
     /**
      * Periods and sizes that are not configurable by environment variables.
@@ -168,6 +178,9 @@ public record CdcConfig(
                 env.longValue(REGISTRY_BUCKET_MAX_BYTES, 64 * 1024, Long.MAX_VALUE),
                 LeaderConfig.fromEnv(env, instanceId),
                 tenantSql(env, postgresUrl, secret, slot),
+                new Messages(
+                        Duration.ofHours(env.integer(CDC_MESSAGES_RETENTION_HOURS, 1, 24 * 365)),
+                        env.millis(CDC_MESSAGES_JANITOR_MS, 1_000, 86_400_000)),
                 Timings.DEFAULT);
     }
 

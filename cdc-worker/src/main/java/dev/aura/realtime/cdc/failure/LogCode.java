@@ -86,6 +86,18 @@ public enum LogCode {
     /** A project's limit overrides could not be read; ws-front keeps what it knew and asks again. */
     PROJECT_LIMITS_DB_FAILED,
 
+    // private channels, Broadcast from Database (docs/design.md H1, H2)
+    /** A project's realtime schema could not be created or handed to the project's owner; retried. */
+    REALTIME_SCHEMA_FAILED,
+    /** A channel-access request (private check, replay, persist) failed on the database (answered "try again"). */
+    CHANNEL_ACCESS_DB_FAILED,
+    /** A captured message's payload is over the limit: delivered with an {@code Error 413} payload instead. */
+    MESSAGE_TOO_LARGE,
+    /** A captured messages-table row lacks its topic (the tenant altered the table); not delivered. */
+    MESSAGE_ROW_SKIPPED,
+    /** The janitor could not remove a project's old messages; retried at its next run. */
+    MESSAGES_JANITOR_FAILED,
+
     // leader election
     /** Leading without a Lease ({@code LEADER_ELECTION=disabled}, or auto outside Kubernetes). */
     LEADER_ELECTION_DISABLED,

@@ -80,6 +80,7 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
     private final ChangePublisher publisher;
     private final CdcMetrics metrics;
     private final EventRenderer renderer = new EventRenderer();
+    private final MessageRows messageRows;
     private final List<Shard> shards = new ArrayList<>();
     private volatile LeaderGate gate;
     /** The registry position batches are handed off with (reader thread only). */
@@ -190,6 +191,7 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
         this.policy = policy;
         this.publisher = publisher;
         this.metrics = metrics;
+        this.messageRows = new MessageRows(MessageRows.MAX_PAYLOAD_BYTES);
         for (int i = 0; i < settings.numShards(); i++) {
             shards.add(new Shard(i, settings.queueBytes()));
         }
@@ -366,16 +368,49 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
                         null);
             }
             List<AccessPolicy.Candidates> candidates = new ArrayList<>(run.size());
+            List<MessageRows.Rendered> messages = new ArrayList<>();
             for (Work w : run) {
+                if (MessageRows.isMessageRow(w.change(), w.projectId())) {
+                    // Broadcast from Database (docs/design.md H2): published in this run's commit
+                    // order; ws-front applies the channel's read check
+                    MessageRows.Rendered m = messageRows.render(w.change(), w.projectId(), publisher.maxPayload());
+                    if (m != null) {
+                        candidates.add(null);
+                        messages.add(m);
+                    }
+                    continue;
+                }
                 BuiltEvent e = builder.build(w.change(), w.projectId());
                 List<SubscriptionEntry> matched = matcher.match(e, registry.candidates(w.projectId(), e.table()));
                 candidates.add(new AccessPolicy.Candidates(e, matched));
             }
-            List<List<Delivery>> allowed = policy.allowed(candidates);
+            List<AccessPolicy.Candidates> changes = new ArrayList<>(candidates.size());
+            for (AccessPolicy.Candidates c : candidates) {
+                if (c != null) {
+                    changes.add(c);
+                }
+            }
+            List<List<Delivery>> allowed = policy.allowed(changes);
             LeaderGate g = gate;
-            for (int i = 0; i < candidates.size(); i++) {
-                List<Delivery> deliveries = allowed.get(i);
-                BuiltEvent e = candidates.get(i).event();
+            int change = 0;
+            int message = 0;
+            for (AccessPolicy.Candidates candidate : candidates) {
+                if (candidate == null) {
+                    MessageRows.Rendered m = messages.get(message++);
+                    if (g != null) {
+                        g.checkFence();
+                    }
+                    publisher.publish(m.subject(), m.eventId(), g == null ? 0 : g.leaseEpoch(), m.body());
+                    metrics.eventsPublished.increment();
+                    unconfirmed += m.body().length;
+                    if (unconfirmed > settings.unconfirmedBytes()) {
+                        publisher.flush(settings.flushTimeout());
+                        unconfirmed = 0;
+                    }
+                    continue;
+                }
+                List<Delivery> deliveries = allowed.get(change++);
+                BuiltEvent e = candidate.event();
                 if (deliveries.isEmpty()) {
                     metrics.eventsUnmatched.increment();
                     continue;

@@ -7,14 +7,23 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Reads the enabled tables from {@code aura_platform} on a given connection. */
+/**
+ * Reads the enabled tables from {@code aura_platform} on a given connection: the tables enabled
+ * through the control API, and the {@code messages} table of every project whose realtime schema
+ * is provisioned ({@link RealtimeSchemas}), which the same slot captures for Broadcast from
+ * Database (docs/design.md H2).
+ */
 final class EnabledTablesLoader {
     private static final String QUERY = """
             SELECT p.project_id::text, p.schema_name, rt.table_name
               FROM aura_platform.realtime_tables rt
               JOIN aura_platform.projects p USING (project_id)
              WHERE rt.enabled
-             ORDER BY 1, 3""";
+            UNION ALL
+            SELECT p.project_id::text, 'project_' || replace(p.project_id::text, '-', '_') || '_realtime', 'messages'
+              FROM aura_platform.projects p
+             WHERE p.realtime_schema_version >= 1
+             ORDER BY 1, 2, 3""";
 
     /** Enabled tables whose UPDATE/DELETE wal2json drops: no replica identity at all (C6). */
     private static final String WITHOUT_IDENTITY = """

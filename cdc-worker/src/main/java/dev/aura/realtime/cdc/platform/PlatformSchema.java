@@ -90,6 +90,30 @@ public final class PlatformSchema {
         "REVOKE ALL ON FUNCTION aura_rls.visible_each(text, text[], integer) FROM PUBLIC",
         "GRANT USAGE ON SCHEMA aura_rls TO aura_anon, aura_authenticated",
         "GRANT EXECUTE ON FUNCTION aura_rls.visible_each(text, text[], integer) TO aura_anon, aura_authenticated",
+        // Private channels (docs/design.md H1): the project's setting, and how far its realtime
+        // schema (RealtimeSchemas) is provisioned.
+        "ALTER TABLE aura_platform.projects ADD COLUMN IF NOT EXISTS private_only boolean NOT NULL DEFAULT false",
+        "ALTER TABLE aura_platform.projects ADD COLUMN IF NOT EXISTS realtime_schema_version integer NOT NULL DEFAULT 0",
+        // The read check of a private channel, as Supabase makes it: probe rows for the topic are
+        // inserted (by the project's SECURITY DEFINER probe, so no insert policy is needed), then
+        // selected in a new statement under the caller's client role and claims, so the tenant's
+        // SELECT policies on its messages table decide. The caller's transaction is always rolled
+        // back, so the probes are never committed (nor captured by the slot). SECURITY INVOKER.
+        """
+        CREATE OR REPLACE FUNCTION aura_rls.channel_read(realtime_schema text, probe_topic text)
+        RETURNS TABLE(read_broadcast boolean, read_presence boolean) LANGUAGE plpgsql VOLATILE AS $$
+        DECLARE
+          ids uuid[];
+        BEGIN
+          EXECUTE format('SELECT array_agg(p) FROM %I.aura_probe($1) p', realtime_schema) INTO ids USING probe_topic;
+          EXECUTE format('SELECT coalesce(bool_or(extension = ''broadcast''), false),'
+                         ' coalesce(bool_or(extension = ''presence''), false)'
+                         ' FROM %I.messages WHERE id = ANY($1)', realtime_schema)
+            INTO read_broadcast, read_presence USING ids;
+          RETURN NEXT;
+        END $$""",
+        "REVOKE ALL ON FUNCTION aura_rls.channel_read(text, text) FROM PUBLIC",
+        "GRANT EXECUTE ON FUNCTION aura_rls.channel_read(text, text) TO aura_anon, aura_authenticated",
     };
 
     private PlatformSchema() {}

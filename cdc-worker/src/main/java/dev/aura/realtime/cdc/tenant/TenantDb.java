@@ -127,14 +127,16 @@ public final class TenantDb implements AutoCloseable {
     private final ScheduledExecutorService scheduler;
     private final TenantSessions sessions;
     private final Semaphore joinLane;
+    private final ChannelChecks channels;
     private volatile TenantSqlStatus status;
     private volatile TenantSqlStatus missing;
     private volatile long verifiedAtNanos;
 
     private TenantDb(Settings settings) {
         this.settings = settings;
+        // join-time casts and private-channel checks get joinConnections each (ChannelChecks)
         this.pool = TenantSessions.pool(
-                settings, "aura-cdc-tenant", settings.checkConnections() + settings.joinConnections() + 1);
+                settings, "aura-cdc-tenant", settings.checkConnections() + 2 * settings.joinConnections() + 1);
         this.terminator = TenantSessions.pool(settings, "aura-cdc-tenant-watchdog", 1);
         this.scheduler = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().name("aura-tenant-watchdog").daemon().factory());
@@ -142,6 +144,7 @@ public final class TenantDb implements AutoCloseable {
         Watchdog watchdog = new Watchdog(scheduler, terminator, half.compareTo(GRACE) > 0 ? half : GRACE);
         this.sessions = new TenantSessions(pool, watchdog, settings.statementTimeout());
         this.joinLane = new Semaphore(settings.joinConnections());
+        this.channels = new ChannelChecks(this, settings.joinConnections(), settings.checkoutTimeout());
         this.status = TenantSqlStatus.not(settings.user(), TenantSqlStatus.STARTING, "verifying the tenant login");
     }
 
@@ -161,6 +164,11 @@ public final class TenantDb implements AutoCloseable {
         db.refreshStatus();
         db.scheduler.scheduleWithFixedDelay(db::recheck, 1, 1, TimeUnit.SECONDS);
         return db;
+    }
+
+    /** Private-channel checks, replay, persisted broadcasts and the janitor (docs/design.md H1, H2). */
+    public ChannelChecks channels() {
+        return channels;
     }
 
     /** Whether tenant SQL runs, and why not. */
@@ -332,10 +340,26 @@ public final class TenantDb implements AutoCloseable {
     /** Runs {@code body} in a tenant transaction, unless tenant SQL is off. */
     private <T> T session(String pgRole, String claims, String schema, Duration timeout, TenantSessions.Body<T> body)
             throws Unavailable, TenantSessions.TenantFailure {
+        return session(pgRole, claims, schema, timeout, TenantSessions.Mode.READ_ONLY, body);
+    }
+
+    /** Runs {@code body} in a tenant transaction ending as {@code mode} says, unless tenant SQL is off. */
+    <T> T session(
+            String pgRole,
+            String claims,
+            String schema,
+            Duration timeout,
+            TenantSessions.Mode mode,
+            TenantSessions.Body<T> body)
+            throws Unavailable, TenantSessions.TenantFailure {
         if (status.off()) {
             throw new IllegalStateException("tenant SQL is off: " + status.reasonCode());
         }
-        return sessions.run(pgRole, claims, schema, timeout, body);
+        return sessions.run(pgRole, claims, schema, timeout, mode, body);
+    }
+
+    Duration statementTimeout() {
+        return settings.statementTimeout();
     }
 
     @Override

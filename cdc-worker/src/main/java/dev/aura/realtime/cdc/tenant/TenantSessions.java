@@ -24,6 +24,17 @@ final class TenantSessions {
     private static final String SETUP = "SELECT set_config('role', ?, true), set_config('request.jwt.claims', ?, true),"
             + " set_config('search_path', ?, true), set_config('statement_timeout', ?, true)";
 
+    /**
+     * How the transaction ends. Tenant transactions are read-only unless a private-channel check
+     * must insert (docs/design.md H1): the write check and the read check's probe rows are rolled
+     * back; only a persisted broadcast and the janitor commit.
+     */
+    enum Mode {
+        READ_ONLY,
+        WRITE_ROLLBACK,
+        WRITE_COMMIT
+    }
+
     /** Work done inside a tenant transaction. */
     @FunctionalInterface
     interface Body<T> {
@@ -53,13 +64,23 @@ final class TenantSessions {
     /** One tenant transaction: setup, {@code body}, then classification of any failure, then cleanup. */
     <T> T run(String pgRole, String claims, String schema, Duration timeout, Body<T> body)
             throws Unavailable, TenantFailure {
+        return run(pgRole, claims, schema, timeout, Mode.READ_ONLY, body);
+    }
+
+    /** Like {@link #run(String, String, String, Duration, Body)}, ending the transaction as {@code mode} says. */
+    <T> T run(String pgRole, String claims, String schema, Duration timeout, Mode mode, Body<T> body)
+            throws Unavailable, TenantFailure {
         Duration limit = timeout.compareTo(statementTimeout) < 0 ? timeout : statementTimeout;
-        Connection c = prepared(pgRole, claims, schema, limit);
+        Connection c = prepared(pgRole, claims, schema, limit, mode != Mode.READ_ONLY);
         Watchdog.Guard guard = null;
         boolean usable = true;
         try {
             guard = watchdog.watch(c.unwrap(PGConnection.class).getBackendPID(), limit);
-            return body.run(c);
+            T result = body.run(c);
+            if (mode == Mode.WRITE_COMMIT) {
+                c.commit(); // deferred triggers run here: their failure is classified like any other
+            }
+            return result;
         } catch (SQLException e) {
             boolean fired = guard != null && guard.fired();
             String state = e.getSQLState();
@@ -91,7 +112,8 @@ final class TenantSessions {
      * The setup is our SQL and runs no tenant code, so its failure means the pooled session was
      * already broken (e.g. Postgres restarted since): that one is dropped and a fresh one tried once.
      */
-    private Connection prepared(String pgRole, String claims, String schema, Duration limit) throws Unavailable {
+    private Connection prepared(String pgRole, String claims, String schema, Duration limit, boolean write)
+            throws Unavailable {
         SQLException last = null;
         for (int attempt = 0; attempt < 2; attempt++) {
             Connection c;
@@ -102,6 +124,11 @@ final class TenantSessions {
             }
             try {
                 c.setAutoCommit(false);
+                if (write) {
+                    try (Statement s = c.createStatement()) {
+                        s.execute("SET TRANSACTION READ WRITE"); // must precede every other statement
+                    }
+                }
                 try (PreparedStatement ps = c.prepareStatement(SETUP)) {
                     ps.setString(1, pgRole);
                     ps.setString(2, claims);

@@ -34,7 +34,20 @@ class CdcConfigTest {
         assertThat(config.numShards()).isEqualTo(4);
         assertThat(config.maxRecordBytes()).isEqualTo(1_048_576);
         assertThat(config.redecodeWarnBytes()).isEqualTo(268_435_456L);
+        assertThat(config.messages()).isEqualTo(new CdcConfig.Messages(Duration.ofHours(72), Duration.ofMinutes(10)));
         assertThat(config.timings()).isEqualTo(CdcConfig.Timings.DEFAULT);
+    }
+
+    @Test
+    void theMessagesRetentionAndJanitorPeriodAreReadWithinTheirBounds() {
+        CdcConfig config = config(Map.of("CDC_MESSAGES_RETENTION_HOURS", "24", "CDC_MESSAGES_JANITOR_MS", "60000"));
+        assertThat(config.messages()).isEqualTo(new CdcConfig.Messages(Duration.ofHours(24), Duration.ofMinutes(1)));
+        assertThatThrownBy(() -> config(Map.of("CDC_MESSAGES_RETENTION_HOURS", "0")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("CDC_MESSAGES_RETENTION_HOURS");
+        assertThatThrownBy(() -> config(Map.of("CDC_MESSAGES_JANITOR_MS", "10")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("CDC_MESSAGES_JANITOR_MS");
     }
 
     @Test

@@ -82,6 +82,33 @@ class ShardedPipelineTest {
     }
 
     @Test
+    void messagesTableRowsArePublishedAsDatabaseBroadcastsInCommitOrderWithTheProjectsChanges() throws Exception {
+        registry.bind("p1", "t", "sub-p1");
+        start(2, 8);
+        pipeline.accept(change("p1", 1), "p1");
+        pipeline.accept(message("p1", 2, "first"), "p1");
+        pipeline.accept(change("p1", 3), "p1");
+        pipeline.accept(message("p1", 4, "second"), "p1");
+        pipeline.flush();
+
+        assertThat(publisher.events)
+                .extracting(e -> e.subject().startsWith("aura.realtime.messages.")
+                        ? e.body().path("event").asText()
+                        : "change "
+                                + e.body()
+                                        .path("data")
+                                        .path("record")
+                                        .path("id")
+                                        .asInt())
+                .containsExactly("change 1", "first", "change 3", "second");
+        Published first = publisher.events.get(1);
+        assertThat(first.subject()).isEqualTo("aura.realtime.messages.p1.room");
+        assertThat(first.eventId()).isEqualTo("0/1002:0");
+        assertThat(first.body().path("id").asText()).isEqualTo("id-2");
+        assertThat(counter("aura.cdc.events.published")).isEqualTo(4);
+    }
+
+    @Test
     void aChangeNobodyMaySeeIsCountedAndNotPublished() throws Exception {
         registry.bind("p1", "other_table", "sub-1");
         start(2, 8);
@@ -360,6 +387,26 @@ class ShardedPipelineTest {
                 List.of(),
                 List.of("id"),
                 Lsn.parse("0/" + Integer.toHexString(0x1000 + id).toUpperCase()),
+                0,
+                "2026-01-02T03:04:05Z");
+    }
+
+    /** An INSERT into the project's messages table: a broadcast on topic {@code room}. */
+    private static RowChange message(String project, int n, String event) {
+        return new RowChange(
+                'I',
+                "project_" + project + "_realtime",
+                "messages",
+                List.of(
+                        new DecodedColumn("topic", 25, JSON.textNode("room")),
+                        new DecodedColumn("extension", 25, JSON.textNode("broadcast")),
+                        new DecodedColumn("event", 25, JSON.textNode(event)),
+                        new DecodedColumn("payload", 3802, JSON.textNode("{\"n\": " + n + "}")),
+                        new DecodedColumn("private", 16, JSON.booleanNode(true)),
+                        new DecodedColumn("id", 2950, JSON.textNode("id-" + n))),
+                List.of(),
+                List.of("id"),
+                Lsn.parse("0/" + Integer.toHexString(0x1000 + n).toUpperCase()),
                 0,
                 "2026-01-02T03:04:05Z");
     }

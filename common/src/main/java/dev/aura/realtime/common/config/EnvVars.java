@@ -115,6 +115,17 @@ public final class EnvVars {
             "268435456",
             "bytes",
             "Warn when restart_lsn lags confirmed_flush_lsn by more (a long-open transaction)");
+    public static final EnvVar CDC_MESSAGES_RETENTION_HOURS = new EnvVar(
+            "CDC_MESSAGES_RETENTION_HOURS",
+            "72",
+            "h",
+            "How long rows of the projects' realtime messages tables are kept (Broadcast from Database, persisted"
+                    + " messages, replay; Supabase: 72); keep equal on every replica");
+    public static final EnvVar CDC_MESSAGES_JANITOR_MS = new EnvVar(
+            "CDC_MESSAGES_JANITOR_MS",
+            "600000",
+            "ms",
+            "Period of the leader's janitor deleting messages older than CDC_MESSAGES_RETENTION_HOURS");
     public static final EnvVar LEADER_ELECTION =
             new EnvVar("LEADER_ELECTION", "auto", "", "auto | kubernetes | disabled");
     public static final EnvVar LEASE_NAME =
@@ -313,6 +324,8 @@ public final class EnvVars {
             CDC_REDECODE_WARN_BYTES,
             CDC_TENANT_STATEMENT_TIMEOUT_MS,
             CDC_TENANT_LOCK_TIMEOUT_MS,
+            CDC_MESSAGES_RETENTION_HOURS,
+            CDC_MESSAGES_JANITOR_MS,
             LEADER_ELECTION,
             LEASE_NAME,
             LEASE_NAMESPACE,

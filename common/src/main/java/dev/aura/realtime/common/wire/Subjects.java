@@ -15,6 +15,8 @@ import java.nio.charset.StandardCharsets;
  * aura.realtime.rpc.subscription-check                   request/reply: validate a binding at join
  * aura.realtime.rpc.project-limits                       request/reply: a project's limit overrides
  * aura.realtime.usage                                    per-project counts (ws-front ↔ ws-front)
+ * aura.realtime.messages.&lt;project_id&gt;.&lt;topic token&gt;   captured messages-table rows (cdc-worker → ws-front)
+ * aura.realtime.rpc.channel-access                       request/reply: private channel checks, replay, persist
  * </pre>
  *
  * <p>Every ws-front replica subscribes to {@code changes.>}, {@code broadcast.>} and
@@ -39,6 +41,10 @@ public final class Subjects {
     public static final String PROJECT_LIMITS = PREFIX + "rpc.project-limits";
     /** Every ws-front replica's per-project counts ({@link UsageReport}), read by every replica. */
     public static final String USAGE = PREFIX + "usage";
+    /** Rows of the projects' messages tables, as {@link DbBroadcast} (docs/design.md H2). */
+    public static final String MESSAGES = PREFIX + "messages";
+    /** Request/reply of {@link ChannelAccess} (docs/design.md H1). */
+    public static final String CHANNEL_ACCESS = PREFIX + "rpc.channel-access";
     /**
      * Reply-subject prefix of the cdc-worker's connection (JetStream API replies, KV watch
      * deliveries). Each binary has its own, so NATS permissions can let each subscribe only to
@@ -64,11 +70,16 @@ public final class Subjects {
         return BROADCAST + "." + encodeToken(projectId) + "." + encodeToken(topic);
     }
 
-    /** A parsed {@code changes} or {@code broadcast} subject. */
+    /** {@code aura.realtime.messages.<project>.<topic token>}. */
+    public static String messages(String projectId, String topic) {
+        return MESSAGES + "." + encodeToken(projectId) + "." + encodeToken(topic);
+    }
+
+    /** A parsed {@code changes}, {@code broadcast} or {@code messages} subject. */
     public record Parsed(String kind, String projectId, String name) {}
 
     /**
-     * Parses a subject made by {@link #changes} or {@link #broadcast}.
+     * Parses a subject made by {@link #changes}, {@link #broadcast} or {@link #messages}.
      *
      * @return null for any other subject (including {@link #CDC_STATUS})
      * @throws IllegalArgumentException when a token is not a valid encoding
@@ -78,7 +89,8 @@ public final class Subjects {
             return null;
         }
         String[] parts = subject.substring(PREFIX.length()).split("\\.", -1);
-        if (parts.length != 3 || !(parts[0].equals("changes") || parts[0].equals("broadcast"))) {
+        if (parts.length != 3
+                || !(parts[0].equals("changes") || parts[0].equals("broadcast") || parts[0].equals("messages"))) {
             return null;
         }
         return new Parsed(parts[0], decodeToken(parts[1]), decodeToken(parts[2]));

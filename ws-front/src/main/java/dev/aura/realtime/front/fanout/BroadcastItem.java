@@ -7,8 +7,9 @@ import java.util.Queue;
  * One broadcast for the members of a channel on one event loop: the loop's member array (shared,
  * immutable: {@link LocalTopics.Shard}) and the message's frame per framing. The sender's thread
  * does no work per member; the loop skips, at write time, the sender ({@code exclude}), closed
- * channels and members that already got the message from history by a resume
- * ({@link Subscriber#resumed}).
+ * channels, members of a private channel without broadcast read ({@link Subscriber#readsBroadcast},
+ * which a token refresh can change; docs/design.md H1) and members that already got the message
+ * from history by a resume ({@link Subscriber#resumed}).
  *
  * <p>Consecutive broadcasts to the same members are written as one {@link Run}, member by member:
  * each socket gets all of them in a row and is flushed once, which is where a loop that fell
@@ -54,7 +55,7 @@ final class BroadcastItem extends LoopOutbox.Item {
 
     /** The frame member {@code s} gets, or null when it gets none (sender, closed, resumed, no form). */
     private OutFrame frameFor(Subscriber s, Recipient r) {
-        if (r == exclude || !s.active() || (messageId != null && s.resumed(messageId))) {
+        if (r == exclude || !s.active() || !s.readsBroadcast() || (messageId != null && s.resumed(messageId))) {
             return null;
         }
         return byFraming[r.framing().ordinal()];
@@ -71,7 +72,11 @@ final class BroadcastItem extends LoopOutbox.Item {
         int closed = 0;
         for (Subscriber s : members) {
             Recipient r = s.recipient();
-            if (r != exclude && s.active() && byFraming[r.framing().ordinal()] != null && r.shed()) {
+            if (r != exclude
+                    && s.active()
+                    && s.readsBroadcast()
+                    && byFraming[r.framing().ordinal()] != null
+                    && r.shed()) {
                 closed++;
             }
         }

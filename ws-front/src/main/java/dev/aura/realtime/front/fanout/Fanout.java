@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.aura.realtime.common.wire.CdcStatus;
 import dev.aura.realtime.common.wire.ChangeEvent;
+import dev.aura.realtime.common.wire.DbBroadcast;
 import dev.aura.realtime.front.history.HistoryStore;
 import dev.aura.realtime.front.log.LogCode;
 import dev.aura.realtime.front.metrics.FrontMetrics;
@@ -19,6 +20,7 @@ import dev.aura.realtime.front.relay.RelayListener;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoop;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -100,7 +102,9 @@ public final class Fanout implements RelayListener {
     /**
      * Sends a broadcast to the local members of a channel and records it in the history (also
      * when no local member is joined: history outlives membership, see {@link HistoryStore}).
+     * Members of a private channel without broadcast read get nothing (docs/design.md H1).
      *
+     * @param channel the channel's {@link ChannelKeys key}
      * @param exclude the sender's connection when it must not receive its own message, else null
      */
     public void broadcastLocal(String projectId, String channel, UserBroadcast message, Recipient exclude) {
@@ -115,7 +119,8 @@ public final class Fanout implements RelayListener {
                 for (Framing framing : FRAMINGS) {
                     int f = framing.ordinal();
                     if (shard.framings()[f] && byFraming[f] == null) {
-                        byFraming[f] = frames.broadcast(Topics.PREFIX + channel, message, framing, false, alloc);
+                        byFraming[f] = frames.broadcast(
+                                Topics.PREFIX + ChannelKeys.name(channel), message, framing, false, alloc);
                     }
                 }
             }
@@ -141,7 +146,7 @@ public final class Fanout implements RelayListener {
      */
     public void replaySince(Subscriber s, long sinceMs, int limit) {
         int capped = Math.min(limit, Math.max(1, history.perChannel()));
-        for (HistoryStore.Entry e : history.since(s.projectId(), s.channelName(), sinceMs, capped, clock.millis())) {
+        for (HistoryStore.Entry e : history.since(s.projectId(), s.channelKey(), sinceMs, capped, clock.millis())) {
             replay(s, e.message());
         }
     }
@@ -155,7 +160,7 @@ public final class Fanout implements RelayListener {
      */
     public void resume(Subscriber s, String lastEventId) {
         Optional<List<HistoryStore.Entry>> missed =
-                history.after(s.projectId(), s.channelName(), lastEventId, clock.millis());
+                history.after(s.projectId(), s.channelKey(), lastEventId, clock.millis());
         if (missed.isEmpty()) {
             ObjectNode reset = JsonNodeFactory.instance.objectNode();
             reset.put("reason", Reasons.HISTORY_GAP);
@@ -170,8 +175,11 @@ public final class Fanout implements RelayListener {
         }
     }
 
-    /** Sends one history broadcast; false when it has no form in the member's framing. */
-    private boolean replay(Subscriber s, UserBroadcast message) {
+    /**
+     * Sends one stored broadcast to one member as replayed ({@code meta.replayed}); false when it
+     * has no form in the member's framing. Any thread.
+     */
+    public boolean replay(Subscriber s, UserBroadcast message) {
         OutFrame frame = frames.broadcast(s.topic(), message, s.recipient().framing(), true, alloc);
         if (frame == null) {
             return false;
@@ -187,6 +195,19 @@ public final class Fanout implements RelayListener {
     @Override
     public void onBroadcast(String projectId, String channel, UserBroadcast message) {
         broadcastLocal(projectId, channel, message, null);
+    }
+
+    /**
+     * A row of the project's messages table (docs/design.md H2): a {@code private} row reaches the
+     * private channel of its topic (members with broadcast read), any other the public channel;
+     * {@code meta.id} is the row's id.
+     */
+    @Override
+    public void onDbBroadcast(String projectId, DbBroadcast message) {
+        byte[] payload = String.valueOf(message.payload()).getBytes(StandardCharsets.UTF_8);
+        UserBroadcast b =
+                new UserBroadcast(message.event() == null ? "" : message.event(), payload, true, message.id());
+        broadcastLocal(projectId, ChannelKeys.of(message.topic(), message.privateChannel()), b, null);
     }
 
     @Override

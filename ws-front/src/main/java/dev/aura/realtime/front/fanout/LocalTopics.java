@@ -12,8 +12,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * This replica's joined channels, indexed for fan-out: by (project, channel name) for
- * broadcasts and by registry sub id for postgres changes. Thread-safe: event loops add and
+ * This replica's joined channels, indexed for fan-out: by (project, channel {@link ChannelKeys key})
+ * for broadcasts and by registry sub id for postgres changes. Thread-safe: event loops add and
  * remove, the relay thread reads. A channel's entry exists while at least one local member is
  * joined; broadcast history is kept apart ({@code history.HistoryStore}) because it outlives members.
  *
@@ -85,7 +85,7 @@ public final class LocalTopics {
     private final ConcurrentHashMap<String, BindingRef> bySubId = new ConcurrentHashMap<>();
 
     public void add(Subscriber s) {
-        topics.compute(new Key(s.projectId(), s.channelName()), (k, members) -> {
+        topics.compute(new Key(s.projectId(), s.channelKey()), (k, members) -> {
             Members m = members == null ? new Members() : members;
             m.set.add(s);
             m.changed();
@@ -100,14 +100,14 @@ public final class LocalTopics {
         for (PostgresBinding b : s.bindings()) {
             bySubId.remove(b.subId());
         }
-        topics.computeIfPresent(new Key(s.projectId(), s.channelName()), (k, members) -> {
+        topics.computeIfPresent(new Key(s.projectId(), s.channelKey()), (k, members) -> {
             members.set.remove(s);
             members.changed();
             return members.set.isEmpty() ? null : members;
         });
     }
 
-    /** The local members of a channel by event loop, or null when none joined it. */
+    /** The local members of a channel by its {@link ChannelKeys key} and event loop, or null when none joined it. */
     Shard[] shards(String projectId, String channel) {
         Members m = topics.get(new Key(projectId, channel));
         return m == null ? null : m.shards();

@@ -22,6 +22,16 @@ public interface Subscriber {
 
     boolean active();
 
+    /** The channel's identity for the local index and history ({@link ChannelKeys}). */
+    default String channelKey() {
+        return channelName();
+    }
+
+    /** Whether broadcasts may be delivered: false for a private member without broadcast read (docs/design.md H1). */
+    default boolean readsBroadcast() {
+        return true;
+    }
+
     /** The channel's postgres_changes bindings (empty for none). */
     List<PostgresBinding> bindings();
 

@@ -142,7 +142,7 @@ final class PresenceFeed implements AutoCloseable {
     }
 
     private static PresenceView.Channel channel(PresenceMember m) {
-        return new PresenceView.Channel(m.projectId(), m.channelName());
+        return new PresenceView.Channel(m.projectId(), m.channelKey());
     }
 
     /** Stops the thread; pending diffs are dropped (their channels are closing too). Idempotent. */

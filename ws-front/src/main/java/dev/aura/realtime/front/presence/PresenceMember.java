@@ -12,6 +12,11 @@ public interface PresenceMember {
     /** Topic without {@code realtime:}. */
     String channelName();
 
+    /** The channel's identity for presence keys: public and private channels of a name are separate. */
+    default String channelKey() {
+        return channelName();
+    }
+
     /** The join's {@code config} object ({@code config.presence.key}, {@code config.presence.enabled}). */
     JsonNode config();
 

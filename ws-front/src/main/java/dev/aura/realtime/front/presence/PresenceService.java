@@ -107,7 +107,7 @@ public final class PresenceService implements PresenceExtension, AutoCloseable {
         PresenceEntry previous = t.entry;
         t.entry = new PresenceEntry(
                 m.projectId(),
-                m.channelName(),
+                m.channelKey(),
                 t.key,
                 t.member,
                 PresenceRefs.next(),

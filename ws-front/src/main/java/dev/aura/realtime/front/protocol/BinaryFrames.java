@@ -2,6 +2,7 @@ package dev.aura.realtime.front.protocol;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -70,7 +71,10 @@ public final class BinaryFrames {
         String topic = text(frame, at, topicLen);
         at += topicLen;
         String event = text(frame, at, eventLen);
-        at += eventLen + metaLen; // metadata: only keys the client allow-lists; not forwarded
+        at += eventLen;
+        // metadata: only keys the client allow-lists ({"persist": true}); not forwarded
+        boolean persist = metaLen > 0 && persistRequested(text(frame, at, metaLen));
+        at += metaLen;
         byte[] payload = new byte[start + size - at];
         frame.getBytes(at, payload);
         joinRef = joinRef.isEmpty() ? null : joinRef;
@@ -83,7 +87,16 @@ public final class BinaryFrames {
             return new PhoenixMessage.Malformed(joinRef, ref, topic, "unknown payload encoding " + encoding);
         }
         return new PhoenixMessage.BroadcastPush(
-                joinRef, ref, topic, new UserBroadcast(event, payload, encoding == ENCODING_JSON, null));
+                joinRef, ref, topic, new UserBroadcast(event, payload, encoding == ENCODING_JSON, null), persist);
+    }
+
+    /** Whether a kind 3 frame's metadata says {@code "persist": true}; unreadable metadata says no. */
+    private boolean persistRequested(String metadata) {
+        try {
+            return json.mapper().readTree(metadata).path("persist").asBoolean(false);
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /**

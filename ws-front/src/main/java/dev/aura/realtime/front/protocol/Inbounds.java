@@ -47,6 +47,10 @@ final class Inbounds {
             return new PhoenixMessage.Malformed(joinRef, ref, topic, "broadcast payload is not serialisable");
         }
         return new PhoenixMessage.BroadcastPush(
-                joinRef, ref, topic, new UserBroadcast(userEvent.asText(), bytes, true, null));
+                joinRef,
+                ref,
+                topic,
+                new UserBroadcast(userEvent.asText(), bytes, true, null),
+                payload.path("persist").asBoolean(false));
     }
 }

@@ -41,7 +41,13 @@ public sealed interface PhoenixMessage {
     record AccessToken(String joinRef, String ref, String topic, String token) implements Inbound {}
 
     /** {@code broadcast} push, from a JSON frame or a binary kind 3 frame. */
-    record BroadcastPush(String joinRef, String ref, String topic, UserBroadcast broadcast) implements Inbound {}
+    /** @param persist the client asked to store the message ({@code persist: true}; docs/design.md H2) */
+    record BroadcastPush(String joinRef, String ref, String topic, UserBroadcast broadcast, boolean persist)
+            implements Inbound {
+        public BroadcastPush(String joinRef, String ref, String topic, UserBroadcast broadcast) {
+            this(joinRef, ref, topic, broadcast, false);
+        }
+    }
 
     /** {@code presence} push ({@code track}/{@code untrack}); handled by the presence seam. */
     record PresencePush(String joinRef, String ref, String topic, JsonNode payload) implements Inbound {}

@@ -71,6 +71,34 @@ public final class Reasons {
     /** Last-Event-ID (SSE) no longer in the channel's history. */
     public static final String HISTORY_GAP = "HistoryGap: Last-Event-ID is no longer in the channel's history";
 
+    // private channels (docs/design.md H1)
+    /** A public join of a project whose {@code private_only} is set. */
+    public static final String PRIVATE_ONLY = "PrivateOnly: This project only allows private channels";
+
+    /** A topic name with NUL, which private channel keys reserve. */
+    public static final String TOPIC_NAME_INVALID = "TopicNameInvalid: topic names may not contain NUL";
+
+    /** Supabase's refusal of a private join (and the close after a token refresh took the read away). */
+    public static String cannotRead(String topic) {
+        return "Unauthorized: You do not have permissions to read from this Channel topic: " + topic;
+    }
+
+    /** A broadcast, track or persisted message on a private channel the insert policy refused. */
+    public static String cannotWrite(String topic) {
+        return "Unauthorized: You do not have permissions to write to this Channel topic: " + topic;
+    }
+
+    /** {@code persist} on a public channel (realtime-js refuses it before sending). */
+    public static final String PERSIST_NEEDS_PRIVATE = "Realtime send() cannot store a message on a public channel.";
+
+    /** Too much waiting behind a private channel's first write check. */
+    public static final String WRITE_CHECK_PENDING =
+            "RealtimeRestricted: too many messages are waiting for this channel's write check, try again";
+
+    /** A replay whose messages did not all fit one answer. */
+    public static final String REPLAY_TRUNCATED =
+            "UnableToReplayMessages: older messages were left out, the replay exceeded its size limit";
+
     /** A frame the codec could not read. */
     public static String malformed(String detail) {
         return "MalformedMessage: " + detail;

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.wire.AuraHeaders;
 import dev.aura.realtime.common.wire.CdcStatus;
 import dev.aura.realtime.common.wire.ChangeEvent;
+import dev.aura.realtime.common.wire.ChannelAccess;
+import dev.aura.realtime.common.wire.DbBroadcast;
 import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.common.wire.SubscriptionCheck;
 import dev.aura.realtime.front.log.LogCode;
@@ -33,10 +35,11 @@ import org.slf4j.LoggerFactory;
  * messages ({@link LogCode#RelayDecodeFailed}) and messages the listener failed to deliver
  * ({@link LogCode#RelayDeliveryFailed}) are logged with their code, counted and skipped.
  */
-public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker, AutoCloseable {
+public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker, ChannelAccessClient, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(NatsRelay.class);
 
     private static final String CHANGES_PREFIX = Subjects.CHANGES + ".";
+    private static final String MESSAGES_PREFIX = Subjects.MESSAGES + ".";
 
     private final Connection connection;
     private final String instanceId;
@@ -76,6 +79,7 @@ public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker,
         this.dispatcher = connection.createDispatcher(this::onMessage);
         dispatcher.subscribe(Subjects.CHANGES + ".>");
         dispatcher.subscribe(Subjects.BROADCAST + ".>");
+        dispatcher.subscribe(Subjects.MESSAGES + ".>");
         dispatcher.subscribe(Subjects.CDC_STATUS);
     }
 
@@ -85,7 +89,7 @@ public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker,
             return;
         }
         String subject = msg.getSubject();
-        if (subject.startsWith(CHANGES_PREFIX) && isDuplicate(subject, msg)) {
+        if ((subject.startsWith(CHANGES_PREFIX) || subject.startsWith(MESSAGES_PREFIX)) && isDuplicate(subject, msg)) {
             metrics.relayDuplicate();
             return;
         }
@@ -134,6 +138,11 @@ public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker,
             UserBroadcast message = BroadcastWire.decode(msg.getData(), id);
             return () -> listener.onBroadcast(parsed.projectId(), parsed.name(), message);
         }
+        if (parsed.kind().equals("messages")) {
+            metrics.relayInBroadcast();
+            DbBroadcast message = mapper.readValue(msg.getData(), DbBroadcast.class);
+            return () -> listener.onDbBroadcast(parsed.projectId(), message);
+        }
         metrics.relayInChange();
         ChangeEvent event = mapper.readValue(msg.getData(), ChangeEvent.class);
         return () -> listener.onChange(event);
@@ -181,6 +190,30 @@ public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker,
                 return r.ok() ? new Outcome.Valid(r.columnType(), r.notice()) : new Outcome.Invalid(r.error());
             } catch (Exception e) {
                 return new Outcome.Unavailable("undecodable reply: " + e);
+            }
+        });
+    }
+
+    @Override
+    public CompletableFuture<ChannelAccess.Reply> ask(ChannelAccess.Request request) {
+        byte[] body;
+        CompletableFuture<Message> reply;
+        try {
+            body = mapper.writeValueAsBytes(request);
+            reply = connection.requestWithTimeout(Subjects.CHANNEL_ACCESS, body, checkTimeout);
+        } catch (Exception e) {
+            log.debug("channel access request failed: {}", e.toString());
+            return CompletableFuture.completedFuture(ChannelAccess.Reply.failed(UNAVAILABLE));
+        }
+        return reply.orTimeout(checkTimeout.toMillis(), TimeUnit.MILLISECONDS).handle((msg, err) -> {
+            if (err != null || msg.isStatusMessage()) {
+                log.debug("channel access request unanswered: {}", err == null ? msg.getStatus() : err.toString());
+                return ChannelAccess.Reply.failed(UNAVAILABLE);
+            }
+            try {
+                return mapper.readValue(msg.getData(), ChannelAccess.Reply.class);
+            } catch (Exception e) {
+                return ChannelAccess.Reply.failed(UNAVAILABLE);
             }
         });
     }

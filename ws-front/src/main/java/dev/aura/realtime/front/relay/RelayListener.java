@@ -2,6 +2,7 @@ package dev.aura.realtime.front.relay;
 
 import dev.aura.realtime.common.wire.CdcStatus;
 import dev.aura.realtime.common.wire.ChangeEvent;
+import dev.aura.realtime.common.wire.DbBroadcast;
 import dev.aura.realtime.front.protocol.UserBroadcast;
 
 /**
@@ -14,6 +15,9 @@ public interface RelayListener {
 
     /** A change event from the cdc-worker. */
     void onChange(ChangeEvent event);
+
+    /** A row of the project's messages table, published by the cdc-worker (docs/design.md H2). */
+    void onDbBroadcast(String projectId, DbBroadcast message);
 
     /** A cdc-worker status message. */
     void onCdcStatus(CdcStatus status);

@@ -7,6 +7,7 @@ import dev.aura.realtime.front.fanout.LocalTopics;
 import dev.aura.realtime.front.metrics.FrontMetrics;
 import dev.aura.realtime.front.presence.PresenceExtension;
 import dev.aura.realtime.front.relay.BroadcastPublisher;
+import dev.aura.realtime.front.relay.ChannelAccessClient;
 import dev.aura.realtime.front.relay.SubscriptionChecker;
 import dev.aura.realtime.front.relay.SubscriptionRegistry;
 import java.time.Clock;
@@ -29,6 +30,8 @@ import java.time.Clock;
  * @param instanceId this replica's id (registry entries' {@code instance})
  * @param clock wall clock (token expiry, rate windows)
  * @param mapper wire JSON mapper
+ * @param access asks a cdc-worker about private channels (checks, replay, persist)
+ * @param privateOnly each project's {@code private_only}, cached
  */
 public record ChannelServices(
         JwtVerifier verifier,
@@ -44,4 +47,6 @@ public record ChannelServices(
         FrontMetrics metrics,
         String instanceId,
         Clock clock,
-        ObjectMapper mapper) {}
+        ObjectMapper mapper,
+        ChannelAccessClient access,
+        PrivateOnlyCache privateOnly) {}

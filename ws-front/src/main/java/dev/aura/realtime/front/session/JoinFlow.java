@@ -32,6 +32,11 @@ import org.slf4j.LoggerFactory;
  * CDC-unavailable error). A second join of a joined topic first closes the old channel with
  * {@code phx_close} carrying the old join ref, as Phoenix does. History is replayed right after
  * the ok reply: {@code config.broadcast.replay}, or the SSE endpoint's {@code Last-Event-ID}.
+ *
+ * <p>Every join also passes its gate ({@link PrivateChannels#gate}), asked together with the
+ * binding checks: a private channel's read check (refused with Supabase's "Unauthorized: You do not
+ * have permissions to read from this Channel topic"), or the project's {@code private_only} for a
+ * public one. A private channel's replay comes from the project's messages table (docs/design.md H1, H2).
  */
 final class JoinFlow {
     private static final Logger log = LoggerFactory.getLogger(JoinFlow.class);
@@ -39,11 +44,17 @@ final class JoinFlow {
     private final ChannelServices services;
     private final ClientSession session;
     private final ChannelLifecycle lifecycle;
+    private final PrivateChannels privateChannels;
 
-    JoinFlow(ChannelServices services, ClientSession session, ChannelLifecycle lifecycle) {
+    JoinFlow(
+            ChannelServices services,
+            ClientSession session,
+            ChannelLifecycle lifecycle,
+            PrivateChannels privateChannels) {
         this.services = services;
         this.session = session;
         this.lifecycle = lifecycle;
+        this.privateChannels = privateChannels;
     }
 
     void join(PhoenixMessage.Join j) {
@@ -58,6 +69,10 @@ final class JoinFlow {
         }
         if (Topics.nameTooLong(topic)) {
             replyError(j, Reasons.TOPIC_TOO_LONG);
+            return;
+        }
+        if (topic.indexOf('\u0000') >= 0) {
+            replyError(j, Reasons.TOPIC_NAME_INVALID); // NUL is reserved for private channel keys
             return;
         }
         if (!session.joins.tryAcquire(services.clock().millis())) {
@@ -99,20 +114,22 @@ final class JoinFlow {
                 return;
             }
         }
-        if (request.bindings().isEmpty()) {
-            accept(j, request, claims, List.of(), false, List.of());
-            return;
-        }
+        boolean privateChannel = request.config().path("private").asBoolean(false);
         Object token = new Object();
         session.pendingJoins.put(topic, token);
+        CompletableFuture<PrivateChannels.Gate> gate =
+                privateChannels.gate(topic.substring(Topics.PREFIX.length()), privateChannel, claims);
         List<CompletableFuture<Outcome>> checks = new ArrayList<>();
         for (JoinRequest.Binding b : request.bindings()) {
             checks.add(check(new SubscriptionCheck.Request(
                     claims.projectId(), b.table(), b.filter(), b.event(), claims.role())));
         }
         Claims joinClaims = claims;
-        CompletableFuture.allOf(checks.toArray(CompletableFuture[]::new))
-                .whenComplete((v, e) -> onEventLoop(j, () -> afterChecks(j, request, joinClaims, token, checks)));
+        List<CompletableFuture<?>> all = new ArrayList<>(checks);
+        all.add(gate);
+        CompletableFuture.allOf(all.toArray(CompletableFuture[]::new))
+                .whenComplete((v, e) ->
+                        onEventLoop(j, () -> afterChecks(j, request, joinClaims, token, gate, privateChannel, checks)));
     }
 
     private CompletableFuture<Outcome> check(SubscriptionCheck.Request request) {
@@ -128,12 +145,19 @@ final class JoinFlow {
             JoinRequest request,
             Claims claims,
             Object token,
+            CompletableFuture<PrivateChannels.Gate> gate,
+            boolean privateChannel,
             List<CompletableFuture<Outcome>> checks) {
         if (session.pendingJoins.get(j.topic()) != token) {
             return; // superseded by a later join or a leave
         }
         session.pendingJoins.remove(j.topic());
         if (!session.channel().isActive()) {
+            return;
+        }
+        PrivateChannels.Gate verdict = gate.join();
+        if (verdict.refusal() != null) {
+            replyError(j, verdict.refusal());
             return;
         }
         boolean unavailable = false;
@@ -157,7 +181,7 @@ final class JoinFlow {
             bindings.add(new PostgresBinding(
                     b.id(), UUID.randomUUID().toString(), b.event(), b.table(), b.filter(), b.echo()));
         }
-        accept(j, request, claims, bindings, unavailable, notices);
+        accept(j, request, claims, bindings, unavailable, notices, privateChannel, verdict);
     }
 
     /**
@@ -170,7 +194,9 @@ final class JoinFlow {
             Claims claims,
             List<PostgresBinding> bindings,
             boolean cdcUnavailable,
-            List<String> notices) {
+            List<String> notices,
+            boolean privateChannel,
+            PrivateChannels.Gate access) {
         Membership m = new Membership(
                 session,
                 j.topic(),
@@ -180,7 +206,9 @@ final class JoinFlow {
                 request.config(),
                 bindings,
                 claims,
-                request.accessToken());
+                request.accessToken(),
+                privateChannel);
+        m.readAccess(access.readBroadcast(), access.readPresence());
         lifecycle.activate(m);
         if (bindings.isEmpty()) {
             replyOk(j, m, bindings);
@@ -235,7 +263,9 @@ final class JoinFlow {
      * {@code config.broadcast.replay}, or the SSE {@code Last-Event-ID} of the join.
      */
     private void replay(Membership m, PhoenixMessage.Join j, JoinRequest.Replay replay) {
-        if (replay != null) {
+        if (replay != null && m.isPrivate()) {
+            privateChannels.replay(m, replay.sinceMs(), replay.limit()); // durable, cluster-wide (H2)
+        } else if (replay != null) {
             services.fanout().replaySince(m, replay.sinceMs(), replay.limit());
         }
         if (j.lastEventId() != null) {

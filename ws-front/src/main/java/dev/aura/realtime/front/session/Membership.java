@@ -4,13 +4,17 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.front.fanout.ChannelKeys;
 import dev.aura.realtime.front.fanout.PostgresBinding;
 import dev.aura.realtime.front.fanout.Subscriber;
 import dev.aura.realtime.front.presence.PresenceMember;
 import dev.aura.realtime.front.protocol.PhoenixMessage;
 import dev.aura.realtime.front.protocol.Topics;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ScheduledFuture;
 
@@ -19,6 +23,10 @@ import java.util.concurrent.ScheduledFuture;
  * it through their small interfaces. Identity fields are immutable and safe to read from any
  * thread; {@link #claims()} and {@link #active()} are volatile; the expiry timer and the resumed
  * ids are event-loop confined.
+ *
+ * <p>A private channel (docs/design.md H1) carries the result of its read check (broadcast and
+ * presence read, volatile: the fan-out reads them) and, per extension, the cached result of its
+ * write check with the client events waiting for the first one (event loop only).
  */
 public final class Membership implements Subscriber, PresenceMember {
     /** {@link #config()} of the channels without a presence key; shared, never modified. */
@@ -35,6 +43,15 @@ public final class Membership implements Subscriber, PresenceMember {
     private final boolean ack;
     private final JsonNode config;
     private final List<PostgresBinding> bindings;
+    private final boolean privateChannel;
+    private final String channelKey;
+    private volatile boolean readBroadcast = true;
+    private volatile boolean readPresence = true;
+    /** Write check results by extension (event loop only); absent = not checked yet. */
+    private final Map<String, Boolean> writes = new HashMap<>();
+    /** Client events waiting for the first write check of their extension (event loop only). */
+    private final Map<String, List<Runnable>> waiting = new HashMap<>();
+
     private volatile Claims claims;
     private volatile String accessToken;
     private volatile boolean active = true;
@@ -50,7 +67,8 @@ public final class Membership implements Subscriber, PresenceMember {
             JsonNode config,
             List<PostgresBinding> bindings,
             Claims claims,
-            String accessToken) {
+            String accessToken,
+            boolean privateChannel) {
         this.session = session;
         this.topic = topic;
         this.channelName = topic.substring(Topics.PREFIX.length());
@@ -62,6 +80,76 @@ public final class Membership implements Subscriber, PresenceMember {
         this.bindings = List.copyOf(bindings);
         this.claims = claims;
         this.accessToken = accessToken;
+        this.privateChannel = privateChannel;
+        this.channelKey = ChannelKeys.of(channelName, privateChannel);
+    }
+
+    /** {@code config.private}: joined after a read check; broadcasts and presence need write checks. */
+    public boolean isPrivate() {
+        return privateChannel;
+    }
+
+    @Override
+    public String channelKey() {
+        return channelKey;
+    }
+
+    @Override
+    public boolean readsBroadcast() {
+        return readBroadcast;
+    }
+
+    boolean readsPresence() {
+        return readPresence;
+    }
+
+    /** Records a read check's result (at join and after a token refresh). */
+    void readAccess(boolean broadcast, boolean presence) {
+        this.readBroadcast = broadcast;
+        this.readPresence = presence;
+    }
+
+    /** The cached write check of {@code extension}: null when not checked yet. Event loop only. */
+    Boolean writeAccess(String extension) {
+        return writes.get(extension);
+    }
+
+    /** Caches a write check; null forgets it (a new token). Event loop only. */
+    void writeAccess(String extension, Boolean allowed) {
+        if (allowed == null) {
+            writes.remove(extension);
+        } else {
+            writes.put(extension, allowed);
+        }
+    }
+
+    /** Bytes of the client events waiting for write checks (event loop only). */
+    private long waitingBytes;
+
+    /**
+     * Queues a client event until the first write check of {@code extension} is answered.
+     *
+     * @param bytes the event's payload size, counted against {@code maxWaitingBytes}
+     * @return 1 when this is the first waiting event (the caller starts the check), 0 when queued
+     *     behind others, -1 when refused because the queue would exceed {@code maxWaitingBytes}
+     */
+    int awaitWrite(String extension, Runnable event, int bytes, long maxWaitingBytes) {
+        if (waitingBytes + bytes > maxWaitingBytes) {
+            return -1;
+        }
+        waitingBytes += bytes;
+        List<Runnable> queue = waiting.computeIfAbsent(extension, k -> new ArrayList<>());
+        queue.add(event);
+        return queue.size() == 1 ? 1 : 0;
+    }
+
+    /** Events queued behind a write check, which the caller now runs. Event loop only. */
+    List<Runnable> takeWaiting(String extension) {
+        List<Runnable> queue = waiting.remove(extension);
+        if (waiting.isEmpty()) {
+            waitingBytes = 0;
+        }
+        return queue == null ? List.of() : queue;
     }
 
     /** The connection this channel belongs to. */
@@ -104,11 +192,17 @@ public final class Membership implements Subscriber, PresenceMember {
     /**
      * The join's {@code config} as extensions read it: only {@code config.presence.enabled} and
      * {@code config.presence.key} (as boolean and text). Keeping the whole join config cost about a
-     * kilobyte of heap per channel; channels without a presence key share one read-only node.
+     * kilobyte of heap per channel; channels without a presence key share one read-only node. A
+     * private member without presence read sees {@code presence.enabled} false, so it gets no
+     * {@code presence_state} and no diffs (docs/design.md H1).
      */
     @Override
     public JsonNode config() {
-        return config;
+        if (readPresence) {
+            return config;
+        }
+        JsonNode key = config.path("presence").path("key");
+        return key.isMissingNode() ? PRESENCE_OFF : presenceConfig(false, key.asText());
     }
 
     private static JsonNode extensionConfig(JsonNode config) {

@@ -38,6 +38,7 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
     private ClientSession session;
     private ChannelLifecycle lifecycle;
     private JoinFlow joins;
+    private PrivateChannels privateChannels;
     private boolean closed;
 
     /**
@@ -60,7 +61,8 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
                 services.metrics(),
                 services.fanout().outbox(ctx.channel().eventLoop()));
         lifecycle = new ChannelLifecycle(services, session);
-        joins = new JoinFlow(services, session, lifecycle);
+        privateChannels = new PrivateChannels(services, session, lifecycle);
+        joins = new JoinFlow(services, session, lifecycle, privateChannels);
         session.onDisconnect(this::disconnect);
         services.sessions().add(session);
         services.metrics().connectionOpened();
@@ -128,6 +130,7 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
         m.claims(claims, token);
         lifecycle.scheduleExpiry(m);
         lifecycle.putEntries(m);
+        privateChannels.recheck(m); // private channels: the new claims must still read (docs/design.md H1)
     }
 
     /**
@@ -165,11 +168,49 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
             lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, Reasons.PROJECT_TOO_MANY_MESSAGES);
             return;
         }
-        message = message.withId(MessageIds.next(services.clock().millis()));
-        services.fanout().broadcastLocal(m.projectId(), m.channelName(), message, m.self() ? null : session);
-        services.publisher().publish(m.projectId(), m.channelName(), message);
+        if (b.persist() && !m.isPrivate()) {
+            // realtime-js refuses this itself; other clients are told rather than silently not stored
+            if (b.ref() != null) {
+                m.reply(b.ref(), "error", Replies.reason(Reasons.PERSIST_NEEDS_PRIVATE));
+            }
+            return;
+        }
+        privateChannels.whenWritable(
+                m,
+                "broadcast",
+                message.payload().length,
+                () -> {
+                    if (b.persist()) {
+                        privateChannels.persist(m, b); // stored, then delivered from the database (H2)
+                    } else {
+                        send(m, b);
+                    }
+                },
+                refusal -> refuse(m, b.ref(), refusal));
+    }
+
+    private void send(Membership m, PhoenixMessage.BroadcastPush b) {
+        if (!m.active()) {
+            return;
+        }
+        UserBroadcast message =
+                b.broadcast().withId(MessageIds.next(services.clock().millis()));
+        services.fanout().broadcastLocal(m.projectId(), m.channelKey(), message, m.self() ? null : session);
+        services.publisher().publish(m.projectId(), m.channelKey(), message);
         if (m.ack() && b.ref() != null) {
             m.reply(b.ref(), "ok", Replies.empty());
+        }
+    }
+
+    /** A private channel's write check refused a client event: the reply when it has a ref, else a system error. */
+    private void refuse(Membership m, String ref, String refusal) {
+        if (!m.active()) {
+            return;
+        }
+        if (ref != null) {
+            m.reply(ref, "error", Replies.reason(refusal));
+        } else {
+            m.push("system", SystemMessages.error(SystemMessages.EXT_SYSTEM, refusal, m.channelName()));
         }
     }
 
@@ -198,7 +239,16 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
             lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, Reasons.PROJECT_TOO_MANY_PRESENCE_MESSAGES);
             return;
         }
-        services.presence().onPresence(m, p);
+        privateChannels.whenWritable(
+                m,
+                "presence",
+                p.payload().toString().length(),
+                () -> {
+                    if (m.active()) {
+                        services.presence().onPresence(m, p);
+                    }
+                },
+                refusal -> refuse(m, p.ref(), refusal));
     }
 
     /**

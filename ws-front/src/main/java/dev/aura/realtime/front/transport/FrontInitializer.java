@@ -9,7 +9,6 @@ import dev.aura.realtime.front.session.WireHead;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
-import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketServerHandshaker;
@@ -41,7 +40,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class FrontInitializer extends ChannelInitializer<Channel> {
     /** Largest HTTP request (head and body) before the upgrade. */
-    static final int MAX_HTTP_REQUEST_BYTES = 64 * 1024;
+    /**
+     * Largest HTTP request body: a REST broadcast batch (docs/design.md H3). Larger requests get
+     * {@code 413 {"error": ...}} and the connection is closed.
+     */
+    static final int MAX_HTTP_REQUEST_BYTES = 1024 * 1024;
     /** A connection must send its first request head within this (slowloris; browsers send it at once). */
     static final Duration FIRST_REQUEST_DEADLINE = Duration.ofSeconds(5);
 
@@ -67,7 +70,7 @@ final class FrontInitializer extends ChannelInitializer<Channel> {
                 .addLast(WireHead.NAME, WireHead.INSTANCE)
                 .addLast("http", new HttpServerCodec())
                 .addLast("first-request-deadline", new FirstRequestDeadline(FIRST_REQUEST_DEADLINE))
-                .addLast("http-aggregator", new HttpObjectAggregator(MAX_HTTP_REQUEST_BYTES))
+                .addLast("http-aggregator", new JsonHttpAggregator(MAX_HTTP_REQUEST_BYTES))
                 .addLast("router", new HttpRouter(context, draining, this));
     }
 

@@ -13,10 +13,12 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.EmptyHttpHeaders;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
@@ -60,6 +62,8 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
         String path = query.path();
         if (WS_PATHS.contains(path)) {
             upgrade(ctx, req, query);
+        } else if (RestBroadcastEndpoint.matches(path)) {
+            RestBroadcastEndpoint.handle(ctx, req, query, context);
         } else if (path.equals(SseEndpoint.PATH)) {
             SseEndpoint.open(ctx, req, query, context, draining.get(), pipelines);
         } else if (path.equals("/health") && req.method() == HttpMethod.GET) {
@@ -179,7 +183,19 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
             HttpResponseStatus status,
             String contentType,
             ByteBuf body) {
+        respond(ctx, req, status, contentType, body, EmptyHttpHeaders.INSTANCE);
+    }
+
+    /** Like {@link #respond(ChannelHandlerContext, FullHttpRequest, HttpResponseStatus, String, String)}, plus {@code extra} headers. */
+    static void respond(
+            ChannelHandlerContext ctx,
+            FullHttpRequest req,
+            HttpResponseStatus status,
+            String contentType,
+            ByteBuf body,
+            HttpHeaders extra) {
         FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, body);
+        res.headers().add(extra);
         res.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
         HttpUtil.setContentLength(res, res.content().readableBytes());
         boolean keepAlive = HttpUtil.isKeepAlive(req) && status.code() < 400;

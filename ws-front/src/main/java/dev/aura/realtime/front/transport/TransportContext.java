@@ -4,6 +4,7 @@ import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.front.protocol.BinaryFrames;
 import dev.aura.realtime.front.protocol.JsonFrames;
 import dev.aura.realtime.front.session.ChannelServices;
+import dev.aura.realtime.front.session.RestBroadcasts;
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
@@ -22,6 +23,7 @@ import java.util.function.Supplier;
  * @param natsConnected health: is NATS connected
  * @param prometheusScrape {@code /metrics} body
  * @param sseHeartbeat interval of SSE keep-alive comments ({@code SSE_HEARTBEAT_MS})
+ * @param restBroadcasts the channel side of REST broadcast
  */
 public record TransportContext(
         ChannelServices services,
@@ -33,4 +35,5 @@ public record TransportContext(
         Duration slowClientTimeout,
         BooleanSupplier natsConnected,
         Supplier<String> prometheusScrape,
-        Duration sseHeartbeat) {}
+        Duration sseHeartbeat,
+        RestBroadcasts restBroadcasts) {}

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.JwtVerifier;
+import dev.aura.realtime.common.wire.ChannelAccess;
 import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.front.fanout.Fanout;
 import dev.aura.realtime.front.fanout.LocalTopics;
@@ -17,8 +18,10 @@ import dev.aura.realtime.front.protocol.Framing;
 import dev.aura.realtime.front.protocol.JsonFrames;
 import dev.aura.realtime.front.protocol.PhoenixCodec;
 import dev.aura.realtime.front.protocol.Vsn;
+import dev.aura.realtime.front.relay.ChannelAccessClient;
 import dev.aura.realtime.front.session.ChannelServices;
 import dev.aura.realtime.front.session.Limits;
+import dev.aura.realtime.front.session.PrivateOnlyCache;
 import dev.aura.realtime.front.session.ProjectQuota;
 import dev.aura.realtime.front.session.ProjectQuotas;
 import dev.aura.realtime.front.session.SessionHandler;
@@ -35,6 +38,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 /**
@@ -81,6 +87,30 @@ public final class ChannelHarness {
 
     public final ProjectQuotas quotas =
             new ProjectQuotas(new ProjectQuota(1000, 1000, 1000, 3, 1 << 20, 64, 1000), overrides, others, clock);
+    /** The channel-access requests asked, in order. */
+    public final List<ChannelAccess.Request> accessAsked = new CopyOnWriteArrayList<>();
+
+    /**
+     * What the fake cdc-worker answers to channel-access requests (default: a project without
+     * {@code private_only}, everything allowed); a null answer leaves the request pending in
+     * {@link #accessPending}.
+     */
+    public volatile Function<ChannelAccess.Request, ChannelAccess.Reply> access =
+            r -> new ChannelAccess.Reply(null, false, true, true, true, null, List.of(), false);
+
+    /** Requests answered null by {@link #access}, to be completed by the test. */
+    public final List<CompletableFuture<ChannelAccess.Reply>> accessPending = new CopyOnWriteArrayList<>();
+
+    private final ChannelAccessClient accessClient = r -> {
+        accessAsked.add(r);
+        ChannelAccess.Reply reply = access.apply(r);
+        if (reply == null) {
+            CompletableFuture<ChannelAccess.Reply> pending = new CompletableFuture<>();
+            accessPending.add(pending);
+            return pending;
+        }
+        return CompletableFuture.completedFuture(reply);
+    };
 
     public final ChannelServices services = new ChannelServices(
             verifier,
@@ -96,7 +126,9 @@ public final class ChannelHarness {
             metrics,
             "front-test",
             clock,
-            mapper);
+            mapper,
+            accessClient,
+            new PrivateOnlyCache(accessClient, clock));
 
     /** An anon token of {@link FrontFixture#PROJECT} expiring {@code ttl} after the harness clock's now. */
     public String token(Duration ttl) {
@@ -105,7 +137,12 @@ public final class ChannelHarness {
 
     /** A WebSocket connection in memory (wire head, Phoenix codec and session handler). */
     public Conn connect(Vsn vsn) {
-        return connect(vsn, new EmbeddedChannel());
+        return connect(vsn, services, new EmbeddedChannel());
+    }
+
+    /** A WebSocket connection in memory served by {@code with} (e.g. the harness's services with another seam). */
+    public Conn connect(Vsn vsn, ChannelServices with) {
+        return connect(vsn, with, new EmbeddedChannel());
     }
 
     /**
@@ -113,12 +150,15 @@ public final class ChannelHarness {
      * writes back): adds the wire head, the Phoenix codec and the session handler.
      */
     public Conn connect(Vsn vsn, EmbeddedChannel ch) {
+        return connect(vsn, services, ch);
+    }
+
+    private Conn connect(Vsn vsn, ChannelServices with, EmbeddedChannel ch) {
         try {
             ch.pipeline()
                     .addLast(WireHead.NAME, WireHead.INSTANCE)
                     .addLast(new PhoenixCodec(vsn, json, binary, metrics::malformed))
-                    .addLast(
-                            new SessionHandler(services, Framing.of(vsn), verifier.verify(token(Duration.ofHours(1)))));
+                    .addLast(new SessionHandler(with, Framing.of(vsn), verifier.verify(token(Duration.ofHours(1)))));
             return new Conn(ch);
         } catch (AuthException e) {
             throw new IllegalStateException(e);

@@ -27,7 +27,8 @@ class SseStreamTest {
             Duration.ofSeconds(10),
             () -> true,
             () -> "",
-            Duration.ofSeconds(15));
+            Duration.ofSeconds(15),
+            new dev.aura.realtime.front.session.RestBroadcasts(h.services));
     private EmbeddedChannel socket;
 
     @AfterEach

@@ -1,0 +1,321 @@
+package dev.aura.realtime.cdc.platform;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Each project's realtime schema (docs/design.md H1, H2): Supabase's {@code realtime} schema mapped
+ * like {@code public} is. Project {@code <uuid>} with schema {@code project_<uuid>} gets
+ * {@code project_<uuid>_realtime} (dashes as underscores; always 53 bytes, derived from the
+ * project id alone), holding:
+ *
+ * <ul>
+ *   <li>{@code messages}: Supabase's columns ({@code topic, extension, payload, event, private,
+ *       updated_at, inserted_at, id}) plus {@code seq}, an identity column that orders a
+ *       transaction's messages as they were inserted (replay order); row level security on, so
+ *       private channels are closed until the tenant writes policies;
+ *   <li>{@code topic()}: the channel topic of the check in progress ({@code realtime.topic});
+ *   <li>{@code send(payload, event, topic, private default true)} and the trigger helper
+ *       {@code broadcast_changes(topic, event, operation, table, schema, new, old, level)}, which
+ *       reports the project's own schema as {@code public};
+ *   <li>{@code aura_probe(topic)}: inserts the read check's probe rows (SECURITY DEFINER, so the
+ *       check needs no insert policy; the check's transaction is always rolled back). Tenant code
+ *       may call any project's probe too, so probe rows can never be committed: the deferred
+ *       constraint trigger {@code aura_probe_guard} fails any transaction that would commit one
+ *       (event {@value #PROBE_EVENT} is reserved);
+ *   <li>{@code aura_janitor(max_rows)}: deletes messages older than the retention, at most
+ *       {@code max_rows} (capped at {@link #JANITOR_MAX_BATCH}) a call (SECURITY DEFINER; whoever
+ *       calls it can only delete what has expired anyway). The retention is not a parameter: it
+ *       comes from {@code aura_rls.messages_retention()}, which the worker rewrites at start from
+ *       {@code CDC_MESSAGES_RETENTION_HOURS}, so tenant code cannot shorten another project's.
+ * </ul>
+ *
+ * <p><b>Ownership.</b> Everything is created by the platform login in one transaction with
+ * {@code search_path = pg_catalog}, then handed to the owner of the project's schema: the tenant
+ * owns its messages table as it owns its tables, so its policies ({@code CREATE POLICY} needs
+ * ownership) and triggers work as in Supabase. Consequently the platform login never writes to,
+ * reads from or calls anything in a realtime schema after creating it: every later statement
+ * (checks, replay, persist, janitor) runs on the tenant pool, where tenant code gains nothing
+ * (docs/security.md). The client roles get {@code USAGE}, {@code SELECT} and {@code INSERT}
+ * (write checks and persisted broadcasts insert under the subscriber's role; the insert policy
+ * decides).
+ *
+ * <p>Provisioned once per project and {@link #VERSION} (recorded in
+ * {@code aura_platform.projects.realtime_schema_version}), under an advisory lock; a project whose
+ * schema does not exist yet, or whose owner the platform login may not hand objects to, is retried
+ * at the next call ({@code [RealtimeSchemaFailed]}).
+ */
+public final class RealtimeSchemas {
+    private static final Logger log = LoggerFactory.getLogger(RealtimeSchemas.class);
+    /** The layout version; a project below it is (re)provisioned. */
+    public static final int VERSION = 1;
+    /** Rows one janitor call deletes at most, whatever its caller asks, so one call never holds a long transaction. */
+    public static final int JANITOR_MAX_BATCH = 10_000;
+    /** The {@code event} of the read check's probe rows; a row with it can never be committed. */
+    public static final String PROBE_EVENT = "aura_read_check";
+
+    private final PlatformDb db;
+    private final Duration retention;
+    private final AtomicBoolean retentionApplied = new AtomicBoolean();
+
+    /** @param retention how long messages are kept ({@code CDC_MESSAGES_RETENTION_HOURS}) */
+    public RealtimeSchemas(PlatformDb db, Duration retention) {
+        this.db = db;
+        this.retention = retention;
+    }
+
+    /**
+     * Writes the retention into {@code aura_rls.messages_retention()}, which every project's
+     * {@code aura_janitor} reads. Every replica writes it at start: keep
+     * {@code CDC_MESSAGES_RETENTION_HOURS} equal on all of them (the last started wins).
+     */
+    public void applyRetention() throws SQLException {
+        try (Connection c = db.connection()) {
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement()) {
+                s.execute("SELECT pg_advisory_xact_lock(" + (PlatformSchema.LOCK_KEY + 1) + ")");
+                s.execute("CREATE OR REPLACE FUNCTION aura_rls.messages_retention() RETURNS interval"
+                        + " LANGUAGE sql IMMUTABLE AS $$ SELECT interval '" + retention.toSeconds() + " seconds' $$");
+                // the janitor runs as each project's owner: it must see this function, and nothing
+                // else of aura_rls (the check functions stay revoked from PUBLIC)
+                s.execute("GRANT USAGE ON SCHEMA aura_rls TO PUBLIC");
+                s.execute("GRANT EXECUTE ON FUNCTION aura_rls.messages_retention() TO PUBLIC");
+                c.commit();
+            } catch (SQLException e) {
+                c.rollback();
+                throw e;
+            }
+        }
+        retentionApplied.set(true);
+        log.info("messages are kept {} hours (aura_rls.messages_retention)", retention.toHours());
+    }
+
+    /** The realtime schema of a project: {@code project_<uuid with underscores>_realtime}. */
+    public static String nameOf(String projectId) {
+        return "project_" + projectId.toLowerCase(Locale.ROOT).replace('-', '_') + "_realtime";
+    }
+
+    /** Whether {@code schema} is the realtime schema of {@code projectId}. */
+    public static boolean isRealtimeSchema(String projectId, String schema) {
+        return schema.endsWith("_realtime") && schema.equals(nameOf(projectId));
+    }
+
+    /**
+     * Provisions every project below {@link #VERSION} (and the retention, until it is in place);
+     * returns how many projects were provisioned.
+     */
+    public int ensureAll() throws SQLException {
+        if (!retentionApplied.get()) {
+            applyRetention();
+        }
+        List<UUID> pending = new ArrayList<>();
+        try (Connection c = db.connection();
+                PreparedStatement ps = c.prepareStatement(
+                        "SELECT project_id FROM aura_platform.projects WHERE realtime_schema_version < ?")) {
+            ps.setInt(1, VERSION);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    pending.add(rs.getObject(1, UUID.class));
+                }
+            }
+        }
+        int done = 0;
+        for (UUID project : pending) {
+            if (ensure(project)) {
+                done++;
+            }
+        }
+        return done;
+    }
+
+    /**
+     * Provisions one project's realtime schema unless it is at {@link #VERSION}.
+     *
+     * @return whether it is in place now
+     */
+    public boolean ensure(UUID project) throws SQLException {
+        try (Connection c = db.connection()) {
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement()) {
+                s.execute("SELECT pg_advisory_xact_lock(" + (PlatformSchema.LOCK_KEY + 1) + ")");
+                s.execute("SET LOCAL search_path = pg_catalog");
+                String rt = nameOf(project.toString());
+                String schema;
+                String owner;
+                int version;
+                String existingOwner;
+                try (PreparedStatement ps = c.prepareStatement("""
+                        SELECT p.schema_name, p.realtime_schema_version, n.nspowner::regrole::text,
+                               (SELECT r.nspowner::regrole::text FROM pg_namespace r WHERE r.nspname = ?)
+                          FROM aura_platform.projects p LEFT JOIN pg_namespace n ON n.nspname = p.schema_name
+                         WHERE p.project_id = ?""")) {
+                    ps.setString(1, rt);
+                    ps.setObject(2, project);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        if (!rs.next()) {
+                            c.rollback();
+                            return false;
+                        }
+                        schema = rs.getString(1);
+                        version = rs.getInt(2);
+                        owner = rs.getString(3);
+                        existingOwner = rs.getString(4);
+                    }
+                }
+                if (version >= VERSION) {
+                    c.rollback();
+                    return true;
+                }
+                if (owner == null) {
+                    c.rollback();
+                    log.warn(
+                            "[RealtimeSchemaFailed] project {}: its schema {} does not exist yet; its realtime schema is created once it does",
+                            project,
+                            schema);
+                    return false;
+                }
+                if (existingOwner != null && !existingOwner.equals(owner)) {
+                    // someone else created the name first: its objects are not ours to adopt
+                    c.rollback();
+                    log.warn(
+                            "[RealtimeSchemaFailed] project {}: schema {} already exists, owned by {} and not by {} (the owner of {});"
+                                    + " drop or rename it to let the worker create it",
+                            project,
+                            rt,
+                            existingOwner,
+                            owner,
+                            schema);
+                    return false;
+                }
+                for (String sql : ddl(ident(rt), literal(schema), owner)) {
+                    s.execute(sql);
+                }
+                try (PreparedStatement ps = c.prepareStatement(
+                        "UPDATE aura_platform.projects SET realtime_schema_version = ? WHERE project_id = ?")) {
+                    ps.setInt(1, VERSION);
+                    ps.setObject(2, project);
+                    ps.executeUpdate();
+                }
+                c.commit();
+                log.info("realtime schema {} of project {} is in place, owned by {}", rt, project, owner);
+                return true;
+            } catch (SQLException e) {
+                c.rollback();
+                log.warn("[RealtimeSchemaFailed] project {}: {}", project, e.getMessage());
+                return false;
+            }
+        }
+    }
+
+    /** The statements creating one project's realtime schema; {@code owner} is a quoted role name (regrole text). */
+    private static List<String> ddl(String rt, String projectSchemaLiteral, String owner) {
+        return List.of(
+                "CREATE SCHEMA IF NOT EXISTS " + rt,
+                "CREATE TABLE IF NOT EXISTS " + rt + """
+                        .messages(
+                          topic text NOT NULL,
+                          extension text NOT NULL,
+                          payload jsonb,
+                          event text,
+                          private boolean DEFAULT false,
+                          updated_at timestamptz NOT NULL DEFAULT now(),
+                          inserted_at timestamptz NOT NULL DEFAULT now(),
+                          id uuid NOT NULL DEFAULT gen_random_uuid() PRIMARY KEY,
+                          seq bigint GENERATED ALWAYS AS IDENTITY)""",
+                "CREATE INDEX IF NOT EXISTS messages_topic_seq ON " + rt + ".messages (topic, seq)",
+                "CREATE INDEX IF NOT EXISTS messages_inserted_at ON " + rt + ".messages (inserted_at)",
+                "ALTER TABLE " + rt + ".messages ENABLE ROW LEVEL SECURITY",
+                "CREATE OR REPLACE FUNCTION " + rt + """
+                        .topic() RETURNS text LANGUAGE sql STABLE AS
+                        $$ SELECT nullif(current_setting('realtime.topic', true), '') $$""",
+                "CREATE OR REPLACE FUNCTION " + rt
+                        + ".send(payload jsonb, event text, topic text, private boolean DEFAULT true)"
+                        + " RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog AS $$\n"
+                        + "BEGIN\n"
+                        + "  INSERT INTO " + rt + ".messages(payload, event, topic, private, extension)\n"
+                        + "  VALUES (send.payload, send.event, send.topic, send.private, 'broadcast');\n"
+                        + "EXCEPTION WHEN OTHERS THEN\n"
+                        + "  RAISE WARNING 'ErrorSendingBroadcastMessage: %', SQLERRM;\n"
+                        + "END $$",
+                "CREATE OR REPLACE FUNCTION " + rt
+                        + ".broadcast_changes(topic_name text, event_name text, operation text, table_name text,"
+                        + " table_schema text, new record, old record, level text DEFAULT 'ROW')"
+                        + " RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog AS $$\n"
+                        + "BEGIN\n"
+                        + "  IF level IS DISTINCT FROM 'ROW' THEN\n"
+                        + "    RAISE EXCEPTION 'broadcast_changes needs a FOR EACH ROW trigger, not level %', level;\n"
+                        + "  END IF;\n"
+                        + "  IF operation IS NULL OR operation NOT IN ('INSERT', 'UPDATE', 'DELETE') THEN\n"
+                        + "    RAISE EXCEPTION 'broadcast_changes: unexpected operation %', operation;\n"
+                        + "  END IF;\n"
+                        + "  PERFORM " + rt + ".send(jsonb_build_object(\n"
+                        + "      'old_record', CASE WHEN operation = 'INSERT' THEN NULL ELSE to_jsonb(old) END,\n"
+                        + "      'record', CASE WHEN operation = 'DELETE' THEN NULL ELSE to_jsonb(new) END,\n"
+                        + "      'operation', operation, 'table', table_name,\n"
+                        + "      'schema', CASE WHEN table_schema = " + projectSchemaLiteral
+                        + " THEN 'public' ELSE table_schema END),\n"
+                        + "    event_name, topic_name, true);\n"
+                        + "END $$",
+                "CREATE OR REPLACE FUNCTION " + rt
+                        + ".aura_probe(probe_topic text) RETURNS SETOF uuid LANGUAGE sql VOLATILE SECURITY DEFINER"
+                        + " SET search_path = pg_catalog AS $$\n"
+                        + "  INSERT INTO " + rt + ".messages(topic, extension, private, event)\n"
+                        + "  VALUES (probe_topic, 'broadcast', true, '" + PROBE_EVENT + "'),"
+                        + " (probe_topic, 'presence', true, '" + PROBE_EVENT + "')\n"
+                        + "  RETURNING id $$",
+                "CREATE OR REPLACE FUNCTION " + rt
+                        + ".aura_probe_guard() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$\n"
+                        + "BEGIN\n"
+                        + "  RAISE EXCEPTION 'messages with event " + PROBE_EVENT + " are never committed'"
+                        + " USING ERRCODE = '42501';\n"
+                        + "END $$",
+                "DROP TRIGGER IF EXISTS aura_probe_guard ON " + rt + ".messages",
+                "CREATE CONSTRAINT TRIGGER aura_probe_guard AFTER INSERT OR UPDATE ON " + rt
+                        + ".messages DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.event = '" + PROBE_EVENT
+                        + "') EXECUTE FUNCTION " + rt + ".aura_probe_guard()",
+                "CREATE OR REPLACE FUNCTION " + rt
+                        + ".aura_janitor(max_rows integer) RETURNS integer LANGUAGE plpgsql VOLATILE SECURITY DEFINER"
+                        + " SET search_path = pg_catalog AS $$\n"
+                        + "DECLARE n integer;\n"
+                        + "BEGIN\n"
+                        + "  DELETE FROM " + rt + ".messages WHERE id IN (SELECT id FROM " + rt + ".messages"
+                        + " WHERE inserted_at < now() - aura_rls.messages_retention() ORDER BY inserted_at"
+                        + " LIMIT least(greatest(max_rows, 1), " + JANITOR_MAX_BATCH + "));\n"
+                        + "  GET DIAGNOSTICS n = ROW_COUNT;\n"
+                        + "  RETURN n;\n"
+                        + "END $$",
+                "REVOKE ALL ON FUNCTION " + rt + ".aura_probe(text), " + rt + ".aura_janitor(integer) FROM PUBLIC",
+                "GRANT USAGE ON SCHEMA " + rt + " TO aura_anon, aura_authenticated",
+                "GRANT SELECT, INSERT ON " + rt + ".messages TO aura_anon, aura_authenticated",
+                "GRANT EXECUTE ON FUNCTION " + rt + ".aura_probe(text), " + rt
+                        + ".aura_janitor(integer) TO aura_anon, aura_authenticated",
+                "ALTER SCHEMA " + rt + " OWNER TO " + owner,
+                "ALTER TABLE " + rt + ".messages OWNER TO " + owner,
+                "ALTER FUNCTION " + rt + ".topic() OWNER TO " + owner,
+                "ALTER FUNCTION " + rt + ".send(jsonb, text, text, boolean) OWNER TO " + owner,
+                "ALTER FUNCTION " + rt
+                        + ".broadcast_changes(text, text, text, text, text, record, record, text) OWNER TO " + owner,
+                "ALTER FUNCTION " + rt + ".aura_probe(text) OWNER TO " + owner,
+                "ALTER FUNCTION " + rt + ".aura_probe_guard() OWNER TO " + owner,
+                "ALTER FUNCTION " + rt + ".aura_janitor(integer) OWNER TO " + owner);
+    }
+
+    private static String ident(String name) {
+        return "\"" + name.replace("\"", "\"\"") + "\"";
+    }
+
+    private static String literal(String text) {
+        return "'" + text.replace("'", "''") + "'";
+    }
+}

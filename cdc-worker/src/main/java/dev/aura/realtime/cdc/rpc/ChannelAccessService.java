@@ -1,0 +1,305 @@
+package dev.aura.realtime.cdc.rpc;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.cdc.platform.ClientRoles;
+import dev.aura.realtime.cdc.platform.ProjectCatalog;
+import dev.aura.realtime.cdc.platform.RealtimeSchemas;
+import dev.aura.realtime.cdc.tenant.ChannelChecks;
+import dev.aura.realtime.cdc.tenant.TenantDb;
+import dev.aura.realtime.common.wire.ChannelAccess;
+import dev.aura.realtime.common.wire.Subjects;
+import dev.aura.realtime.common.wire.WireJson;
+import io.nats.client.Connection;
+import io.nats.client.Dispatcher;
+import io.nats.client.Message;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Answers ws-front's {@link ChannelAccess} requests on {@link Subjects#CHANNEL_ACCESS} (queue
+ * group {@code aura-cdc-worker}: any replica answers): the project's {@code private_only} setting,
+ * and on the tenant pool ({@link ChannelChecks}) the read and write checks of private channels,
+ * replay and persisted broadcasts (docs/design.md H1, H2).
+ *
+ * <p>Every failure denies: an unknown project, a role other than anon/authenticated/service_role,
+ * a policy that raises or times out, an unprovisioned realtime schema, tenant SQL switched off, a
+ * database that does not answer. {@code service_role} reads and writes every topic without a query
+ * (it bypasses row level security in Supabase); its replay and persisted messages run as
+ * {@code aura_authenticated} with its claims, so they need a policy that admits it.
+ *
+ * <p>Threads: each request runs on a virtual thread; one project has at most
+ * {@link #MAX_IN_FLIGHT_PER_PROJECT} requests in flight on this replica, and all projects together
+ * at most {@link #MAX_IN_FLIGHT_BYTES} of request bodies (the rest are told at once to retry), so
+ * one project's flood never queues in front of another's. Requests in flight wait for one of the
+ * project's share of the tenant connections ({@code tenant.ChannelChecks}, at most the checkout
+ * timeout): a burst of joins queues briefly instead of being refused. (With 16 in flight, the
+ * join benchmark's 32 concurrent private joins of one project were refused by the hundred.)
+ */
+public final class ChannelAccessService implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ChannelAccessService.class);
+    /** Requests of one project held at once by one replica; more are refused with "try again". */
+    static final int MAX_IN_FLIGHT_PER_PROJECT = 256;
+    /** Request bytes (persisted payloads) held at once by one replica; more are refused with "try again". */
+    static final int MAX_IN_FLIGHT_BYTES = 64 * 1024 * 1024;
+    /** Longest payload a persisted broadcast may carry (the socket's broadcast limit, Supabase's default). */
+    static final int MAX_PERSIST_BYTES = 262_144;
+
+    static final String TRY_AGAIN = "DatabaseUnavailable: could not check this channel now, try again";
+
+    private final Connection nats;
+    private final ProjectCatalog projects;
+    private final RealtimeSchemas schemas;
+    private final TenantDb tenant;
+    private final ObjectMapper mapper = WireJson.mapper();
+    private final ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor();
+    private final ConcurrentHashMap<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
+    private final Semaphore inFlightBytes = new Semaphore(MAX_IN_FLIGHT_BYTES);
+    private Dispatcher dispatcher;
+
+    public ChannelAccessService(Connection nats, ProjectCatalog projects, RealtimeSchemas schemas, TenantDb tenant) {
+        this.nats = nats;
+        this.projects = projects;
+        this.schemas = schemas;
+        this.tenant = tenant;
+    }
+
+    public void start() {
+        dispatcher = nats.createDispatcher();
+        dispatcher.subscribe(
+                Subjects.CHANNEL_ACCESS, SubscriptionCheckService.QUEUE, msg -> workers.execute(() -> answer(msg)));
+    }
+
+    private void answer(Message msg) {
+        int bytes = msg.getData().length;
+        if (!inFlightBytes.tryAcquire(bytes)) {
+            reply(msg, ChannelAccess.Reply.failed(TRY_AGAIN));
+            return;
+        }
+        try {
+            reply(msg, answer(msg.getData()));
+        } finally {
+            inFlightBytes.release(bytes);
+        }
+    }
+
+    private ChannelAccess.Reply answer(byte[] data) {
+        ChannelAccess.Reply reply;
+        ChannelAccess.Request req = null;
+        AtomicInteger counter = null;
+        try {
+            req = mapper.readValue(data, ChannelAccess.Request.class);
+            counter = inFlight.computeIfAbsent(String.valueOf(req.projectId()), k -> new AtomicInteger());
+            if (counter.incrementAndGet() > MAX_IN_FLIGHT_PER_PROJECT) {
+                reply = ChannelAccess.Reply.failed(TRY_AGAIN);
+            } else {
+                reply = handle(req);
+            }
+        } catch (IOException e) {
+            reply = ChannelAccess.Reply.failed("MalformedMessage: channel access request is not valid JSON");
+        } catch (SQLException | TenantDb.Unavailable e) {
+            log.warn("[ChannelAccessDbFailed] {} of project {}: {}", op(req), project(req), e.getMessage());
+            reply = ChannelAccess.Reply.failed(TRY_AGAIN);
+        } catch (ChannelChecks.Busy e) {
+            reply = ChannelAccess.Reply.failed(TRY_AGAIN);
+        } catch (RuntimeException e) {
+            // e.g. tenant SQL switched off between the status check and the statement
+            log.warn("[ChannelAccessDbFailed] {} of project {}: {}", op(req), project(req), e.toString());
+            reply = ChannelAccess.Reply.failed(TRY_AGAIN);
+        } finally {
+            if (counter != null) {
+                counter.decrementAndGet();
+            }
+        }
+        return reply;
+    }
+
+    private void reply(Message msg, ChannelAccess.Reply reply) {
+        if (msg.getReplyTo() != null) {
+            try {
+                nats.publish(msg.getReplyTo(), mapper.writeValueAsBytes(reply));
+            } catch (Exception e) {
+                log.debug("could not reply to a channel access request: {}", e.toString());
+            }
+        }
+    }
+
+    private static String op(ChannelAccess.Request req) {
+        return req == null ? "?" : req.op();
+    }
+
+    private static String project(ChannelAccess.Request req) {
+        return req == null ? "?" : req.projectId();
+    }
+
+    ChannelAccess.Reply handle(ChannelAccess.Request req)
+            throws SQLException, TenantDb.Unavailable, ChannelChecks.Busy, IOException {
+        UUID project;
+        try {
+            project = UUID.fromString(String.valueOf(req.projectId()));
+        } catch (RuntimeException e) {
+            return ChannelAccess.Reply.failed("Unauthorized: unknown project " + req.projectId());
+        }
+        Optional<ProjectCatalog.ChannelSettings> found = projects.channelSettings(project);
+        if (found.isEmpty()) {
+            return ChannelAccess.Reply.failed(
+                    "RealtimeDisabledForConfiguration: project " + project + " is not registered for realtime");
+        }
+        ProjectCatalog.ChannelSettings settings = found.get();
+        boolean privateOnly = settings.privateOnly();
+        if (ChannelAccess.OP_SETTINGS.equals(req.op())) {
+            return new ChannelAccess.Reply(null, privateOnly, false, false, false, null, List.of(), false);
+        }
+        String topic = req.topic();
+        if (topic == null) {
+            return ChannelAccess.Reply.failed("MalformedMessage: channel access request without a topic");
+        }
+        boolean service = ClientRoles.SERVICE_ROLE.equals(req.role());
+        String pgRole = service ? ClientRoles.AUTHENTICATED : ClientRoles.of(req.role());
+        if (pgRole == null) {
+            return ChannelAccess.Reply.failed("Unauthorized: role '" + req.role()
+                    + "' cannot use private channels (anon, authenticated or service_role)");
+        }
+        if (!settings.realtimeReady() && !schemas.ensure(project)) {
+            return ChannelAccess.Reply.failed(TRY_AGAIN);
+        }
+        if (tenant.status().off() && !(service && isCheck(req.op()))) {
+            return ChannelAccess.Reply.failed(TRY_AGAIN);
+        }
+        String claims = req.claims() == null ? "{}" : req.claims();
+        String rt = RealtimeSchemas.nameOf(project.toString());
+        ChannelChecks checks = tenant.channels();
+        return switch (String.valueOf(req.op())) {
+            case ChannelAccess.OP_READ -> {
+                if (service) {
+                    yield new ChannelAccess.Reply(null, privateOnly, true, true, false, null, List.of(), false);
+                }
+                ChannelChecks.ReadVerdict v = checks.read(pgRole, claims, settings.schema(), rt, topic);
+                if (v.failure() != null) {
+                    logDenied("read check", project, topic, v.failure());
+                }
+                yield new ChannelAccess.Reply(
+                        null, privateOnly, v.broadcast(), v.presence(), false, null, List.of(), false);
+            }
+            case ChannelAccess.OP_WRITE -> {
+                String extension = req.extension();
+                if (!"broadcast".equals(extension) && !"presence".equals(extension)) {
+                    yield ChannelAccess.Reply.failed("MalformedMessage: extension must be broadcast or presence");
+                }
+                boolean allowed = service;
+                if (!service) {
+                    ChannelChecks.WriteVerdict v =
+                            checks.write(pgRole, claims, settings.schema(), rt, topic, extension);
+                    allowed = v.allowed();
+                }
+                yield new ChannelAccess.Reply(null, privateOnly, false, false, allowed, null, List.of(), false);
+            }
+            case ChannelAccess.OP_PERSIST -> persist(req, checks, pgRole, claims, settings, rt, privateOnly);
+            case ChannelAccess.OP_REPLAY -> replay(req, checks, pgRole, claims, settings, rt, privateOnly);
+            default -> ChannelAccess.Reply.failed("MalformedMessage: unknown channel access op " + req.op());
+        };
+    }
+
+    private static boolean isCheck(String op) {
+        return ChannelAccess.OP_READ.equals(op) || ChannelAccess.OP_WRITE.equals(op);
+    }
+
+    private ChannelAccess.Reply persist(
+            ChannelAccess.Request req,
+            ChannelChecks checks,
+            String pgRole,
+            String claims,
+            ProjectCatalog.ChannelSettings settings,
+            String rt,
+            boolean privateOnly)
+            throws TenantDb.Unavailable, ChannelChecks.Busy, IOException {
+        JsonNode payload = req.payload() == null ? mapper.createObjectNode() : req.payload();
+        String json = mapper.writeValueAsString(payload);
+        if (json.getBytes(StandardCharsets.UTF_8).length > MAX_PERSIST_BYTES) {
+            return ChannelAccess.Reply.failed(
+                    "PayloadTooLarge: Payload size exceeds the limit of " + MAX_PERSIST_BYTES + " bytes");
+        }
+        String event = req.event() == null ? "" : req.event();
+        ChannelChecks.WriteVerdict v = checks.persist(pgRole, claims, settings.schema(), rt, req.topic(), event, json);
+        if (!v.allowed()) {
+            if (v.failure() != null && v.failure().kind() == TenantDb.Kind.TIMEOUT) {
+                logDenied("persisted broadcast", UUID.fromString(req.projectId()), req.topic(), v.failure());
+            }
+            return new ChannelAccess.Reply(
+                    "Unauthorized: You do not have permissions to write to this Channel topic: " + req.topic(),
+                    privateOnly,
+                    false,
+                    false,
+                    false,
+                    null,
+                    List.of(),
+                    false);
+        }
+        return new ChannelAccess.Reply(null, privateOnly, false, false, true, v.id(), List.of(), false);
+    }
+
+    private ChannelAccess.Reply replay(
+            ChannelAccess.Request req,
+            ChannelChecks checks,
+            String pgRole,
+            String claims,
+            ProjectCatalog.ChannelSettings settings,
+            String rt,
+            boolean privateOnly)
+            throws TenantDb.Unavailable, ChannelChecks.Busy, IOException {
+        int limit = Math.min(Math.max(1, req.limit()), ChannelAccess.MAX_REPLAY_LIMIT);
+        List<ChannelChecks.StoredMessage> stored =
+                checks.replay(pgRole, claims, settings.schema(), rt, req.topic(), req.sinceMs(), limit);
+        if (stored == null) {
+            return ChannelAccess.Reply.failed("UnableToReplayMessages: the messages could not be read, try again");
+        }
+        // the newest fit: walk from the newest back and keep what the reply can carry
+        List<ChannelAccess.Message> kept = new ArrayList<>();
+        int bytes = 0;
+        boolean truncated = false;
+        for (int i = stored.size() - 1; i >= 0; i--) {
+            ChannelChecks.StoredMessage m = stored.get(i);
+            bytes += m.payload().getBytes(StandardCharsets.UTF_8).length
+                    + m.event().getBytes(StandardCharsets.UTF_8).length
+                    + 96;
+            if (bytes > ChannelAccess.MAX_REPLAY_BYTES) {
+                truncated = true;
+                break;
+            }
+            kept.add(0, new ChannelAccess.Message(m.id(), m.event(), mapper.readTree(m.payload()), m.insertedAtMs()));
+        }
+        return new ChannelAccess.Reply(null, privateOnly, false, false, false, null, kept, truncated);
+    }
+
+    private static void logDenied(String what, UUID project, String topic, TenantDb.Failure f) {
+        String text = f.tenantText() == null ? "" : f.tenantText().replaceAll("\\p{Cntrl}", " ");
+        log.info(
+                "{} of project {} topic {} denied: {} {} {}",
+                what,
+                project,
+                topic.length() > 80 ? topic.substring(0, 80) + "..." : topic,
+                f.kind(),
+                f.sqlState(),
+                text.length() > 200 ? text.substring(0, 200) : text);
+    }
+
+    @Override
+    public void close() {
+        if (dispatcher != null) {
+            nats.closeDispatcher(dispatcher);
+        }
+        workers.shutdownNow();
+    }
+}

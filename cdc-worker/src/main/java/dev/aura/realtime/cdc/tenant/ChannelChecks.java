@@ -1,0 +1,261 @@
+package dev.aura.realtime.cdc.tenant;
+
+import dev.aura.realtime.cdc.tenant.TenantDb.Failure;
+import dev.aura.realtime.cdc.tenant.TenantDb.Unavailable;
+import dev.aura.realtime.cdc.tenant.TenantSessions.Mode;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Private channels on the tenant pool (docs/design.md H1, H2): the read check of a join, the write
+ * check of a first broadcast or track, replay, persisted broadcasts and the janitor. Each is one
+ * tenant transaction under the subscriber's client role and claims with {@code realtime.topic} set
+ * to the channel's topic, so the tenant's policies on its messages table decide, as in Supabase.
+ *
+ * <p><b>Fair share.</b> These statements use at most {@code lane} connections of the pool (apart
+ * from the RLS checks' and the join-time casts'), and one project at most half of them (at least
+ * one): a project whose policies sleep or flood cannot take the connections other projects' checks
+ * need. A caller that finds no connection within the checkout timeout gets {@link Busy}.
+ *
+ * <p>Only the read check, the write check and replay are ordinary tenant transactions; the first
+ * two insert and are always rolled back, so they run read-write. Persisted broadcasts and the
+ * janitor commit (docs/security.md says what tenant code can do in such a transaction).
+ */
+public final class ChannelChecks {
+    /** A read check's answer; {@code failure} is non-null when the check could not decide (denied). */
+    public record ReadVerdict(boolean broadcast, boolean presence, Failure failure) {}
+
+    /** A write check's or persist's answer: allowed (with the row id for persist), or denied and why. */
+    public record WriteVerdict(boolean allowed, String id, Failure failure) {}
+
+    /** One stored message; {@code payload} is its JSON text. */
+    public record StoredMessage(String id, String event, String payload, long insertedAtMs) {}
+
+    /** Every connection this project (or all projects) may use stayed busy for the checkout timeout. */
+    public static final class Busy extends Exception {
+        Busy(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    private final TenantDb db;
+    private final Semaphore lane;
+    private final int perProject;
+    private final Duration checkout;
+    private final ConcurrentHashMap<String, Semaphore> projects = new ConcurrentHashMap<>();
+
+    ChannelChecks(TenantDb db, int lane, Duration checkout) {
+        this.db = db;
+        this.lane = new Semaphore(Math.max(1, lane));
+        this.perProject = Math.max(1, lane / 2);
+        this.checkout = checkout;
+    }
+
+    /** Which of broadcast and presence the role may read on {@code topic} (Supabase's probe: rows inserted, selected, rolled back). */
+    public ReadVerdict read(String pgRole, String claims, String projectSchema, String realtimeSchema, String topic)
+            throws Unavailable, Busy {
+        try {
+            return admitted(
+                    projectSchema,
+                    () -> db.session(pgRole, claims, projectSchema, db.statementTimeout(), Mode.WRITE_ROLLBACK, c -> {
+                        setTopic(c, topic);
+                        try (PreparedStatement ps = c.prepareStatement(
+                                "SELECT read_broadcast, read_presence FROM aura_rls.channel_read(?, ?)")) {
+                            ps.setString(1, realtimeSchema);
+                            ps.setString(2, topic);
+                            try (ResultSet rs = ps.executeQuery()) {
+                                rs.next();
+                                return new ReadVerdict(rs.getBoolean(1), rs.getBoolean(2), null);
+                            }
+                        }
+                    }));
+        } catch (TenantSessions.TenantFailure f) {
+            return new ReadVerdict(false, false, f.failure);
+        }
+    }
+
+    /** Whether the insert policy lets the role write {@code extension} messages on {@code topic}; rolled back. */
+    public WriteVerdict write(
+            String pgRole, String claims, String projectSchema, String realtimeSchema, String topic, String extension)
+            throws Unavailable, Busy {
+        try {
+            return admitted(
+                    projectSchema,
+                    () -> db.session(pgRole, claims, projectSchema, db.statementTimeout(), Mode.WRITE_ROLLBACK, c -> {
+                        setTopic(c, topic);
+                        try (PreparedStatement ps = c.prepareStatement(
+                                "INSERT INTO " + ident(realtimeSchema)
+                                        + ".messages(topic, extension, private, event) VALUES (?, ?, true, 'aura_write_check')")) {
+                            ps.setString(1, topic);
+                            ps.setString(2, extension);
+                            ps.executeUpdate();
+                        }
+                        return new WriteVerdict(true, null, null);
+                    }));
+        } catch (TenantSessions.TenantFailure f) {
+            return new WriteVerdict(false, null, f.failure);
+        }
+    }
+
+    /**
+     * Stores one private broadcast under the role (the insert policy decides) and commits it; the
+     * slot then delivers it. The row's id is chosen here, so the insert needs no {@code RETURNING}
+     * (which would make the role's SELECT policies decide too).
+     */
+    public WriteVerdict persist(
+            String pgRole,
+            String claims,
+            String projectSchema,
+            String realtimeSchema,
+            String topic,
+            String event,
+            String payloadJson)
+            throws Unavailable, Busy {
+        UUID id = UUID.randomUUID();
+        try {
+            return admitted(
+                    projectSchema,
+                    () -> db.session(pgRole, claims, projectSchema, db.statementTimeout(), Mode.WRITE_COMMIT, c -> {
+                        setTopic(c, topic);
+                        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + ident(realtimeSchema)
+                                + ".messages(id, topic, extension, private, event, payload)"
+                                + " VALUES (?, ?, 'broadcast', true, ?, ?::jsonb)")) {
+                            ps.setObject(1, id);
+                            ps.setString(2, topic);
+                            ps.setString(3, event);
+                            ps.setString(4, payloadJson);
+                            ps.executeUpdate();
+                        }
+                        return new WriteVerdict(true, id.toString(), null);
+                    }));
+        } catch (TenantSessions.TenantFailure f) {
+            return new WriteVerdict(false, null, f.failure);
+        }
+    }
+
+    /**
+     * The private broadcasts of {@code topic} inserted at or after {@code sinceMs} that the role may
+     * read, the newest {@code limit}, returned oldest first in insertion order ({@code seq}), so one
+     * transaction's messages keep their order.
+     *
+     * @return the messages, or null when the tenant's policy raised or timed out (denied)
+     */
+    public List<StoredMessage> replay(
+            String pgRole,
+            String claims,
+            String projectSchema,
+            String realtimeSchema,
+            String topic,
+            long sinceMs,
+            int limit)
+            throws Unavailable, Busy {
+        try {
+            return admitted(
+                    projectSchema,
+                    () -> db.session(pgRole, claims, projectSchema, db.statementTimeout(), Mode.READ_ONLY, c -> {
+                        setTopic(c, topic);
+                        List<StoredMessage> out = new ArrayList<>();
+                        try (PreparedStatement ps = c.prepareStatement("SELECT id::text, coalesce(event, ''),"
+                                + " coalesce(payload, '{}'::jsonb)::text,"
+                                + " floor(extract(epoch FROM inserted_at) * 1000)::bigint FROM "
+                                + ident(realtimeSchema) + ".messages"
+                                + " WHERE topic = ? AND extension = 'broadcast' AND private"
+                                + " AND inserted_at >= to_timestamp(?::double precision / 1000)"
+                                + " ORDER BY seq DESC LIMIT ?")) {
+                            ps.setString(1, topic);
+                            ps.setLong(2, sinceMs);
+                            ps.setInt(3, limit);
+                            try (ResultSet rs = ps.executeQuery()) {
+                                while (rs.next()) {
+                                    out.add(new StoredMessage(
+                                            rs.getString(1), rs.getString(2), rs.getString(3), rs.getLong(4)));
+                                }
+                            }
+                        }
+                        Collections.reverse(out);
+                        return out;
+                    }));
+        } catch (TenantSessions.TenantFailure f) {
+            return null;
+        }
+    }
+
+    /**
+     * Deletes at most {@code maxRows} of the project's messages older than the retention through
+     * its {@code aura_janitor(max_rows)}, as {@code pgRole}, and commits.
+     *
+     * @return rows deleted, or -1 when the project's function failed (logged by the caller)
+     */
+    public int janitor(String pgRole, String projectSchema, String realtimeSchema, int maxRows)
+            throws Unavailable, Busy {
+        try {
+            return admitted(
+                    projectSchema,
+                    () -> db.session(pgRole, "{}", projectSchema, db.statementTimeout(), Mode.WRITE_COMMIT, c -> {
+                        try (PreparedStatement ps =
+                                c.prepareStatement("SELECT " + ident(realtimeSchema) + ".aura_janitor(?)")) {
+                            ps.setInt(1, maxRows);
+                            try (ResultSet rs = ps.executeQuery()) {
+                                rs.next();
+                                return rs.getInt(1);
+                            }
+                        }
+                    }));
+        } catch (TenantSessions.TenantFailure f) {
+            return -1;
+        }
+    }
+
+    private static void setTopic(Connection c, String topic) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT set_config('realtime.topic', ?, true)")) {
+            ps.setString(1, topic);
+            ps.executeQuery().close();
+        }
+    }
+
+    @FunctionalInterface
+    private interface Work<T> {
+        T run() throws Unavailable, TenantSessions.TenantFailure;
+    }
+
+    /** Runs {@code work} holding a connection of the lane and one of the project's share. */
+    private <T> T admitted(String projectSchema, Work<T> work) throws Unavailable, Busy, TenantSessions.TenantFailure {
+        Semaphore share = projects.computeIfAbsent(projectSchema, k -> new Semaphore(perProject));
+        long deadline = System.nanoTime() + checkout.toNanos();
+        try {
+            if (!share.tryAcquire(checkout.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new Busy("this project's channel checks are all in use");
+            }
+            try {
+                long left = Math.max(0, deadline - System.nanoTime());
+                if (!lane.tryAcquire(left, TimeUnit.NANOSECONDS)) {
+                    throw new Busy("every connection for channel checks is in use");
+                }
+                try {
+                    return work.run();
+                } finally {
+                    lane.release();
+                }
+            } finally {
+                share.release();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new Busy("interrupted");
+        }
+    }
+
+    private static String ident(String name) {
+        return "\"" + name.replace("\"", "\"\"") + "\"";
+    }
+}

@@ -1,0 +1,106 @@
+package dev.aura.realtime.cdc.upkeep;
+
+import dev.aura.realtime.cdc.platform.ClientRoles;
+import dev.aura.realtime.cdc.platform.ProjectCatalog;
+import dev.aura.realtime.cdc.platform.RealtimeSchemas;
+import dev.aura.realtime.cdc.tenant.ChannelChecks;
+import dev.aura.realtime.cdc.tenant.TenantDb;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps the projects' realtime schemas in place and their messages tables short (docs/design.md
+ * H2): every {@code provisionPeriod} it provisions projects registered since ({@link
+ * RealtimeSchemas#ensureAll}, platform SQL, no tenant code), and every {@code janitorPeriod}, on
+ * the leading replica only (replicas deleting the same rows at once would wait on each other's row
+ * locks), it deletes messages older than the retention through each project's
+ * {@code aura_janitor(max_rows)} on the tenant pool (the table is the tenant's: its triggers must
+ * never run in a platform session), {@link #BATCH} rows per transaction until a batch comes back
+ * short or the project's {@link #BUDGET_PER_PROJECT} is spent, so one project's backlog cannot
+ * hold the run. One platform thread; {@link #close()} is idempotent.
+ */
+public final class RealtimeUpkeep implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(RealtimeUpkeep.class);
+    /**
+     * Rows one janitor transaction deletes: small enough to finish well within the tenant
+     * statement timeout (default 250 ms) on an indexed table.
+     */
+    static final int BATCH = 1_000;
+    /** How long one janitor run works on one project before it moves on (the rest waits for the next run). */
+    static final Duration BUDGET_PER_PROJECT = Duration.ofSeconds(10);
+
+    private final RealtimeSchemas schemas;
+    private final ProjectCatalog projects;
+    private final TenantDb tenant;
+    private final BooleanSupplier leading;
+    private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(
+            Thread.ofPlatform().name("aura-realtime-upkeep").daemon().factory());
+
+    /** @param leading whether this replica holds the lease now (the janitor runs only then) */
+    public RealtimeUpkeep(RealtimeSchemas schemas, ProjectCatalog projects, TenantDb tenant, BooleanSupplier leading) {
+        this.schemas = schemas;
+        this.projects = projects;
+        this.tenant = tenant;
+        this.leading = leading;
+    }
+
+    public void start(Duration provisionPeriod, Duration janitorPeriod) {
+        scheduler.scheduleWithFixedDelay(this::provision, 0, provisionPeriod.toMillis(), TimeUnit.MILLISECONDS);
+        scheduler.scheduleWithFixedDelay(
+                this::janitor, janitorPeriod.toMillis(), janitorPeriod.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    void provision() {
+        try {
+            schemas.ensureAll();
+        } catch (SQLException | RuntimeException e) {
+            log.warn("[RealtimeSchemaFailed] could not provision the realtime schemas: {}", e.getMessage());
+        }
+    }
+
+    /**
+     * One janitor run over every provisioned project, when leading.
+     *
+     * @return rows deleted in this run
+     */
+    public long janitor() {
+        if (!leading.getAsBoolean() || tenant.status().off()) {
+            return 0;
+        }
+        long total = 0;
+        try {
+            for (ProjectCatalog.RealtimeProject p : projects.realtimeProjects()) {
+                String rt = RealtimeSchemas.nameOf(p.projectId());
+                long until = System.nanoTime() + BUDGET_PER_PROJECT.toNanos();
+                while (true) {
+                    int deleted = tenant.channels().janitor(ClientRoles.AUTHENTICATED, p.schema(), rt, BATCH);
+                    if (deleted < 0) {
+                        log.warn(
+                                "[MessagesJanitorFailed] project {}: its {}.aura_janitor() failed or timed out",
+                                p.projectId(),
+                                rt);
+                        break;
+                    }
+                    total += deleted;
+                    if (deleted < BATCH || System.nanoTime() > until) {
+                        break;
+                    }
+                }
+            }
+        } catch (SQLException | TenantDb.Unavailable | ChannelChecks.Busy | RuntimeException e) {
+            log.warn("[MessagesJanitorFailed] janitor run stopped: {}", e.getMessage());
+        }
+        return total;
+    }
+
+    @Override
+    public void close() {
+        scheduler.shutdownNow();
+    }
+}

@@ -1,0 +1,236 @@
+package dev.aura.realtime.front.session;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.common.wire.ChannelAccess;
+import dev.aura.realtime.front.log.LogCode;
+import dev.aura.realtime.front.protocol.PhoenixMessage;
+import dev.aura.realtime.front.protocol.Reasons;
+import dev.aura.realtime.front.protocol.Replies;
+import dev.aura.realtime.front.protocol.SystemMessages;
+import dev.aura.realtime.front.protocol.UserBroadcast;
+import dev.aura.realtime.front.relay.ChannelAccessClient;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Private channels of one connection (docs/design.md H1): the join's read check (or, for a public
+ * join, the project's {@code private_only}), the write check before the first broadcast or track
+ * of a private channel (cached for the membership; events arriving meanwhile wait, in order, up to
+ * {@link #MAX_WAITING_BYTES}), the re-check after a new {@code access_token} (a lost read closes
+ * the channel with Supabase's words), replay from the project's messages table and persisted
+ * broadcasts. Every question goes to a cdc-worker ({@code ChannelAccessClient}); an unanswered or
+ * failed one denies. Event loop only, except the futures' callbacks, which hop back onto it.
+ */
+final class PrivateChannels {
+    private static final Logger log = LoggerFactory.getLogger(PrivateChannels.class);
+    /** Payload bytes of one channel's client events that may wait for a write check. */
+    static final long MAX_WAITING_BYTES = 1 << 20;
+
+    /** The join's verdict: {@code refusal} null when admitted. */
+    record Gate(String refusal, boolean readBroadcast, boolean readPresence) {}
+
+    private final ChannelServices services;
+    private final ClientSession session;
+    private final ChannelLifecycle lifecycle;
+
+    PrivateChannels(ChannelServices services, ClientSession session, ChannelLifecycle lifecycle) {
+        this.services = services;
+        this.session = session;
+        this.lifecycle = lifecycle;
+    }
+
+    /** A private join's read check, or a public join's {@code private_only} check. Never fails. */
+    CompletableFuture<Gate> gate(String name, boolean privateChannel, Claims claims) {
+        if (!privateChannel) {
+            return services.privateOnly()
+                    .privateOnly(claims.projectId())
+                    .thenApply(only -> only ? new Gate(Reasons.PRIVATE_ONLY, false, false) : new Gate(null, true, true))
+                    .exceptionally(e -> new Gate(null, true, true));
+        }
+        return ask(ChannelAccess.Request.read(claims.projectId(), name, claims.role(), claims.json()))
+                .thenApply(reply -> {
+                    if (reply.error() != null) {
+                        return new Gate(reply.error(), false, false);
+                    }
+                    services.privateOnly().learn(claims.projectId(), reply.privateOnly());
+                    if (!reply.readBroadcast() && !reply.readPresence()) {
+                        return new Gate(Reasons.cannotRead(name), false, false);
+                    }
+                    return new Gate(null, reply.readBroadcast(), reply.readPresence());
+                });
+    }
+
+    /**
+     * Runs {@code event} once {@code m} may write {@code extension} (at once on a public channel or
+     * a cached yes), else {@code denied} with the refusal. The first event of a private channel asks
+     * the cdc-worker; events arriving meanwhile wait in order.
+     */
+    void whenWritable(Membership m, String extension, int bytes, Runnable event, Consumer<String> denied) {
+        if (!m.isPrivate()) {
+            event.run();
+            return;
+        }
+        Boolean cached = m.writeAccess(extension);
+        if (cached != null) {
+            if (cached) {
+                event.run();
+            } else {
+                denied.accept(Reasons.cannotWrite(m.channelName()));
+            }
+            return;
+        }
+        Runnable gated = () -> {
+            if (Boolean.TRUE.equals(m.writeAccess(extension))) {
+                event.run();
+            } else {
+                denied.accept(Reasons.cannotWrite(m.channelName()));
+            }
+        };
+        int queued = m.awaitWrite(extension, gated, bytes, MAX_WAITING_BYTES);
+        if (queued < 0) {
+            denied.accept(Reasons.WRITE_CHECK_PENDING);
+            return;
+        }
+        if (queued == 0) {
+            return; // the check is already on its way
+        }
+        Claims c = m.claims();
+        ask(ChannelAccess.Request.write(m.projectId(), m.channelName(), c.role(), c.json(), extension))
+                .thenAccept(reply -> onLoop(() -> {
+                    if (!m.active()) {
+                        return;
+                    }
+                    m.writeAccess(extension, reply.error() == null && reply.write());
+                    for (Runnable r : m.takeWaiting(extension)) {
+                        r.run();
+                    }
+                }));
+    }
+
+    /**
+     * After a new {@code access_token}: the cached write checks are forgotten and the read check
+     * runs again; a member that lost a read it had, or whose check could not run (errors deny), is
+     * told Supabase's refusal and closed.
+     */
+    void recheck(Membership m) {
+        if (!m.isPrivate()) {
+            return;
+        }
+        m.writeAccess("broadcast", null);
+        m.writeAccess("presence", null);
+        Claims c = m.claims();
+        boolean hadBroadcast = m.readsBroadcast();
+        boolean hadPresence = m.readsPresence();
+        gate(m.channelName(), true, c)
+                .thenAccept(g -> onLoop(() -> {
+                    if (!m.active() || m.claims() != c) {
+                        return; // closed, or another token arrived meanwhile (its own re-check decides)
+                    }
+                    boolean lost = g.refusal() != null
+                            || (hadBroadcast && !g.readBroadcast())
+                            || (hadPresence && !g.readPresence());
+                    if (lost) {
+                        lifecycle.closeWithSystemError(
+                                m, SystemMessages.EXT_SYSTEM, Reasons.cannotRead(m.channelName()));
+                    } else {
+                        // a broadcast read gained now counts; presence follows the join's (its
+                        // state and diffs start at join)
+                        m.readAccess(g.readBroadcast(), hadPresence);
+                    }
+                }));
+    }
+
+    /**
+     * {@code config.broadcast.replay} of a private channel: the project's stored messages of the
+     * topic since {@code sinceMs} that the member may read, the newest {@code limit} (at most 25),
+     * oldest first in commit order, each with {@code meta.replayed} and {@code meta.id}. A replay
+     * that cannot be served is told as a {@code system} error.
+     */
+    void replay(Membership m, long sinceMs, int limit) {
+        Claims c = m.claims();
+        int capped = Math.min(limit, ChannelAccess.MAX_REPLAY_LIMIT);
+        ask(ChannelAccess.Request.replay(m.projectId(), m.channelName(), c.role(), c.json(), sinceMs, capped))
+                .thenAccept(reply -> onLoop(() -> {
+                    if (!m.active()) {
+                        return;
+                    }
+                    if (reply.error() != null) {
+                        m.push(
+                                "system",
+                                SystemMessages.error(SystemMessages.EXT_SYSTEM, reply.error(), m.channelName()));
+                        return;
+                    }
+                    for (ChannelAccess.Message msg : reply.messages()) {
+                        byte[] payload = String.valueOf(msg.payload()).getBytes(StandardCharsets.UTF_8);
+                        services.fanout().replay(m, new UserBroadcast(msg.event(), payload, true, msg.id()));
+                    }
+                    if (reply.truncated()) {
+                        m.push(
+                                "system",
+                                SystemMessages.error(
+                                        SystemMessages.EXT_SYSTEM, Reasons.REPLAY_TRUNCATED, m.channelName()));
+                    }
+                }));
+    }
+
+    /**
+     * {@code send({persist: true})} on a private channel: the message is stored under the member's
+     * role (the insert policy is the write check) and reaches the channel from the database, like
+     * Broadcast from Database, with the row's id. With {@code ack} the reply follows the insert.
+     */
+    void persist(Membership m, PhoenixMessage.BroadcastPush b) {
+        UserBroadcast message = b.broadcast();
+        JsonNode payload;
+        try {
+            payload = services.mapper().readTree(message.payload());
+        } catch (IOException e) {
+            replyPersist(m, b, Reasons.malformed("persisted broadcast payload must be JSON"));
+            return;
+        }
+        Claims c = m.claims();
+        ask(ChannelAccess.Request.persist(m.projectId(), m.channelName(), c.role(), c.json(), message.event(), payload))
+                .thenAccept(reply -> onLoop(() -> replyPersist(m, b, reply.error())));
+    }
+
+    private void replyPersist(Membership m, PhoenixMessage.BroadcastPush b, String error) {
+        if (error == null) {
+            if (m.ack() && b.ref() != null) {
+                m.reply(b.ref(), "ok", Replies.empty());
+            }
+            return;
+        }
+        if (b.ref() != null && m.ack()) {
+            ObjectNode r = Replies.reason(error);
+            r.put("error", error); // realtime-js returns response.error of a failed persisted send
+            m.reply(b.ref(), "error", r);
+        } else {
+            m.push("system", SystemMessages.error(SystemMessages.EXT_SYSTEM, error, m.channelName()));
+        }
+    }
+
+    private CompletableFuture<ChannelAccess.Reply> ask(ChannelAccess.Request request) {
+        try {
+            return services.access()
+                    .ask(request)
+                    .exceptionally(e -> ChannelAccess.Reply.failed(ChannelAccessClient.UNAVAILABLE));
+        } catch (RuntimeException e) {
+            return CompletableFuture.completedFuture(ChannelAccess.Reply.failed(ChannelAccessClient.UNAVAILABLE));
+        }
+    }
+
+    private void onLoop(Runnable step) {
+        session.channel().eventLoop().execute(() -> {
+            try {
+                step.run();
+            } catch (RuntimeException e) {
+                LogCode.HandlerFailed.warn(log, "private channel step on {}: {}", session, e.toString(), e);
+            }
+        });
+    }
+}

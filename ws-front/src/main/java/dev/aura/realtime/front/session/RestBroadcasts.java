@@ -1,0 +1,161 @@
+package dev.aura.realtime.front.session;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.common.wire.ChannelAccess;
+import dev.aura.realtime.front.fanout.ChannelKeys;
+import dev.aura.realtime.front.history.MessageIds;
+import dev.aura.realtime.front.protocol.Reasons;
+import dev.aura.realtime.front.protocol.Topics;
+import dev.aura.realtime.front.protocol.UserBroadcast;
+import dev.aura.realtime.front.relay.ChannelAccessClient;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * REST broadcast (docs/design.md H3), the channel side of {@code POST /realtime/v1/api/broadcast}
+ * and {@code POST /realtime/v1/api/broadcast/<topic>/events/<event>}: the same limits, checks and
+ * relay as a socket broadcast. A public message needs a project without {@code private_only}; a
+ * private one the topic's write policy (one check per distinct topic of the request); a persisted
+ * one is stored under the caller's role and delivered from the database. All messages of a request
+ * are checked before any is sent, so a refused request sends nothing. Thread-safe.
+ */
+public final class RestBroadcasts {
+    /** Messages one request may carry. */
+    public static final int MAX_MESSAGES = 100;
+
+    /** One message of a request; {@code payload} is JSON text when {@code json}, else raw bytes. */
+    public record Message(String topic, String event, byte[] payload, boolean json, boolean privateChannel) {}
+
+    /** The HTTP answer: 202, or a status with a JSON {@code error}. */
+    public record Result(int status, String error) {
+        static final Result ACCEPTED = new Result(202, null);
+    }
+
+    private final ChannelServices services;
+
+    public RestBroadcasts(ChannelServices services) {
+        this.services = services;
+    }
+
+    /**
+     * Checks and sends a request's messages as {@code claims} (the bearer token's, else the apikey's).
+     *
+     * @param persist store the (single, private) message ({@code ?persist=true})
+     */
+    public CompletableFuture<Result> send(Claims claims, List<Message> messages, boolean persist) {
+        if (messages.isEmpty()) {
+            return done(400, "messages must be a non-empty array of {topic, event, payload, private}");
+        }
+        if (messages.size() > MAX_MESSAGES) {
+            return done(413, "too many messages in one request: at most " + MAX_MESSAGES);
+        }
+        int limit = services.quotas().quota(claims.projectId()).maxPayloadBytes();
+        for (Message m : messages) {
+            if (m.topic().isEmpty()) {
+                return done(400, Reasons.TOPIC_NAME_REQUIRED);
+            }
+            if (m.topic().indexOf('\u0000') >= 0) {
+                return done(400, Reasons.TOPIC_NAME_INVALID);
+            }
+            if (Topics.nameTooLong(Topics.PREFIX + m.topic())) {
+                return done(400, Reasons.TOPIC_TOO_LONG);
+            }
+            if (m.payload().length > limit) {
+                return done(413, Reasons.payloadTooLarge(limit));
+            }
+            if (persist && (!m.privateChannel() || !m.json())) {
+                return done(400, "persist needs a private channel and a JSON payload");
+            }
+        }
+        // the project's messages and bytes per second, across replicas, as for socket broadcasts
+        for (Message m : messages) {
+            if (!services.quotas().tryMessage(claims.projectId(), m.payload().length)) {
+                return done(429, Reasons.PROJECT_TOO_MANY_MESSAGES);
+            }
+        }
+        boolean anyPublic = messages.stream().anyMatch(m -> !m.privateChannel());
+        CompletableFuture<Boolean> privateOnly = anyPublic
+                ? services.privateOnly().privateOnly(claims.projectId())
+                : CompletableFuture.completedFuture(false);
+        Map<String, CompletableFuture<ChannelAccess.Reply>> checks = new LinkedHashMap<>();
+        if (!persist) {
+            for (Message m : messages) {
+                if (m.privateChannel()) {
+                    checks.computeIfAbsent(
+                            m.topic(),
+                            t -> ask(ChannelAccess.Request.write(
+                                    claims.projectId(), t, claims.role(), claims.json(), "broadcast")));
+                }
+            }
+        }
+        List<CompletableFuture<?>> all = new ArrayList<>(checks.values());
+        all.add(privateOnly);
+        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).thenCompose(v -> {
+            if (anyPublic && privateOnly.join()) {
+                return done(403, Reasons.PRIVATE_ONLY);
+            }
+            for (Map.Entry<String, CompletableFuture<ChannelAccess.Reply>> c : checks.entrySet()) {
+                ChannelAccess.Reply r = c.getValue().join();
+                if (ChannelAccessClient.UNAVAILABLE.equals(r.error())) {
+                    return done(503, r.error());
+                }
+                if (r.error() != null || !r.write()) {
+                    return done(403, Reasons.cannotWrite(c.getKey()));
+                }
+            }
+            if (persist) {
+                return persist(claims, messages.get(0));
+            }
+            for (Message m : messages) {
+                String key = ChannelKeys.of(m.topic(), m.privateChannel());
+                UserBroadcast b = new UserBroadcast(
+                        m.event(),
+                        m.payload(),
+                        m.json(),
+                        MessageIds.next(services.clock().millis()));
+                services.fanout().broadcastLocal(claims.projectId(), key, b, null);
+                services.publisher().publish(claims.projectId(), key, b);
+            }
+            return CompletableFuture.completedFuture(Result.ACCEPTED);
+        });
+    }
+
+    private CompletableFuture<Result> persist(Claims claims, Message m) {
+        JsonNode payload;
+        try {
+            payload = services.mapper().readTree(m.payload());
+        } catch (IOException e) {
+            return done(400, "the payload is not JSON");
+        }
+        return ask(ChannelAccess.Request.persist(
+                        claims.projectId(), m.topic(), claims.role(), claims.json(), m.event(), payload))
+                .thenApply(r -> {
+                    if (r.error() == null) {
+                        return Result.ACCEPTED;
+                    }
+                    if (ChannelAccessClient.UNAVAILABLE.equals(r.error())) {
+                        return new Result(503, r.error());
+                    }
+                    return new Result(r.error().startsWith("PayloadTooLarge") ? 413 : 403, r.error());
+                });
+    }
+
+    private CompletableFuture<ChannelAccess.Reply> ask(ChannelAccess.Request request) {
+        try {
+            return services.access()
+                    .ask(request)
+                    .exceptionally(e -> ChannelAccess.Reply.failed(ChannelAccessClient.UNAVAILABLE));
+        } catch (RuntimeException e) {
+            return CompletableFuture.completedFuture(ChannelAccess.Reply.failed(ChannelAccessClient.UNAVAILABLE));
+        }
+    }
+
+    private static CompletableFuture<Result> done(int status, String error) {
+        return CompletableFuture.completedFuture(new Result(status, error));
+    }
+}
