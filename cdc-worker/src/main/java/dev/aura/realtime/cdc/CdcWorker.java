@@ -21,6 +21,7 @@ import dev.aura.realtime.cdc.platform.EnabledTablesCache;
 import dev.aura.realtime.cdc.platform.PlatformDb;
 import dev.aura.realtime.cdc.platform.PlatformSchema;
 import dev.aura.realtime.cdc.platform.ProjectCatalog;
+import dev.aura.realtime.cdc.platform.ProjectLimitsTable;
 import dev.aura.realtime.cdc.platform.RealtimeSchemas;
 import dev.aura.realtime.cdc.platform.TableSecurity;
 import dev.aura.realtime.cdc.platform.TenantLoginProvisioning;
@@ -30,6 +31,7 @@ import dev.aura.realtime.cdc.publish.StatusPublisher;
 import dev.aura.realtime.cdc.registry.RegistryWatch;
 import dev.aura.realtime.cdc.rls.RlsPolicy;
 import dev.aura.realtime.cdc.rpc.ChannelAccessService;
+import dev.aura.realtime.cdc.rpc.ProjectLimitsService;
 import dev.aura.realtime.cdc.rpc.SubscriptionCheckService;
 import dev.aura.realtime.cdc.slot.ReaderSettings;
 import dev.aura.realtime.cdc.slot.SlotManager;
@@ -265,6 +267,10 @@ public final class CdcWorker implements AutoCloseable {
                 nats, new ProjectCatalog(platform), security, tenant, timings.extraPoolConnections());
         checks.start();
         started.push(checks);
+        // two at a time: a primary-key look-up each, asked once per project per ws-front refresh period
+        ProjectLimitsService limits = new ProjectLimitsService(nats, new ProjectLimitsTable(platform), 2);
+        limits.start();
+        started.push(limits);
         RealtimeSchemas realtimeSchemas =
                 new RealtimeSchemas(platform, config.messages().retention());
         ChannelAccessService channels =

@@ -8,6 +8,7 @@ import dev.aura.realtime.cdc.control.ControlApi;
 import dev.aura.realtime.cdc.platform.PlatformDb;
 import dev.aura.realtime.cdc.platform.ProjectCatalog;
 import dev.aura.realtime.common.auth.JwtVerifier;
+import dev.aura.realtime.common.wire.ProjectLimits;
 import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.common.wire.SubscriptionCheck;
 import dev.aura.realtime.common.wire.WireJson;
@@ -190,6 +191,27 @@ class ControlApiIT {
     private SubscriptionCheck.Reply check(SubscriptionCheck.Request request) throws Exception {
         var msg = fx.nats.request(Subjects.SUBSCRIPTION_CHECK, json.writeValueAsBytes(request), Duration.ofSeconds(5));
         return json.readValue(msg.getData(), SubscriptionCheck.Reply.class);
+    }
+
+    private ProjectLimits limitsOf(String project) throws Exception {
+        var msg = fx.nats.request(
+                Subjects.PROJECT_LIMITS,
+                json.writeValueAsBytes(new ProjectLimits.Request(project)),
+                Duration.ofSeconds(5));
+        return json.readValue(msg.getData(), ProjectLimits.class);
+    }
+
+    @Test
+    void projectLimitsAreAnsweredFromTheProjectsRowAndDefaultWithoutOne() throws Exception {
+        assertThat(limitsOf(fx.projectId)).isEqualTo(ProjectLimits.DEFAULTS);
+        assertThat(limitsOf("not-a-uuid")).isEqualTo(ProjectLimits.DEFAULTS);
+        fx.sql("INSERT INTO aura_platform.project_limits(project_id, max_concurrent_users, max_payload_size_in_kb)"
+                + " VALUES ('" + fx.projectId + "', 3, 64)");
+        try {
+            assertThat(limitsOf(fx.projectId)).isEqualTo(new ProjectLimits(3, null, null, null, null, 64, null));
+        } finally {
+            fx.sql("DELETE FROM aura_platform.project_limits WHERE project_id = '" + fx.projectId + "'");
+        }
     }
 
     @Test

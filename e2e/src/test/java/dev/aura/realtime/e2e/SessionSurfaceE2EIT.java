@@ -49,6 +49,8 @@ class SessionSurfaceE2EIT {
                 "2",
                 "WS_MAX_EVENTS_PER_SECOND",
                 "5",
+                "WS_MAX_BROADCAST_PAYLOAD_BYTES",
+                "262144",
                 "WS_SHUTDOWN_GRACE_SECONDS",
                 "2"));
         stack.createProject();

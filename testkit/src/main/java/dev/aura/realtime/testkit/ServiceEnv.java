@@ -48,7 +48,7 @@ public final class ServiceEnv {
 
     /**
      * A ws-front listening on {@code wsPort} and relaying through {@code nats} as its user, with a
-     * password.
+     * password, and per-project limits raised far above Supabase's defaults.
      *
      * @param wsPort {@code WS_PORT}; 0 lets an in-process replica pick a free port
      * @return a new mutable map
@@ -58,6 +58,14 @@ public final class ServiceEnv {
         env.putAll(nats.env(NatsServer.User.WS_FRONT));
         env.put("AURA_JWT_SECRET", jwtSecret);
         env.put("WS_PORT", Integer.toString(wsPort));
+        // Tests and benchmarks run everything in a project or two, far beyond Supabase's
+        // per-project defaults (200 connections, 100 KB/s): the per-project limits are raised
+        // here, and the tests of those limits set their own.
+        env.put("PROJECT_MAX_CONCURRENT_USERS", "1000000");
+        env.put("PROJECT_MAX_EVENTS_PER_SECOND", "1000000");
+        env.put("PROJECT_MAX_JOINS_PER_SECOND", "1000000");
+        env.put("PROJECT_MAX_BYTES_PER_SECOND", "100000000000");
+        env.put("PROJECT_MAX_PRESENCE_EVENTS_PER_SECOND", "1000000");
         return env;
     }
 }

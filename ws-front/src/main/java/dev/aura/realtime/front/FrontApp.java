@@ -18,11 +18,15 @@ import dev.aura.realtime.front.protocol.JsonFrames;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.relay.KvSubscriptionRegistry;
 import dev.aura.realtime.front.relay.NatsConnection;
+import dev.aura.realtime.front.relay.NatsProjectLimits;
 import dev.aura.realtime.front.relay.NatsRelay;
+import dev.aura.realtime.front.relay.NatsUsageExchange;
 import dev.aura.realtime.front.session.ChannelServices;
 import dev.aura.realtime.front.session.ClientSession;
 import dev.aura.realtime.front.session.Limits;
 import dev.aura.realtime.front.session.PrivateOnlyCache;
+import dev.aura.realtime.front.session.ProjectQuota;
+import dev.aura.realtime.front.session.ProjectQuotas;
 import dev.aura.realtime.front.session.RestBroadcasts;
 import dev.aura.realtime.front.session.Sessions;
 import dev.aura.realtime.front.transport.FrontServer;
@@ -57,6 +61,7 @@ public final class FrontApp implements AutoCloseable {
     private final FrontServer server;
     private final PrometheusMeterRegistry meters;
     private final CdcWatchdog watchdog;
+    private final NatsUsageExchange usage;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private FrontApp(
@@ -68,8 +73,10 @@ public final class FrontApp implements AutoCloseable {
             Sessions sessions,
             FrontServer server,
             PrometheusMeterRegistry meters,
-            CdcWatchdog watchdog) {
+            CdcWatchdog watchdog,
+            NatsUsageExchange usage) {
         this.watchdog = watchdog;
+        this.usage = usage;
         this.config = config;
         this.nats = nats;
         this.registry = registry;
@@ -92,6 +99,7 @@ public final class FrontApp implements AutoCloseable {
         PresenceService presence = null;
         NatsRelay relay = null;
         CdcWatchdog watchdog = null;
+        NatsUsageExchange usage = null;
         try {
             registry = new KvSubscriptionRegistry(
                     nats.connection(),
@@ -117,7 +125,9 @@ public final class FrontApp implements AutoCloseable {
                     config.historySize(),
                     config.historyMaxChannels(),
                     config.historyMaxBytes(),
-                    config.historyTtl().toMillis());
+                    config.historyTtl().toMillis(),
+                    config.historyMaxChannelsPerProject(),
+                    config.historyMaxBytesPerProject());
             Fanout fanout = new Fanout(
                     topics,
                     new FanoutFrames(json, binary),
@@ -128,6 +138,23 @@ public final class FrontApp implements AutoCloseable {
                     new QueueLimits(config.maxQueueDelay(), config.maxQueueBytes()),
                     System::nanoTime);
             Sessions sessions = new Sessions();
+            usage = new NatsUsageExchange(
+                    nats.connection(),
+                    config.instanceId(),
+                    mapper,
+                    clock,
+                    config.projectLimits().usageInterval());
+            ProjectQuotas quotas = new ProjectQuotas(
+                    ProjectQuota.defaults(config),
+                    new NatsProjectLimits(
+                            nats.connection(),
+                            mapper,
+                            clock,
+                            config.projectLimits().limitsRefresh(),
+                            config.subscriptionCheckTimeout()),
+                    usage,
+                    clock);
+            usage.start(quotas::usage);
             ChannelServices services = new ChannelServices(
                     verifier,
                     relay,
@@ -138,6 +165,7 @@ public final class FrontApp implements AutoCloseable {
                     presence,
                     sessions,
                     Limits.from(config),
+                    quotas,
                     metrics,
                     config.instanceId(),
                     clock,
@@ -170,8 +198,11 @@ public final class FrontApp implements AutoCloseable {
                     config.writeBufferLowBytes(),
                     config.writeBufferHighBytes());
             log.info("ws-front {} started on port {}", config.instanceId(), server.port());
-            return new FrontApp(config, nats, registry, presence, relay, sessions, server, meters, watchdog);
+            return new FrontApp(config, nats, registry, presence, relay, sessions, server, meters, watchdog, usage);
         } catch (Exception | Error e) {
+            if (usage != null) {
+                usage.close();
+            }
             if (watchdog != null) {
                 watchdog.close();
             }
@@ -223,6 +254,7 @@ public final class FrontApp implements AutoCloseable {
         }
         server.close(); // closes remaining sockets; their channels delete registry and presence entries
         watchdog.close();
+        usage.close();
         relay.close();
         presence.close();
         registry.close();

@@ -83,6 +83,8 @@ public enum LogCode {
     CONTROL_API_FAILED,
     /** A join-time subscription check failed on the database (answered "try again"). */
     SUBSCRIPTION_CHECK_DB_FAILED,
+    /** A project's limit overrides could not be read; ws-front keeps what it knew and asks again. */
+    PROJECT_LIMITS_DB_FAILED,
 
     // private channels, Broadcast from Database (docs/design.md H1, H2)
     /** A project's realtime schema could not be created or handed to the project's owner; retried. */

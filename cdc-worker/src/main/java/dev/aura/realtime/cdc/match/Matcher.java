@@ -15,11 +15,17 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Event: {@code *} or the change's type. Filter: tested against the new row, or the old row
  * for DELETE (Supabase's rule), every condition of the AND list; a TRUNCATE has no row, so only
  * unfiltered bindings see it. A filter that no longer parses (it was checked at join) matches
- * nothing. Parsed filters (with their compiled patterns) are cached by text, at most
- * {@value #MAX_CACHED} of them (the cache is dropped when full). Thread-safe.
+ * nothing. Thread-safe.
+ *
+ * <p>Parsed filters (with their compiled patterns) are cached by text, at most {@value
+ * #MAX_CACHED_FILTERS} of them: filter texts come from tenants' clients, so an unbounded cache would
+ * grow with every distinct filter ever registered. When full, the cache is emptied and refills with
+ * the filters in use (parsing is cheap next to the RLS check; what matters is bounded memory).
  */
 public final class Matcher {
-    static final int MAX_CACHED = 50_000;
+    /** Distinct filter texts kept parsed. */
+    static final int MAX_CACHED_FILTERS = 10_000;
+
     private static final Object INVALID = new Object();
     private final Map<String, Object> parsed = new ConcurrentHashMap<>();
 
@@ -40,7 +46,7 @@ public final class Matcher {
             if ("TRUNCATE".equals(event.type())) {
                 continue;
             }
-            if (parsed.size() >= MAX_CACHED) {
+            if (parsed.size() >= MAX_CACHED_FILTERS) {
                 parsed.clear();
             }
             Object f = parsed.computeIfAbsent(filterText, Matcher::parseOrInvalid);
@@ -49,6 +55,11 @@ public final class Matcher {
             }
         }
         return out;
+    }
+
+    /** Filter texts cached now (at most {@link #MAX_CACHED_FILTERS}). */
+    int cachedFilters() {
+        return parsed.size();
     }
 
     static boolean eventMatches(String bindingEvent, String type) {

@@ -9,7 +9,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Creates or upgrades, idempotently and under an advisory lock (several workers start at
  * once), what the product needs in the database: schema {@code aura_platform} with
- * {@code projects} and {@code realtime_tables}, the NOLOGIN roles {@code aura_anon} and
+ * {@code projects}, {@code realtime_tables} and {@code project_limits}, the NOLOGIN roles {@code aura_anon} and
  * {@code aura_authenticated}, Supabase's {@code auth.jwt()}, {@code auth.uid()},
  * {@code auth.role()} reading the {@code request.jwt.claims} setting, so policies written for
  * Supabase ({@code using (owner_id = auth.uid())}) work unchanged, and the per-key check function
@@ -33,6 +33,19 @@ public final class PlatformSchema {
           enabled boolean NOT NULL DEFAULT true,
           updated_at timestamptz NOT NULL DEFAULT now(),
           PRIMARY KEY (project_id, table_name))""",
+        // Per-project overrides of ws-front's per-project limits (docs/design.md D8); NULL = the
+        // global default. Names follow Supabase's tenant settings.
+        """
+        CREATE TABLE IF NOT EXISTS aura_platform.project_limits(
+          project_id uuid PRIMARY KEY REFERENCES aura_platform.projects ON DELETE CASCADE,
+          max_concurrent_users integer CHECK (max_concurrent_users > 0),
+          max_events_per_second integer CHECK (max_events_per_second > 0),
+          max_joins_per_second integer CHECK (max_joins_per_second > 0),
+          max_channels_per_client integer CHECK (max_channels_per_client > 0),
+          max_bytes_per_second integer CHECK (max_bytes_per_second > 0),
+          max_payload_size_in_kb integer CHECK (max_payload_size_in_kb > 0),
+          max_presence_events_per_second integer CHECK (max_presence_events_per_second > 0),
+          updated_at timestamptz NOT NULL DEFAULT now())""",
         """
         DO $$ BEGIN
           IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'aura_anon') THEN CREATE ROLE aura_anon NOLOGIN; END IF;

@@ -68,6 +68,16 @@ class MatcherTest {
     }
 
     @Test
+    void theParsedFilterCacheStaysBoundedUnderManyDistinctFilters() {
+        for (int i = 0; i < Matcher.MAX_CACHED_FILTERS + 5_000; i++) {
+            SubscriptionEntry b = binding("f" + i, "*", "id=eq." + i);
+            List<SubscriptionEntry> matched = matcher.match(change("INSERT", row(i, "x"), null), List.of(b));
+            assertThat(matched).containsExactly(b);
+            assertThat(matcher.cachedFilters()).isLessThanOrEqualTo(Matcher.MAX_CACHED_FILTERS);
+        }
+    }
+
+    @Test
     void noCandidatesNoMatches() {
         assertThat(matcher.match(change("INSERT", row(1, "a"), null), List.of()))
                 .isEmpty();

@@ -168,11 +168,56 @@ public final class EnvVars {
             "Client broadcast/presence events per second per connection");
     public static final EnvVar WS_MAX_BROADCAST_PAYLOAD_BYTES = new EnvVar(
             "WS_MAX_BROADCAST_PAYLOAD_BYTES",
-            "262144",
+            "3072000",
             "bytes",
-            "Largest broadcast payload (Supabase free plan: 256 KB)");
+            "Largest broadcast payload, default for every project (Supabase: 3,000 KB; free plan 256 KB)");
     public static final EnvVar WS_MAX_PRESENCE_EVENTS_PER_SECOND = new EnvVar(
             "WS_MAX_PRESENCE_EVENTS_PER_SECOND", "10", "events/s", "Presence track/untrack per second per connection");
+    public static final EnvVar WS_MAX_BINDINGS_PER_JOIN = new EnvVar(
+            "WS_MAX_BINDINGS_PER_JOIN",
+            "100",
+            "bindings",
+            "postgres_changes bindings in one join (each is a registry entry and a database check)");
+    public static final EnvVar WS_MAX_PRESENCE_PAYLOAD_BYTES = new EnvVar(
+            "WS_MAX_PRESENCE_PAYLOAD_BYTES",
+            "10240",
+            "bytes",
+            "Largest presence track payload (the state of one presence key, sent to every member)");
+    public static final EnvVar PROJECT_MAX_CONCURRENT_USERS = new EnvVar(
+            "PROJECT_MAX_CONCURRENT_USERS",
+            "200",
+            "connections",
+            "Connections per project across replicas (ConnectionRateLimitReached, HTTP 429); per-project override in aura_platform.project_limits");
+    public static final EnvVar PROJECT_MAX_EVENTS_PER_SECOND = new EnvVar(
+            "PROJECT_MAX_EVENTS_PER_SECOND",
+            "100",
+            "events/s",
+            "Client broadcast/presence messages per second per project across replicas (MessagePerSecondRateLimitReached)");
+    public static final EnvVar PROJECT_MAX_JOINS_PER_SECOND = new EnvVar(
+            "PROJECT_MAX_JOINS_PER_SECOND",
+            "100",
+            "joins/s",
+            "Channel joins per second per project across replicas (ClientJoinRateLimitReached)");
+    public static final EnvVar PROJECT_MAX_BYTES_PER_SECOND = new EnvVar(
+            "PROJECT_MAX_BYTES_PER_SECOND",
+            "100000",
+            "bytes/s",
+            "Client message payload bytes per second per project across replicas (MessagePerSecondRateLimitReached)");
+    public static final EnvVar PROJECT_MAX_PRESENCE_EVENTS_PER_SECOND = new EnvVar(
+            "PROJECT_MAX_PRESENCE_EVENTS_PER_SECOND",
+            "20",
+            "events/s",
+            "Presence track/untrack per second per project across replicas (ClientPresenceRateLimitReached)");
+    public static final EnvVar PROJECT_USAGE_INTERVAL_MS = new EnvVar(
+            "PROJECT_USAGE_INTERVAL_MS",
+            "1000",
+            "ms",
+            "Interval of each replica's per-project usage report to the others (how stale cross-replica counts may be)");
+    public static final EnvVar PROJECT_LIMITS_REFRESH_MS = new EnvVar(
+            "PROJECT_LIMITS_REFRESH_MS",
+            "30000",
+            "ms",
+            "Age after which a project's limit overrides are asked again from a cdc-worker");
     public static final EnvVar WS_WRITE_BUFFER_LOW_BYTES = new EnvVar(
             "WS_WRITE_BUFFER_LOW_BYTES", "262144", "bytes", "Outbound buffer low water mark (writable again below)");
     public static final EnvVar WS_WRITE_BUFFER_HIGH_BYTES = new EnvVar(
@@ -206,6 +251,16 @@ public final class EnvVars {
             "67108864",
             "bytes",
             "Broadcast history memory in all (stalest channels dropped first)");
+    public static final EnvVar HISTORY_MAX_CHANNELS_PER_PROJECT = new EnvVar(
+            "HISTORY_MAX_CHANNELS_PER_PROJECT",
+            "1000",
+            "channels",
+            "Channels with broadcast history per project (the project's stalest dropped first)");
+    public static final EnvVar HISTORY_MAX_BYTES_PER_PROJECT = new EnvVar(
+            "HISTORY_MAX_BYTES_PER_PROJECT",
+            "8388608",
+            "bytes",
+            "Broadcast history memory per project (the project's stalest channels dropped first)");
     public static final EnvVar HISTORY_TTL_SECONDS = new EnvVar(
             "HISTORY_TTL_SECONDS",
             "600",
@@ -309,6 +364,15 @@ public final class EnvVars {
             WS_MAX_EVENTS_PER_SECOND,
             WS_MAX_BROADCAST_PAYLOAD_BYTES,
             WS_MAX_PRESENCE_EVENTS_PER_SECOND,
+            WS_MAX_BINDINGS_PER_JOIN,
+            WS_MAX_PRESENCE_PAYLOAD_BYTES,
+            PROJECT_MAX_CONCURRENT_USERS,
+            PROJECT_MAX_EVENTS_PER_SECOND,
+            PROJECT_MAX_JOINS_PER_SECOND,
+            PROJECT_MAX_BYTES_PER_SECOND,
+            PROJECT_MAX_PRESENCE_EVENTS_PER_SECOND,
+            PROJECT_USAGE_INTERVAL_MS,
+            PROJECT_LIMITS_REFRESH_MS,
             WS_WRITE_BUFFER_LOW_BYTES,
             WS_WRITE_BUFFER_HIGH_BYTES,
             WS_MAX_OUTBOUND_BYTES,
@@ -322,6 +386,8 @@ public final class EnvVars {
             PRESENCE_RECONCILE_MS,
             HISTORY_MAX_CHANNELS,
             HISTORY_MAX_BYTES,
+            HISTORY_MAX_CHANNELS_PER_PROJECT,
+            HISTORY_MAX_BYTES_PER_PROJECT,
             HISTORY_TTL_SECONDS,
             WS_CDC_STATUS_TIMEOUT_MS,
             SSE_HEARTBEAT_MS);

@@ -13,6 +13,8 @@ import java.nio.charset.StandardCharsets;
  * aura.realtime.broadcast.&lt;project_id&gt;.&lt;topic token&gt;  client broadcasts (ws-front ↔ ws-front)
  * aura.realtime.cdc.status                               cdc-worker status (see {@link CdcStatus})
  * aura.realtime.rpc.subscription-check                   request/reply: validate a binding at join
+ * aura.realtime.rpc.project-limits                       request/reply: a project's limit overrides
+ * aura.realtime.usage                                    per-project counts (ws-front ↔ ws-front)
  * aura.realtime.messages.&lt;project_id&gt;.&lt;topic token&gt;   captured messages-table rows (cdc-worker → ws-front)
  * aura.realtime.rpc.channel-access                       request/reply: private channel checks, replay, persist
  * </pre>
@@ -35,6 +37,10 @@ public final class Subjects {
     public static final String BROADCAST = PREFIX + "broadcast";
     public static final String CDC_STATUS = PREFIX + "cdc.status";
     public static final String SUBSCRIPTION_CHECK = PREFIX + "rpc.subscription-check";
+    /** Request/reply: a project's limit overrides ({@link ProjectLimits}); any cdc-worker answers. */
+    public static final String PROJECT_LIMITS = PREFIX + "rpc.project-limits";
+    /** Every ws-front replica's per-project counts ({@link UsageReport}), read by every replica. */
+    public static final String USAGE = PREFIX + "usage";
     /** Rows of the projects' messages tables, as {@link DbBroadcast} (docs/design.md H2). */
     public static final String MESSAGES = PREFIX + "messages";
     /** Request/reply of {@link ChannelAccess} (docs/design.md H1). */

@@ -24,7 +24,7 @@ import java.time.Duration;
  * @param maxChannelsPerConnection {@code WS_MAX_CHANNELS_PER_CONNECTION} (100)
  * @param maxJoinsPerSecond {@code WS_MAX_JOINS_PER_SECOND} (100 joins/s per connection)
  * @param maxEventsPerSecond {@code WS_MAX_EVENTS_PER_SECOND} (100 client events/s per connection)
- * @param maxBroadcastPayloadBytes {@code WS_MAX_BROADCAST_PAYLOAD_BYTES} (262,144 bytes)
+ * @param maxBroadcastPayloadBytes {@code WS_MAX_BROADCAST_PAYLOAD_BYTES} (3,072,000 bytes), default per project
  * @param writeBufferLowBytes {@code WS_WRITE_BUFFER_LOW_BYTES} (262,144 bytes), writable again below
  * @param writeBufferHighBytes {@code WS_WRITE_BUFFER_HIGH_BYTES} (1,048,576 bytes), unwritable above
  * @param maxOutboundBytes {@code WS_MAX_OUTBOUND_BYTES} (8,388,608 bytes), queued bytes that disconnect at once
@@ -49,6 +49,12 @@ import java.time.Duration;
  * @param dedupeWindowEvents {@code WS_DEDUPE_WINDOW_EVENTS} (100,000) change event ids remembered
  *     to drop re-published duplicates
  * @param dedupeWindowBytes {@code WS_DEDUPE_WINDOW_BYTES} (16 MiB) memory bound of those ids
+ * @param maxBindingsPerJoin {@code WS_MAX_BINDINGS_PER_JOIN} (100) postgres_changes bindings in one join
+ * @param maxPresencePayloadBytes {@code WS_MAX_PRESENCE_PAYLOAD_BYTES} (10,240 bytes) of one track payload
+ * @param historyMaxChannelsPerProject {@code HISTORY_MAX_CHANNELS_PER_PROJECT} (1,000) channels with
+ *     history per project
+ * @param historyMaxBytesPerProject {@code HISTORY_MAX_BYTES_PER_PROJECT} (8 MiB) history per project
+ * @param projectLimits per-project limits' defaults ({@link ProjectLimitsConfig})
  */
 public record FrontConfig(
         NatsSettings nats,
@@ -81,7 +87,12 @@ public record FrontConfig(
         Duration sseHeartbeat,
         long registryBucketMaxBytes,
         int dedupeWindowEvents,
-        long dedupeWindowBytes) {
+        long dedupeWindowBytes,
+        int maxBindingsPerJoin,
+        int maxPresencePayloadBytes,
+        int historyMaxChannelsPerProject,
+        long historyMaxBytesPerProject,
+        ProjectLimitsConfig projectLimits) {
 
     public FrontConfig {
         if (writeBufferLowBytes > writeBufferHighBytes) {
@@ -136,6 +147,11 @@ public record FrontConfig(
                 env.millis(EnvVars.SSE_HEARTBEAT_MS, 100, 3_600_000),
                 env.longValue(EnvVars.REGISTRY_BUCKET_MAX_BYTES, 64 * 1024, Long.MAX_VALUE),
                 env.integer(EnvVars.WS_DEDUPE_WINDOW_EVENTS, 0, 100_000_000),
-                env.longValue(EnvVars.WS_DEDUPE_WINDOW_BYTES, 0, Long.MAX_VALUE));
+                env.longValue(EnvVars.WS_DEDUPE_WINDOW_BYTES, 0, Long.MAX_VALUE),
+                env.integer(EnvVars.WS_MAX_BINDINGS_PER_JOIN, 1, 100_000),
+                env.integer(EnvVars.WS_MAX_PRESENCE_PAYLOAD_BYTES, 2, 64 * 1024 * 1024),
+                env.integer(EnvVars.HISTORY_MAX_CHANNELS_PER_PROJECT, 1, 10_000_000),
+                env.longValue(EnvVars.HISTORY_MAX_BYTES_PER_PROJECT, 1024, Long.MAX_VALUE),
+                ProjectLimitsConfig.load(env));
     }
 }

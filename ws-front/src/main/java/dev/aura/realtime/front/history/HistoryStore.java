@@ -3,6 +3,7 @@ package dev.aura.realtime.front.history;
 import dev.aura.realtime.front.protocol.UserBroadcast;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -20,6 +21,12 @@ import java.util.Optional;
  * membership: at most {@code perChannel} messages per channel, at most {@code maxChannels}
  * channels and {@code maxBytes} payload bytes in all (the channels whose last message is oldest
  * go first), and a channel without a new message for {@code ttlMs} is forgotten.
+ *
+ * <p>Each project has its own share, {@code maxChannelsPerProject} channels and
+ * {@code maxBytesPerProject} bytes: a project over its share loses its own stalest channels, so
+ * one tenant broadcasting on 10,000 topics cannot push another tenant's history out. The global
+ * bounds stay as the replica's memory bound (many projects each inside their share can still
+ * fill it; then the stalest channels of any project go first).
  *
  * <p>Thread-safe: one lock; the NATS dispatcher and event loops add, joins read.
  */
@@ -43,10 +50,19 @@ public final class HistoryStore {
         long lastAddMs;
     }
 
+    /** One project's channels, in the order of their last add (eldest first), and their bytes. */
+    private static final class Share {
+        final LinkedHashMap<Key, Ring> rings = new LinkedHashMap<>();
+        long bytes;
+    }
+
     private final int perChannel;
     private final int maxChannels;
     private final long maxBytes;
     private final long ttlMs;
+    private final int maxChannelsPerProject;
+    private final long maxBytesPerProject;
+    private final Map<String, Share> shares = new HashMap<>();
     /** Insertion order = order of each channel's last add, so the eldest is the stalest. */
     private final LinkedHashMap<Key, Ring> rings = new LinkedHashMap<>();
 
@@ -57,12 +73,22 @@ public final class HistoryStore {
      * @param maxChannels channels kept ({@code HISTORY_MAX_CHANNELS})
      * @param maxBytes payload bytes kept in all ({@code HISTORY_MAX_BYTES})
      * @param ttlMs a channel without a new message for this long is dropped ({@code HISTORY_TTL_SECONDS})
+     * @param maxChannelsPerProject channels kept per project ({@code HISTORY_MAX_CHANNELS_PER_PROJECT})
+     * @param maxBytesPerProject payload bytes kept per project ({@code HISTORY_MAX_BYTES_PER_PROJECT})
      */
-    public HistoryStore(int perChannel, int maxChannels, long maxBytes, long ttlMs) {
+    public HistoryStore(
+            int perChannel,
+            int maxChannels,
+            long maxBytes,
+            long ttlMs,
+            int maxChannelsPerProject,
+            long maxBytesPerProject) {
         this.perChannel = perChannel;
         this.maxChannels = maxChannels;
         this.maxBytes = maxBytes;
         this.ttlMs = ttlMs;
+        this.maxChannelsPerProject = maxChannelsPerProject;
+        this.maxBytesPerProject = maxBytesPerProject;
     }
 
     /** {@code HISTORY_SIZE}: messages kept per channel (0: history is off). */
@@ -79,20 +105,27 @@ public final class HistoryStore {
         long size = sizeOf(message);
         synchronized (this) {
             Key key = new Key(projectId, channel);
+            Share share = shares.computeIfAbsent(projectId, p -> new Share());
             Ring ring = rings.remove(key); // re-inserted last: most recently added
             if (ring == null) {
                 ring = new Ring();
             }
             rings.put(key, ring);
+            share.rings.remove(key);
+            share.rings.put(key, ring);
             ring.entries.addLast(entry);
             ring.bytes += size;
+            share.bytes += size;
             totalBytes += size;
             ring.lastAddMs = nowMs;
-            while (ring.entries.size() > perChannel) {
+            // a channel alone never holds more than its project's share, except its newest message
+            while (ring.entries.size() > perChannel || (ring.entries.size() > 1 && ring.bytes > maxBytesPerProject)) {
                 long removed = sizeOf(ring.entries.removeFirst().message());
                 ring.bytes -= removed;
+                share.bytes -= removed;
                 totalBytes -= removed;
             }
+            evictWithin(share);
             evict(nowMs);
         }
     }
@@ -148,6 +181,18 @@ public final class HistoryStore {
         return totalBytes;
     }
 
+    /** Channels currently remembered for {@code projectId}. */
+    public synchronized int channels(String projectId) {
+        Share share = shares.get(projectId);
+        return share == null ? 0 : share.rings.size();
+    }
+
+    /** Bytes currently accounted to {@code projectId}. */
+    public synchronized long bytes(String projectId) {
+        Share share = shares.get(projectId);
+        return share == null ? 0 : share.bytes;
+    }
+
     private Ring live(Key key, long nowMs) {
         Ring ring = rings.get(key);
         if (ring != null && nowMs - ring.lastAddMs > ttlMs) {
@@ -155,6 +200,19 @@ public final class HistoryStore {
             return null;
         }
         return ring;
+    }
+
+    /** Drops the project's stalest channels while it is over its share, never the one just written to. */
+    private void evictWithin(Share share) {
+        Iterator<Map.Entry<Key, Ring>> it = share.rings.entrySet().iterator();
+        while (share.rings.size() > 1
+                && (share.rings.size() > maxChannelsPerProject || share.bytes > maxBytesPerProject)) {
+            Map.Entry<Key, Ring> eldest = it.next();
+            it.remove();
+            rings.remove(eldest.getKey());
+            share.bytes -= eldest.getValue().bytes;
+            totalBytes -= eldest.getValue().bytes;
+        }
     }
 
     private void evict(long nowMs) {
@@ -168,14 +226,26 @@ public final class HistoryStore {
             if (rings.size() == 1 && !stale) {
                 return; // never evict the channel just written to for the byte budget alone
             }
-            totalBytes -= eldest.getValue().bytes;
             it.remove();
+            forget(eldest.getKey(), eldest.getValue());
         }
     }
 
     private void drop(Key key, Ring ring) {
         rings.remove(key);
+        forget(key, ring);
+    }
+
+    /** Accounts a ring already removed from {@link #rings}: total bytes and its project's share. */
+    private void forget(Key key, Ring ring) {
         totalBytes -= ring.bytes;
+        Share share = shares.get(key.projectId());
+        if (share != null && share.rings.remove(key) != null) {
+            share.bytes -= ring.bytes;
+            if (share.rings.isEmpty()) {
+                shares.remove(key.projectId());
+            }
+        }
     }
 
     private static long sizeOf(UserBroadcast m) {

@@ -48,6 +48,11 @@ public enum LogCode {
     PresenceResyncFailed,
     /** A task of the presence view thread threw; that change or push is lost. */
     PresenceViewFailed,
+    /**
+     * A project's limit overrides could not be asked from a cdc-worker (none answered, or the
+     * answer was undecodable); the last known limits (else the global defaults) stay in force.
+     */
+    ProjectLimitsUnavailable,
     /** A hook run after a NATS disconnect or reconnect threw. */
     ReconnectHookFailed,
     /** Closing the subscription registry abandoned KV operations still queued after the bounded wait. */
@@ -71,7 +76,12 @@ public enum LogCode {
      */
     RelayLinkLost,
     /** An SSE event could not be written; the stream's write fails and the connection closes. */
-    SseEncodeFailed;
+    SseEncodeFailed,
+    /**
+     * This replica's per-project usage report could not be published, or another's could not be
+     * decoded; per-project limits count without it until the next one.
+     */
+    UsageReportFailed;
 
     /** Logs {@code [Code] <format>} at WARN; a trailing {@link Throwable} argument is logged with its stack trace. */
     public void warn(Logger log, String format, Object... args) {

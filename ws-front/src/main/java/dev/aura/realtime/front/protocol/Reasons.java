@@ -25,6 +25,26 @@ public final class Reasons {
     public static final String PRESENCE_NOT_A_MAP = "Presence track payload must be a map";
     public static final String PRESENCE_UNKNOWN_EVENT = "Presence event must be track or untrack";
     public static final String TOO_MANY_PRESENCE_MESSAGES = "Too many presence messages per second";
+    /** Per project, across replicas (Supabase's codes and words). */
+    public static final String TOO_MANY_USERS = "ConnectionRateLimitReached: Too many connected users";
+
+    public static final String PROJECT_TOO_MANY_JOINS = "ClientJoinRateLimitReached: Too many joins per second";
+    public static final String PROJECT_TOO_MANY_MESSAGES =
+            "MessagePerSecondRateLimitReached: Too many messages per second";
+    public static final String PROJECT_TOO_MANY_PRESENCE_MESSAGES =
+            "ClientPresenceRateLimitReached: Too many presence messages per second";
+    public static final String TOPIC_TOO_LONG =
+            "TopicNameTooLong: A channel name may have at most " + Topics.MAX_NAME_BYTES + " bytes";
+
+    /** A join with more postgres_changes bindings than the limit; none of them is checked or registered. */
+    public static String tooManyBindings(int limit) {
+        return "TooManyPostgresChangesBindings: A channel may have at most " + limit + " postgres_changes bindings";
+    }
+
+    /** A presence track payload over the limit; the previous state stays tracked. */
+    public static String presencePayloadTooLarge(int limitBytes) {
+        return "PayloadTooLarge: Presence payload exceeds the limit of " + limitBytes + " bytes";
+    }
 
     private Reasons() {}
 

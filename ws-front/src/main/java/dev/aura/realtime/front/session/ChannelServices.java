@@ -25,6 +25,7 @@ import java.time.Clock;
  * @param presence the presence seam
  * @param sessions open connections
  * @param limits per-connection limits
+ * @param quotas per-project limits, counted across replicas
  * @param metrics meters
  * @param instanceId this replica's id (registry entries' {@code instance})
  * @param clock wall clock (token expiry, rate windows)
@@ -42,6 +43,7 @@ public record ChannelServices(
         PresenceExtension presence,
         Sessions sessions,
         Limits limits,
+        ProjectQuotas quotas,
         FrontMetrics metrics,
         String instanceId,
         Clock clock,

@@ -70,6 +70,10 @@ final class JoinFlow {
             replyError(j, Reasons.TOPIC_NAME_REQUIRED);
             return;
         }
+        if (Topics.nameTooLong(topic)) {
+            replyError(j, Reasons.TOPIC_TOO_LONG);
+            return;
+        }
         if (topic.indexOf('\u0000') >= 0) {
             replyError(j, Reasons.TOPIC_NAME_INVALID); // NUL is reserved for private channel keys
             return;
@@ -78,19 +82,24 @@ final class JoinFlow {
             replyError(j, Reasons.TOO_MANY_JOINS);
             return;
         }
+        String projectId = session.apiKeyClaims().projectId();
+        if (!services.quotas().tryJoin(projectId)) {
+            replyError(j, Reasons.PROJECT_TOO_MANY_JOINS);
+            return;
+        }
         Membership previous = session.memberships.get(topic);
         if (previous != null) {
             lifecycle.close(previous, true);
         }
         session.pendingJoins.remove(topic);
         if (session.memberships.size() + session.pendingJoins.size()
-                >= services.limits().maxChannels()) {
+                >= services.quotas().quota(projectId).maxChannelsPerClient()) {
             replyError(j, Reasons.TOO_MANY_CHANNELS);
             return;
         }
         JoinRequest request;
         try {
-            request = JoinRequest.parse(j.payload());
+            request = JoinRequest.parse(j.payload(), services.limits().maxBindingsPerJoin());
         } catch (JoinRequest.Refused e) {
             replyError(j, e.reason());
             return;

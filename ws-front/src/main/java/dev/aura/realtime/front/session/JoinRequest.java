@@ -76,7 +76,11 @@ public record JoinRequest(
         }
     }
 
-    public static JoinRequest parse(JsonNode payload) throws Refused {
+    /**
+     * @param maxBindings postgres_changes bindings allowed; more refuse the join before any is
+     *     validated (each would cost a registry entry and a database check)
+     */
+    public static JoinRequest parse(JsonNode payload, int maxBindings) throws Refused {
         JsonNode config = payload.path("config");
         if (!config.isObject()) {
             config = JsonNodeFactory.instance.objectNode();
@@ -87,6 +91,9 @@ public record JoinRequest(
         List<Binding> bindings = new ArrayList<>();
         JsonNode changes = config.path("postgres_changes");
         if (changes.isArray()) {
+            if (changes.size() > maxBindings) {
+                throw new Refused(Reasons.tooManyBindings(maxBindings));
+            }
             for (JsonNode b : changes) {
                 bindings.add(binding(b));
             }

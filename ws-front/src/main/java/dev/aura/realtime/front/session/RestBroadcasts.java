@@ -6,6 +6,7 @@ import dev.aura.realtime.common.wire.ChannelAccess;
 import dev.aura.realtime.front.fanout.ChannelKeys;
 import dev.aura.realtime.front.history.MessageIds;
 import dev.aura.realtime.front.protocol.Reasons;
+import dev.aura.realtime.front.protocol.Topics;
 import dev.aura.realtime.front.protocol.UserBroadcast;
 import dev.aura.realtime.front.relay.ChannelAccessClient;
 import java.io.IOException;
@@ -14,7 +15,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * REST broadcast (docs/design.md H3), the channel side of {@code POST /realtime/v1/api/broadcast}
@@ -37,7 +37,6 @@ public final class RestBroadcasts {
     }
 
     private final ChannelServices services;
-    private final ConcurrentHashMap<String, RateWindow> rates = new ConcurrentHashMap<>();
 
     public RestBroadcasts(ChannelServices services) {
         this.services = services;
@@ -55,13 +54,16 @@ public final class RestBroadcasts {
         if (messages.size() > MAX_MESSAGES) {
             return done(413, "too many messages in one request: at most " + MAX_MESSAGES);
         }
-        int limit = services.limits().maxBroadcastPayloadBytes();
+        int limit = services.quotas().quota(claims.projectId()).maxPayloadBytes();
         for (Message m : messages) {
             if (m.topic().isEmpty()) {
                 return done(400, Reasons.TOPIC_NAME_REQUIRED);
             }
             if (m.topic().indexOf('\u0000') >= 0) {
                 return done(400, Reasons.TOPIC_NAME_INVALID);
+            }
+            if (Topics.nameTooLong(Topics.PREFIX + m.topic())) {
+                return done(400, Reasons.TOPIC_TOO_LONG);
             }
             if (m.payload().length > limit) {
                 return done(413, Reasons.payloadTooLarge(limit));
@@ -70,13 +72,10 @@ public final class RestBroadcasts {
                 return done(400, "persist needs a private channel and a JSON payload");
             }
         }
-        RateWindow rate = rates.computeIfAbsent(
-                claims.projectId(), k -> new RateWindow(services.limits().maxEventsPerSecond()));
-        synchronized (rate) {
-            for (int i = 0; i < messages.size(); i++) {
-                if (!rate.tryAcquire(services.clock().millis())) {
-                    return done(429, Reasons.TOO_MANY_MESSAGES);
-                }
+        // the project's messages and bytes per second, across replicas, as for socket broadcasts
+        for (Message m : messages) {
+            if (!services.quotas().tryMessage(claims.projectId(), m.payload().length)) {
+                return done(429, Reasons.PROJECT_TOO_MANY_MESSAGES);
             }
         }
         boolean anyPublic = messages.stream().anyMatch(m -> !m.privateChannel());

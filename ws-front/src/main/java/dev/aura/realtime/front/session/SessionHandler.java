@@ -1,5 +1,6 @@
 package dev.aura.realtime.front.session;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.front.history.MessageIds;
@@ -15,6 +16,9 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -153,13 +157,15 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
             return;
         }
         UserBroadcast message = b.broadcast();
-        if (message.payload().length > services.limits().maxBroadcastPayloadBytes()) {
+        int maxPayload = services.quotas().quota(m.projectId()).maxPayloadBytes();
+        if (message.payload().length > maxPayload) {
             if (m.ack() && b.ref() != null) {
-                m.reply(
-                        b.ref(),
-                        "error",
-                        Replies.reason(Reasons.payloadTooLarge(services.limits().maxBroadcastPayloadBytes())));
+                m.reply(b.ref(), "error", Replies.reason(Reasons.payloadTooLarge(maxPayload)));
             }
+            return;
+        }
+        if (!services.quotas().tryMessage(m.projectId(), message.payload().length)) {
+            lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, Reasons.PROJECT_TOO_MANY_MESSAGES);
             return;
         }
         if (b.persist() && !m.isPrivate()) {
@@ -217,6 +223,22 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
             lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, Reasons.TOO_MANY_PRESENCE_MESSAGES);
             return;
         }
+        int maxTrack = services.limits().maxPresencePayloadBytes();
+        long bytes = trackBytes(p);
+        if (bytes > maxTrack) {
+            if (p.ref() != null) {
+                m.reply(p.ref(), "error", Replies.reason(Reasons.presencePayloadTooLarge(maxTrack)));
+            }
+            return;
+        }
+        if (!services.quotas().tryMessage(m.projectId(), bytes)) {
+            lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, Reasons.PROJECT_TOO_MANY_MESSAGES);
+            return;
+        }
+        if (!services.quotas().tryPresence(m.projectId())) {
+            lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, Reasons.PROJECT_TOO_MANY_PRESENCE_MESSAGES);
+            return;
+        }
         privateChannels.whenWritable(
                 m,
                 "presence",
@@ -227,6 +249,40 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
                     }
                 },
                 refusal -> refuse(m, p.ref(), refusal));
+    }
+
+    /**
+     * The serialised size of a {@code track}'s state (0 for other presence events). Bounded by
+     * {@code WS_MAX_PRESENCE_PAYLOAD_BYTES}: every member of the channel on every replica receives
+     * it in each {@code presence_state}, and it sits in the presence bucket.
+     */
+    private long trackBytes(PhoenixMessage.PresencePush p) {
+        JsonNode meta = p.payload().get("payload");
+        if (!"track".equals(p.payload().path("event").asText()) || meta == null) {
+            return 0;
+        }
+        CountingSink sink = new CountingSink();
+        try {
+            services.mapper().writeValue(sink, meta);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a parsed tree always serialises; the sink never fails
+        }
+        return sink.count;
+    }
+
+    /** Counts bytes without keeping them. */
+    private static final class CountingSink extends OutputStream {
+        long count;
+
+        @Override
+        public void write(int b) {
+            count++;
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            count += len;
+        }
     }
 
     private void malformed(PhoenixMessage.Malformed m) {

@@ -4,7 +4,9 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.Vsn;
+import dev.aura.realtime.front.session.ProjectQuotas;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
@@ -121,6 +123,9 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
             respond(ctx, req, HttpResponseStatus.UNAUTHORIZED, "application/json", error(e.getMessage()));
             return;
         }
+        if (!admitConnection(ctx, req, context, claims)) {
+            return;
+        }
         String url = "ws://" + req.headers().get(HttpHeaderNames.HOST, "localhost") + query.path();
         WebSocketServerHandshaker handshaker =
                 new WebSocketServerHandshakerFactory(url, "phoenix", false, context.maxFrameBytes()).newHandshaker(req);
@@ -134,6 +139,22 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
                 f.channel().close();
             }
         });
+    }
+
+    /**
+     * Takes one of the project's connection slots for this connection until it closes; when the
+     * project has {@code max_concurrent_users} connections across replicas, answers HTTP 429
+     * {@code ConnectionRateLimitReached: Too many connected users} (as Supabase does at connect).
+     */
+    static boolean admitConnection(
+            ChannelHandlerContext ctx, FullHttpRequest req, TransportContext context, Claims claims) {
+        ProjectQuotas.Permit permit = context.services().quotas().admitConnection(claims.projectId());
+        if (permit == null) {
+            respond(ctx, req, HttpResponseStatus.TOO_MANY_REQUESTS, "application/json", error(Reasons.TOO_MANY_USERS));
+            return false;
+        }
+        ctx.channel().closeFuture().addListener(f -> permit.release());
+        return true;
     }
 
     static String first(QueryStringDecoder query, String name) {

@@ -102,6 +102,9 @@ final class SseEndpoint {
                     ctx, req, HttpResponseStatus.BAD_REQUEST, "application/json", HttpRouter.error(e.getMessage()));
             return;
         }
+        if (!HttpRouter.admitConnection(ctx, req, context, claims)) {
+            return;
+        }
         String lastEventId = req.headers().get("Last-Event-ID");
         if (lastEventId == null || lastEventId.isBlank()) {
             lastEventId = HttpRouter.first(query, "lastEventId");

@@ -41,7 +41,7 @@ class FanoutTest {
     private final JsonFrames json = new JsonFrames(mapper);
     private final FrontMetrics metrics = new FrontMetrics(new SimpleMeterRegistry());
     private final LocalTopics topics = new LocalTopics();
-    private final HistoryStore history = new HistoryStore(3, 100, 1 << 20, 600_000);
+    private final HistoryStore history = new HistoryStore(3, 100, 1 << 20, 600_000, 100, 1 << 20);
     private final Fanout fanout = new Fanout(
             topics,
             new FanoutFrames(json, new BinaryFrames(json)),

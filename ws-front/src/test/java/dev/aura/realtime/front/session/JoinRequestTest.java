@@ -13,7 +13,7 @@ class JoinRequestTest {
 
     private static JoinRequest parse(String config) throws Exception {
         JsonNode payload = JSON.readTree("{\"config\":" + config.replace('\'', '"') + "}");
-        return JoinRequest.parse(payload);
+        return JoinRequest.parse(payload, 100);
     }
 
     @Test

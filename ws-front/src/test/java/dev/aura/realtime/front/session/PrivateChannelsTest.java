@@ -405,6 +405,7 @@ class PrivateChannelsTest {
                 recording,
                 s.sessions(),
                 s.limits(),
+                s.quotas(),
                 s.metrics(),
                 s.instanceId(),
                 s.clock(),

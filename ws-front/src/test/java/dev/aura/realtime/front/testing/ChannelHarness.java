@@ -22,6 +22,8 @@ import dev.aura.realtime.front.relay.ChannelAccessClient;
 import dev.aura.realtime.front.session.ChannelServices;
 import dev.aura.realtime.front.session.Limits;
 import dev.aura.realtime.front.session.PrivateOnlyCache;
+import dev.aura.realtime.front.session.ProjectQuota;
+import dev.aura.realtime.front.session.ProjectQuotas;
 import dev.aura.realtime.front.session.SessionHandler;
 import dev.aura.realtime.front.session.Sessions;
 import dev.aura.realtime.front.session.WireHead;
@@ -56,7 +58,7 @@ public final class ChannelHarness {
     public final Fakes.Registry registry = new Fakes.Registry();
     public final Fakes.Publisher publisher = new Fakes.Publisher();
     public final LocalTopics topics = new LocalTopics();
-    public final HistoryStore history = new HistoryStore(10, 100, 1 << 20, 600_000);
+    public final HistoryStore history = new HistoryStore(10, 100, 1 << 20, 600_000, 100, 1 << 20);
     /** The clock of the event loops' delivery queues (nanoseconds), moved by hand with {@link #clock}. */
     public final LongSupplier nanoTime = () -> clock.millis() * 1_000_000L;
 
@@ -74,6 +76,17 @@ public final class ChannelHarness {
     /** Tokens whose iat and exp count from {@link #clock}. */
     public final TestTokens tokens = FrontFixture.TOKENS.clock(clock);
 
+    /**
+     * Per-project limits of the harness: by default 3 channels per client, 64-byte payloads, the
+     * rest high enough for per-connection tests; {@link #overrides} set a project's own, and
+     * {@link #others} are the other replicas' counts.
+     */
+    public final Fakes.Board others = new Fakes.Board();
+
+    public final Fakes.LimitsTable overrides = new Fakes.LimitsTable();
+
+    public final ProjectQuotas quotas =
+            new ProjectQuotas(new ProjectQuota(1000, 1000, 1000, 3, 1 << 20, 64, 1000), overrides, others, clock);
     /** The channel-access requests asked, in order. */
     public final List<ChannelAccess.Request> accessAsked = new CopyOnWriteArrayList<>();
 
@@ -108,7 +121,8 @@ public final class ChannelHarness {
             fanout,
             new PresenceExtension.Unavailable(),
             sessions,
-            new Limits(3, 100, 100, 10, 64, 1 << 20),
+            new Limits(100, 100, 10, 1 << 20, 5, 128),
+            quotas,
             metrics,
             "front-test",
             clock,

@@ -1,11 +1,15 @@
 package dev.aura.realtime.front.testing;
 
+import dev.aura.realtime.common.wire.ProjectLimits;
 import dev.aura.realtime.common.wire.SubscriptionCheck;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
+import dev.aura.realtime.common.wire.UsageReport;
 import dev.aura.realtime.front.protocol.UserBroadcast;
 import dev.aura.realtime.front.relay.BroadcastPublisher;
+import dev.aura.realtime.front.relay.ProjectLimitsSource;
 import dev.aura.realtime.front.relay.SubscriptionChecker;
 import dev.aura.realtime.front.relay.SubscriptionRegistry;
+import dev.aura.realtime.front.relay.UsageBoard;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -60,6 +64,26 @@ public final class Fakes {
         @Override
         public synchronized void publish(String projectId, String channel, UserBroadcast message) {
             published.add(new Published(projectId, channel, message));
+        }
+    }
+
+    /** The other replicas' counts, set by hand. */
+    public static final class Board implements UsageBoard {
+        public final Map<String, UsageReport.Counts> counts = new ConcurrentHashMap<>();
+
+        @Override
+        public UsageReport.Counts others(String projectId) {
+            return counts.getOrDefault(projectId, ZERO);
+        }
+    }
+
+    /** Per-project limit overrides, set by hand. */
+    public static final class LimitsTable implements ProjectLimitsSource {
+        public final Map<String, ProjectLimits> rows = new ConcurrentHashMap<>();
+
+        @Override
+        public ProjectLimits overrides(String projectId) {
+            return rows.getOrDefault(projectId, ProjectLimits.DEFAULTS);
         }
     }
 }

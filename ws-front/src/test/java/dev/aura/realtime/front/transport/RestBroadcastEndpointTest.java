@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.aura.realtime.common.wire.ChannelAccess;
+import dev.aura.realtime.common.wire.ProjectLimits;
 import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.front.fanout.ChannelKeys;
 import dev.aura.realtime.front.protocol.Reasons;
@@ -233,6 +234,8 @@ class RestBroadcastEndpointTest {
         assertThat(huge.status()).isEqualTo(413);
         assertThat(huge.error()).startsWith("Payload Too Large");
 
+        // the project's messages per second (across replicas) count REST messages too
+        h.overrides.rows.put(FrontFixture.PROJECT, new ProjectLimits(null, 100, null, null, null, null, null));
         StringBuilder sixty = new StringBuilder("{\"messages\":[");
         for (int i = 0; i < 60; i++) {
             sixty.append(i == 0 ? "" : ",").append("{\"topic\":\"t\",\"event\":\"e\"}");
@@ -241,7 +244,7 @@ class RestBroadcastEndpointTest {
         assertThat(postAsAnon(BATCH, batch).status()).isEqualTo(202);
         Response limited = postAsAnon(BATCH, batch);
         assertThat(limited.status()).isEqualTo(429);
-        assertThat(limited.error()).isEqualTo(Reasons.TOO_MANY_MESSAGES);
+        assertThat(limited.error()).isEqualTo(Reasons.PROJECT_TOO_MANY_MESSAGES);
         assertThat(h.publisher.published).as("the refused request sent nothing").hasSize(60);
     }
 

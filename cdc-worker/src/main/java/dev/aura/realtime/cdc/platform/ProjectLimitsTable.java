@@ -1,0 +1,56 @@
+package dev.aura.realtime.cdc.platform;
+
+import dev.aura.realtime.common.wire.ProjectLimits;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.UUID;
+
+/**
+ * Reads a project's row of {@code aura_platform.project_limits} (docs/design.md D8). Platform SQL
+ * only. Thread-safe (stateless).
+ */
+public final class ProjectLimitsTable {
+    private static final String SELECT = "SELECT max_concurrent_users, max_events_per_second, max_joins_per_second,"
+            + " max_channels_per_client, max_bytes_per_second, max_payload_size_in_kb,"
+            + " max_presence_events_per_second FROM aura_platform.project_limits WHERE project_id = ?";
+
+    private final PlatformDb db;
+
+    public ProjectLimitsTable(PlatformDb db) {
+        this.db = db;
+    }
+
+    /** The project's overrides; {@link ProjectLimits#DEFAULTS} without a row or for an id that is no UUID. */
+    public ProjectLimits of(String projectId) throws SQLException {
+        UUID id;
+        try {
+            id = UUID.fromString(projectId);
+        } catch (IllegalArgumentException | NullPointerException e) {
+            return ProjectLimits.DEFAULTS;
+        }
+        try (Connection c = db.connection();
+                PreparedStatement ps = c.prepareStatement(SELECT)) {
+            ps.setObject(1, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return ProjectLimits.DEFAULTS;
+                }
+                return new ProjectLimits(
+                        integer(rs, 1),
+                        integer(rs, 2),
+                        integer(rs, 3),
+                        integer(rs, 4),
+                        integer(rs, 5),
+                        integer(rs, 6),
+                        integer(rs, 7));
+            }
+        }
+    }
+
+    private static Integer integer(ResultSet rs, int column) throws SQLException {
+        int v = rs.getInt(column);
+        return rs.wasNull() ? null : v;
+    }
+}

@@ -1,0 +1,36 @@
+package dev.aura.realtime.common.wire;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+
+/**
+ * One project's overrides of the per-project limits (docs/design.md D8), as stored in
+ * {@code aura_platform.project_limits} and answered on {@link Subjects#PROJECT_LIMITS}: ws-front
+ * asks with {@link Request}, any cdc-worker replica answers with this record. A null field means
+ * "the global default" (ws-front's {@code PROJECT_*} and {@code WS_*} variables); a project
+ * without a row gets all nulls. Names follow Supabase's tenant settings.
+ *
+ * @param maxConcurrentUsers connections of the project across replicas
+ * @param maxEventsPerSecond client broadcast and presence messages per second, across replicas
+ * @param maxJoinsPerSecond channel joins per second, across replicas
+ * @param maxChannelsPerClient channels one connection may join
+ * @param maxBytesPerSecond client message payload bytes per second, across replicas
+ * @param maxPayloadSizeInKb largest broadcast payload, in KB of 1,024 bytes
+ * @param maxPresenceEventsPerSecond presence track/untrack per second, across replicas
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record ProjectLimits(
+        @JsonProperty("max_concurrent_users") Integer maxConcurrentUsers,
+        @JsonProperty("max_events_per_second") Integer maxEventsPerSecond,
+        @JsonProperty("max_joins_per_second") Integer maxJoinsPerSecond,
+        @JsonProperty("max_channels_per_client") Integer maxChannelsPerClient,
+        @JsonProperty("max_bytes_per_second") Integer maxBytesPerSecond,
+        @JsonProperty("max_payload_size_in_kb") Integer maxPayloadSizeInKb,
+        @JsonProperty("max_presence_events_per_second") Integer maxPresenceEventsPerSecond) {
+
+    /** No overrides: every limit is the global default. */
+    public static final ProjectLimits DEFAULTS = new ProjectLimits(null, null, null, null, null, null, null);
+
+    /** The question: the overrides of {@code projectId}. */
+    public record Request(@JsonProperty("project_id") String projectId) {}
+}
