@@ -154,12 +154,10 @@ class TenantLoginIT {
                 // every pool must open new connections, with the password both replicas derived
                 first.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + login(first)
                         + "'");
-                Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> {
-                    var a = first.worker().verifyTenantSql();
-                    var b = second.verifyTenantSql();
-                    System.out.println("DEBUG " + a + " / " + b);
-                    return a.usable() && b.usable();
-                });
+                Awaitility.await()
+                        .atMost(Duration.ofSeconds(10))
+                        .until(() -> first.worker().verifyTenantSql().usable()
+                                && second.verifyTenantSql().usable());
                 first.sql("INSERT INTO " + t + "(body) VALUES ('after the second start')");
                 CdcFixture.Received r =
                         first.await(l -> !l.isEmpty(), Duration.ofSeconds(20)).get(0);
