@@ -47,11 +47,8 @@ import dev.aura.realtime.common.wire.Subjects;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.nats.client.Connection;
-import io.nats.client.JetStreamApiException;
 import io.nats.client.Nats;
 import io.nats.client.Options;
-import java.io.IOException;
-import java.sql.SQLException;
 import java.time.Clock;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -85,6 +82,7 @@ public final class CdcWorker implements AutoCloseable {
     private final CdcState state;
     private final PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final CdcMetrics metrics = new CdcMetrics(meters);
+    private final StartRetry retry;
     private volatile boolean bootstrapped;
     private volatile Connection nats;
     private volatile Thread bootstrap;
@@ -99,6 +97,7 @@ public final class CdcWorker implements AutoCloseable {
         this.timings = config.timings();
         this.clock = clock;
         this.state = new CdcState(clock, config.staleAfter());
+        this.retry = new StartRetry(state, timings.startBackoff(), timings.startMaxBackoff(), closed::get);
     }
 
     /** Starts the worker; returns once the HTTP port listens (the rest comes up in the background). */
@@ -151,7 +150,7 @@ public final class CdcWorker implements AutoCloseable {
         try {
             // Once connected, jnats reconnects on its own (maxReconnects -1); until the first
             // connection, each attempt fails fast and is retried here, interruptible by close().
-            if (!retryUntilUp("nats connect", CdcReason.NATS_UNAVAILABLE, LogCode.NATS_CONNECT_FAILED, () -> {
+            if (!retry.untilUp("nats connect", CdcReason.NATS_UNAVAILABLE, LogCode.NATS_CONNECT_FAILED, () -> {
                 Connection c = Nats.connect(natsOptions);
                 synchronized (this) {
                     if (closed.get()) {
@@ -177,7 +176,7 @@ public final class CdcWorker implements AutoCloseable {
                             timings.registryReputTimeout(),
                             KvBuckets.registry(config.registryBucketMaxBytes())),
                     metrics);
-            if (!retryUntilUp(
+            if (!retry.untilUp(
                     "platform bootstrap",
                     CdcReason.POSTGRES_UNAVAILABLE,
                     LogCode.PLATFORM_BOOTSTRAP_FAILED,
@@ -196,7 +195,7 @@ public final class CdcWorker implements AutoCloseable {
                 started.push(watch);
             }
             // a worker started before NATS must come up on its own
-            if (!retryUntilUp(
+            if (!retry.untilUp(
                     "subscription registry", CdcReason.NATS_UNAVAILABLE, LogCode.REGISTRY_WATCH_FAILED, watch::start)) {
                 return;
             }
@@ -222,7 +221,7 @@ public final class CdcWorker implements AutoCloseable {
         TenantSqlConfig t = config.tenantSql();
         String[] notPermitted = {null};
         if (t.provisioned()
-                && !retryUntilUp(
+                && !retry.untilUp(
                         "tenant login " + t.provisionedLogin(),
                         CdcReason.POSTGRES_UNAVAILABLE,
                         LogCode.PLATFORM_BOOTSTRAP_FAILED,
@@ -353,42 +352,6 @@ public final class CdcWorker implements AutoCloseable {
                 config.slotName(),
                 config.source().configValue(),
                 config.numShards());
-    }
-
-    /** A start-up step that fails while Postgres or NATS is unreachable. */
-    @FunctionalInterface
-    private interface StartStep {
-        void run() throws IOException, JetStreamApiException, SQLException, InterruptedException;
-    }
-
-    /**
-     * Runs {@code step} until it succeeds, showing {@code reason} in {@code /health} and backing
-     * off exponentially between attempts.
-     *
-     * @return false when the worker was closed or the thread interrupted meanwhile
-     */
-    private boolean retryUntilUp(String what, CdcReason reason, LogCode code, StartStep step) {
-        long backoff = timings.startBackoff().toMillis();
-        while (!closed.get()) {
-            try {
-                step.run();
-                return true;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            } catch (IOException | JetStreamApiException | SQLException e) {
-                state.failed(reason, what + ": " + e.getMessage());
-                log.warn("[{}] {} failed, retrying in {} ms: {}", code, what, backoff, e.getMessage());
-                try {
-                    Thread.sleep(backoff);
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    return false;
-                }
-                backoff = Math.min(backoff * 2, timings.startMaxBackoff().toMillis());
-            }
-        }
-        return false;
     }
 
     private HttpApi.LeaderView leaderView() {

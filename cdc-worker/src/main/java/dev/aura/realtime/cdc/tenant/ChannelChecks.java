@@ -65,20 +65,17 @@ public final class ChannelChecks {
     public ReadVerdict read(String pgRole, String claims, String projectSchema, String realtimeSchema, String topic)
             throws Unavailable, Busy {
         try {
-            return admitted(
-                    projectSchema,
-                    () -> db.session(pgRole, claims, projectSchema, db.statementTimeout(), Mode.WRITE_ROLLBACK, c -> {
-                        setTopic(c, topic);
-                        try (PreparedStatement ps = c.prepareStatement(
-                                "SELECT read_broadcast, read_presence FROM aura_rls.channel_read(?, ?)")) {
-                            ps.setString(1, realtimeSchema);
-                            ps.setString(2, topic);
-                            try (ResultSet rs = ps.executeQuery()) {
-                                rs.next();
-                                return new ReadVerdict(rs.getBoolean(1), rs.getBoolean(2), null);
-                            }
-                        }
-                    }));
+            return onTopic(pgRole, claims, projectSchema, topic, Mode.WRITE_ROLLBACK, c -> {
+                try (PreparedStatement ps =
+                        c.prepareStatement("SELECT read_broadcast, read_presence FROM aura_rls.channel_read(?, ?)")) {
+                    ps.setString(1, realtimeSchema);
+                    ps.setString(2, topic);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        return new ReadVerdict(rs.getBoolean(1), rs.getBoolean(2), null);
+                    }
+                }
+            });
         } catch (TenantSessions.TenantFailure f) {
             return new ReadVerdict(false, false, f.failure);
         }
@@ -89,19 +86,15 @@ public final class ChannelChecks {
             String pgRole, String claims, String projectSchema, String realtimeSchema, String topic, String extension)
             throws Unavailable, Busy {
         try {
-            return admitted(
-                    projectSchema,
-                    () -> db.session(pgRole, claims, projectSchema, db.statementTimeout(), Mode.WRITE_ROLLBACK, c -> {
-                        setTopic(c, topic);
-                        try (PreparedStatement ps = c.prepareStatement(
-                                "INSERT INTO " + ident(realtimeSchema)
-                                        + ".messages(topic, extension, private, event) VALUES (?, ?, true, 'aura_write_check')")) {
-                            ps.setString(1, topic);
-                            ps.setString(2, extension);
-                            ps.executeUpdate();
-                        }
-                        return new WriteVerdict(true, null, null);
-                    }));
+            return onTopic(pgRole, claims, projectSchema, topic, Mode.WRITE_ROLLBACK, c -> {
+                try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + ident(realtimeSchema)
+                        + ".messages(topic, extension, private, event) VALUES (?, ?, true, 'aura_write_check')")) {
+                    ps.setString(1, topic);
+                    ps.setString(2, extension);
+                    ps.executeUpdate();
+                }
+                return new WriteVerdict(true, null, null);
+            });
         } catch (TenantSessions.TenantFailure f) {
             return new WriteVerdict(false, null, f.failure);
         }
@@ -123,21 +116,18 @@ public final class ChannelChecks {
             throws Unavailable, Busy {
         UUID id = UUID.randomUUID();
         try {
-            return admitted(
-                    projectSchema,
-                    () -> db.session(pgRole, claims, projectSchema, db.statementTimeout(), Mode.WRITE_COMMIT, c -> {
-                        setTopic(c, topic);
-                        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + ident(realtimeSchema)
-                                + ".messages(id, topic, extension, private, event, payload)"
-                                + " VALUES (?, ?, 'broadcast', true, ?, ?::jsonb)")) {
-                            ps.setObject(1, id);
-                            ps.setString(2, topic);
-                            ps.setString(3, event);
-                            ps.setString(4, payloadJson);
-                            ps.executeUpdate();
-                        }
-                        return new WriteVerdict(true, id.toString(), null);
-                    }));
+            return onTopic(pgRole, claims, projectSchema, topic, Mode.WRITE_COMMIT, c -> {
+                try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + ident(realtimeSchema)
+                        + ".messages(id, topic, extension, private, event, payload)"
+                        + " VALUES (?, ?, 'broadcast', true, ?, ?::jsonb)")) {
+                    ps.setObject(1, id);
+                    ps.setString(2, topic);
+                    ps.setString(3, event);
+                    ps.setString(4, payloadJson);
+                    ps.executeUpdate();
+                }
+                return new WriteVerdict(true, id.toString(), null);
+            });
         } catch (TenantSessions.TenantFailure f) {
             return new WriteVerdict(false, null, f.failure);
         }
@@ -160,31 +150,28 @@ public final class ChannelChecks {
             int limit)
             throws Unavailable, Busy {
         try {
-            return admitted(
-                    projectSchema,
-                    () -> db.session(pgRole, claims, projectSchema, db.statementTimeout(), Mode.READ_ONLY, c -> {
-                        setTopic(c, topic);
-                        List<StoredMessage> out = new ArrayList<>();
-                        try (PreparedStatement ps = c.prepareStatement("SELECT id::text, coalesce(event, ''),"
-                                + " coalesce(payload, '{}'::jsonb)::text,"
-                                + " floor(extract(epoch FROM inserted_at) * 1000)::bigint FROM "
-                                + ident(realtimeSchema) + ".messages"
-                                + " WHERE topic = ? AND extension = 'broadcast' AND private"
-                                + " AND inserted_at >= to_timestamp(?::double precision / 1000)"
-                                + " ORDER BY seq DESC LIMIT ?")) {
-                            ps.setString(1, topic);
-                            ps.setLong(2, sinceMs);
-                            ps.setInt(3, limit);
-                            try (ResultSet rs = ps.executeQuery()) {
-                                while (rs.next()) {
-                                    out.add(new StoredMessage(
-                                            rs.getString(1), rs.getString(2), rs.getString(3), rs.getLong(4)));
-                                }
-                            }
+            return onTopic(pgRole, claims, projectSchema, topic, Mode.READ_ONLY, c -> {
+                List<StoredMessage> out = new ArrayList<>();
+                try (PreparedStatement ps = c.prepareStatement("SELECT id::text, coalesce(event, ''),"
+                        + " coalesce(payload, '{}'::jsonb)::text,"
+                        + " floor(extract(epoch FROM inserted_at) * 1000)::bigint FROM "
+                        + ident(realtimeSchema) + ".messages"
+                        + " WHERE topic = ? AND extension = 'broadcast' AND private"
+                        + " AND inserted_at >= to_timestamp(?::double precision / 1000)"
+                        + " ORDER BY seq DESC LIMIT ?")) {
+                    ps.setString(1, topic);
+                    ps.setLong(2, sinceMs);
+                    ps.setInt(3, limit);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            out.add(new StoredMessage(
+                                    rs.getString(1), rs.getString(2), rs.getString(3), rs.getLong(4)));
                         }
-                        Collections.reverse(out);
-                        return out;
-                    }));
+                    }
+                }
+                Collections.reverse(out);
+                return out;
+            });
         } catch (TenantSessions.TenantFailure f) {
             return null;
         }
@@ -229,6 +216,21 @@ public final class ChannelChecks {
     }
 
     /** Runs {@code work} holding a connection of the lane and one of the project's share. */
+    /**
+     * Runs {@code body} in a tenant session under the role and claims, with {@code realtime.topic()}
+     * answering {@code topic}, on the project's share of the channel-check connections.
+     */
+    private <T> T onTopic(
+            String pgRole, String claims, String projectSchema, String topic, Mode mode, TenantSessions.Body<T> body)
+            throws Unavailable, Busy, TenantSessions.TenantFailure {
+        return admitted(
+                projectSchema,
+                () -> db.session(pgRole, claims, projectSchema, db.statementTimeout(), mode, c -> {
+                    setTopic(c, topic);
+                    return body.run(c);
+                }));
+    }
+
     private <T> T admitted(String projectSchema, Work<T> work) throws Unavailable, Busy, TenantSessions.TenantFailure {
         Semaphore share = projects.computeIfAbsent(projectSchema, k -> new Semaphore(perProject));
         long deadline = System.nanoTime() + checkout.toNanos();

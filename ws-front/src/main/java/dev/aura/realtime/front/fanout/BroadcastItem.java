@@ -143,7 +143,7 @@ final class BroadcastItem extends LoopOutbox.Item {
         boolean run(LoopOutbox outbox, long deadline) {
             int start = next;
             for (; next < members.length; next++) {
-                if (next > start && (next - start) % LoopOutbox.CLOCK_EVERY == 0 && outbox.now() - deadline > 0) {
+                if (outbox.outOfTime(start, next, deadline)) {
                     return false;
                 }
                 Subscriber s = members[next];

@@ -129,7 +129,7 @@ final class DeliveryBatch implements AutoCloseable {
         boolean run(LoopOutbox outbox, long deadline) {
             int start = next;
             for (; next < subscribers.length; next++) {
-                if (next > start && (next - start) % LoopOutbox.CLOCK_EVERY == 0 && outbox.now() - deadline > 0) {
+                if (outbox.outOfTime(start, next, deadline)) {
                     return false;
                 }
                 Subscriber s = subscribers[next];

@@ -152,6 +152,15 @@ public final class LoopOutbox {
         return nanoTime.getAsLong();
     }
 
+    /**
+     * Whether an item that started its part of a drain at member {@code start} and is now at
+     * {@code next} must yield: the clock is read every {@link #CLOCK_EVERY} members only, never
+     * before the first one (every run makes progress).
+     */
+    boolean outOfTime(int start, int next, long deadline) {
+        return next > start && (next - start) % CLOCK_EVERY == 0 && now() - deadline > 0;
+    }
+
     private void scheduleDrain() {
         if (drainScheduled.compareAndSet(false, true)) {
             try {
