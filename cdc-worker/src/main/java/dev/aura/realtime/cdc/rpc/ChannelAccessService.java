@@ -160,7 +160,7 @@ public final class ChannelAccessService implements AutoCloseable {
         ProjectCatalog.ChannelSettings settings = found.get();
         boolean privateOnly = settings.privateOnly();
         if (ChannelAccess.OP_SETTINGS.equals(req.op())) {
-            return new ChannelAccess.Reply(null, privateOnly, false, false, false, null, List.of(), false);
+            return ChannelAccess.Reply.settings(privateOnly);
         }
         String topic = req.topic();
         if (topic == null) {
@@ -184,14 +184,13 @@ public final class ChannelAccessService implements AutoCloseable {
         return switch (String.valueOf(req.op())) {
             case ChannelAccess.OP_READ -> {
                 if (service) {
-                    yield new ChannelAccess.Reply(null, privateOnly, true, true, false, null, List.of(), false);
+                    yield ChannelAccess.Reply.read(privateOnly, true, true);
                 }
                 ChannelChecks.ReadVerdict v = checks.read(pgRole, claims, settings.schema(), rt, topic);
                 if (v.failure() != null) {
                     logDenied("read check", project, topic, v.failure());
                 }
-                yield new ChannelAccess.Reply(
-                        null, privateOnly, v.broadcast(), v.presence(), false, null, List.of(), false);
+                yield ChannelAccess.Reply.read(privateOnly, v.broadcast(), v.presence());
             }
             case ChannelAccess.OP_WRITE -> {
                 String extension = req.extension();
@@ -204,7 +203,7 @@ public final class ChannelAccessService implements AutoCloseable {
                             checks.write(pgRole, claims, settings.schema(), rt, topic, extension);
                     allowed = v.allowed();
                 }
-                yield new ChannelAccess.Reply(null, privateOnly, false, false, allowed, null, List.of(), false);
+                yield ChannelAccess.Reply.write(privateOnly, allowed);
             }
             case ChannelAccess.OP_PERSIST -> persist(req, checks, pgRole, claims, settings, rt, privateOnly);
             case ChannelAccess.OP_REPLAY -> replay(req, checks, pgRole, claims, settings, rt, privateOnly);
@@ -237,17 +236,11 @@ public final class ChannelAccessService implements AutoCloseable {
             if (v.failure() != null && v.failure().kind() == TenantDb.Kind.TIMEOUT) {
                 logDenied("persisted broadcast", UUID.fromString(req.projectId()), req.topic(), v.failure());
             }
-            return new ChannelAccess.Reply(
-                    "Unauthorized: You do not have permissions to write to this Channel topic: " + req.topic(),
+            return ChannelAccess.Reply.notPersisted(
                     privateOnly,
-                    false,
-                    false,
-                    false,
-                    null,
-                    List.of(),
-                    false);
+                    "Unauthorized: You do not have permissions to write to this Channel topic: " + req.topic());
         }
-        return new ChannelAccess.Reply(null, privateOnly, false, false, true, v.id(), List.of(), false);
+        return ChannelAccess.Reply.persisted(privateOnly, v.id());
     }
 
     private ChannelAccess.Reply replay(
@@ -280,7 +273,7 @@ public final class ChannelAccessService implements AutoCloseable {
             }
             kept.add(0, new ChannelAccess.Message(m.id(), m.event(), mapper.readTree(m.payload()), m.insertedAtMs()));
         }
-        return new ChannelAccess.Reply(null, privateOnly, false, false, false, null, kept, truncated);
+        return ChannelAccess.Reply.replayed(privateOnly, kept, truncated);
     }
 
     private static void logDenied(String what, UUID project, String topic, TenantDb.Failure f) {

@@ -1,14 +1,9 @@
 package dev.aura.realtime.cdc.rpc;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.aura.realtime.cdc.platform.ClientRoles;
 import dev.aura.realtime.cdc.platform.ProjectCatalog;
 import dev.aura.realtime.cdc.platform.TableSecurity;
 import dev.aura.realtime.cdc.tenant.TenantDb;
-import dev.aura.realtime.common.filter.Filter;
-import dev.aura.realtime.common.filter.FilterException;
-import dev.aura.realtime.common.filter.FilterOp;
-import dev.aura.realtime.common.filter.Filters;
 import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.common.wire.SubscriptionCheck;
 import dev.aura.realtime.common.wire.WireJson;
@@ -17,9 +12,6 @@ import io.nats.client.Dispatcher;
 import io.nats.client.Message;
 import java.io.IOException;
 import java.sql.SQLException;
-import java.util.Locale;
-import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
@@ -38,8 +30,9 @@ import org.slf4j.LoggerFactory;
  * invalid filter fails at join, not at delivery. A {@code *} binding with a non-key filter on such a
  * table is valid, but its reply carries a notice: it gets no DELETE (docs/security.md).
  *
- * <p>The project, table, column and grant lookups are platform SQL ({@link ProjectCatalog},
- * {@link TableSecurity}); the cast evaluates the tenant's type and runs as tenant SQL under the
+ * <p>The rules are {@link BindingRules}: project, table, column and grant lookups on platform SQL
+ * ({@link ProjectCatalog}, {@link TableSecurity}); this class adds the NATS plumbing, admission
+ * and the casts of filter values, which evaluate the tenant's type and runs as tenant SQL under the
  * subscriber's role ({@link TenantDb#casts}).
  *
  * <p>Threads: replies are computed on virtual threads, never on the jnats dispatcher thread; at
@@ -52,8 +45,7 @@ public final class SubscriptionCheckService implements AutoCloseable {
     private static final long ADMISSION_WAIT_MS = 1_000;
 
     private final Connection nats;
-    private final ProjectCatalog projects;
-    private final TableSecurity security;
+    private final BindingRules rules;
     private final TenantDb tenant;
     private final ObjectMapper mapper = WireJson.mapper();
     private final ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor();
@@ -68,8 +60,7 @@ public final class SubscriptionCheckService implements AutoCloseable {
             Connection nats, ProjectCatalog projects, TableSecurity security, TenantDb tenant, int maxConcurrent) {
         this.nats = nats;
         this.admission = new Semaphore(maxConcurrent);
-        this.projects = projects;
-        this.security = security;
+        this.rules = new BindingRules(BindingRules.Catalog.of(projects, security));
         this.tenant = tenant;
     }
 
@@ -120,109 +111,22 @@ public final class SubscriptionCheckService implements AutoCloseable {
     }
 
     private SubscriptionCheck.Reply check(SubscriptionCheck.Request req) throws SQLException, TenantDb.Unavailable {
-        String table = req.table() == null || req.table().isEmpty() ? "*" : req.table();
-        String event = req.event() == null ? "*" : req.event().toUpperCase(Locale.ROOT);
-        String params =
-                "[schema: public, table: " + table + ", filters: [" + (req.filter() == null ? "" : req.filter()) + "]]";
-        UUID project;
-        try {
-            project = UUID.fromString(req.projectId());
-        } catch (RuntimeException e) {
-            return fail("Unauthorized: unknown project " + req.projectId());
+        BindingRules.Outcome outcome = rules.judge(req);
+        if (outcome instanceof BindingRules.Outcome.Refused refused) {
+            return fail(refused.reason());
         }
-        Optional<String> schema = projects.schemaOf(project);
-        if (schema.isEmpty()) {
-            return fail("RealtimeDisabledForConfiguration: project " + project + " is not registered for realtime");
-        }
-        boolean service = ClientRoles.SERVICE_ROLE.equals(req.role());
-        String pgRole = ClientRoles.of(req.role());
-        if (req.role() != null && !service && pgRole == null) {
-            return fail("Unauthorized: role '" + req.role()
-                    + "' cannot receive postgres_changes (anon, authenticated or service_role)");
-        }
-        if (table.equals("*")) {
-            if (req.filter() != null && !req.filter().isEmpty()) {
-                return fail("PostgresChangesInvalidFilter: a filter needs a table, not '*'");
-            }
-            return new SubscriptionCheck.Reply(true, null, null);
-        }
-        if (!projects.enabled(project, table)) {
-            return fail("RealtimeDisabledForConfiguration: Unable to subscribe to changes with given parameters. "
-                    + "Please check Realtime is enabled for the given connect parameters: " + params);
-        }
-        if (req.select() != null) {
-            for (String column : req.select()) {
-                if (projects.columnType(schema.get(), table, column).isEmpty()) {
-                    return fail("PostgresChangesInvalidFilter: invalid column in select " + column);
-                }
-            }
-        }
-        if (req.filter() == null || req.filter().isEmpty()) {
-            return new SubscriptionCheck.Reply(true, null, null);
-        }
-        Filters filters;
-        try {
-            filters = Filters.parse(req.filter());
-        } catch (FilterException e) {
-            return fail("PostgresChangesInvalidFilter: " + e.getMessage());
-        }
-        TableSecurity.Facts facts = security.facts(schema.get(), table);
-        String notice = null;
-        String firstType = null;
-        java.util.List<Cast> casts = new java.util.ArrayList<>();
-        for (Filter filter : filters.conditions()) {
-            Optional<ProjectCatalog.ColumnType> type = projects.columnType(schema.get(), table, filter.column());
-            if (type.isEmpty()) {
-                return fail("PostgresChangesInvalidFilter: invalid column for filter " + filter.column());
-            }
-            if (firstType == null) {
-                firstType = type.get().typname();
-            }
-            if (filter.op() == FilterOp.IS || filter.op().isPattern()) {
-                // is.true/false/unknown need a boolean column, patterns a text column (as in Postgres);
-                // the values of the other operators are cast by the database below
-                try {
-                    filter.checkValues(type.get().typname());
-                } catch (FilterException e) {
-                    return fail("PostgresChangesInvalidFilter: " + e.getMessage());
-                }
-            }
-            if (pgRole != null
-                    && !facts.selectsTable().contains(pgRole)
-                    && !facts.selectable(pgRole).contains(filter.column())) {
-                return fail("PostgresChangesInvalidFilter: invalid column for filter " + filter.column() + ": role "
-                        + req.role() + " may not select it");
-            }
-            if (!service && facts.rowSecurity() && !facts.pkColumns().contains(filter.column())) {
-                String why = "table " + table + " has row level security and a deleted row cannot be checked, so"
-                        + " DELETE events can only be filtered by its primary key ("
-                        + String.join(", ", facts.pkColumns()) + ")";
-                if (event.equals("DELETE")) {
-                    return fail("PostgresChangesInvalidFilter: invalid column for DELETE filter " + filter.column()
-                            + ": " + why);
-                }
-                if (event.equals("*")) {
-                    notice = "PostgresChangesDeleteNotDelivered: DELETE events are not delivered to the binding with"
-                            + " filter " + req.filter() + ": " + why
-                            + ". Subscribe to DELETE separately to receive them";
-                }
-            }
-            for (String value : filter.castValues()) {
-                casts.add(new Cast(filter.column(), value, type.get()));
-            }
-        }
-        if (casts.isEmpty()) {
-            return new SubscriptionCheck.Reply(true, null, firstType, notice);
+        BindingRules.Outcome.Valid valid = (BindingRules.Outcome.Valid) outcome;
+        if (valid.casts().isEmpty()) {
+            return valid.reply();
         }
         if (tenant.status().off()) {
             return fail("DatabaseUnavailable: filter values cannot be checked on this server right now, try again");
         }
-        String castRole = pgRole != null ? pgRole : ClientRoles.AUTHENTICATED;
-        for (Cast cast : casts) {
+        for (BindingRules.Cast cast : valid.casts()) {
             String value = cast.value();
             ProjectCatalog.ColumnType type = cast.type();
             String column = cast.column();
-            switch (tenant.casts(castRole, schema.get(), value, type.formatted())) {
+            switch (tenant.casts(valid.castRole(), valid.schema(), value, type.formatted())) {
                 case CASTS -> {}
                 case INVALID -> {
                     return fail("PostgresChangesInvalidFilter: invalid value for filter " + column + ": '" + value
@@ -237,11 +141,8 @@ public final class SubscriptionCheckService implements AutoCloseable {
                 }
             }
         }
-        return new SubscriptionCheck.Reply(true, null, firstType, notice);
+        return valid.reply();
     }
-
-    /** A filter value the database must cast to its column's type. */
-    private record Cast(String column, String value, ProjectCatalog.ColumnType type) {}
 
     private static SubscriptionCheck.Reply fail(String reason) {
         return new SubscriptionCheck.Reply(false, reason, null);

@@ -118,8 +118,39 @@ public final class ChannelAccess {
             @JsonProperty("messages") List<Message> messages,
             @JsonProperty("truncated") boolean truncated) {
 
+        /** The worker could not decide or refused the request (the asker denies). */
         public static Reply failed(String error) {
             return new Reply(error, false, false, false, false, null, List.of(), false);
+        }
+
+        /** {@link #OP_SETTINGS}: the project's setting only. */
+        public static Reply settings(boolean privateOnly) {
+            return new Reply(null, privateOnly, false, false, false, null, List.of(), false);
+        }
+
+        /** {@link #OP_READ}: what the role may read on the topic. */
+        public static Reply read(boolean privateOnly, boolean readBroadcast, boolean readPresence) {
+            return new Reply(null, privateOnly, readBroadcast, readPresence, false, null, List.of(), false);
+        }
+
+        /** {@link #OP_WRITE}: whether the insert policy allowed the write. */
+        public static Reply write(boolean privateOnly, boolean allowed) {
+            return new Reply(null, privateOnly, false, false, allowed, null, List.of(), false);
+        }
+
+        /** {@link #OP_PERSIST}: stored as row {@code id}. */
+        public static Reply persisted(boolean privateOnly, String id) {
+            return new Reply(null, privateOnly, false, false, true, id, List.of(), false);
+        }
+
+        /** {@link #OP_PERSIST}: refused with {@code error} (the insert policy denied it). */
+        public static Reply notPersisted(boolean privateOnly, String error) {
+            return new Reply(error, privateOnly, false, false, false, null, List.of(), false);
+        }
+
+        /** {@link #OP_REPLAY}: the messages, oldest first. */
+        public static Reply replayed(boolean privateOnly, List<Message> messages, boolean truncated) {
+            return new Reply(null, privateOnly, false, false, false, null, List.copyOf(messages), truncated);
         }
     }
 }

@@ -71,11 +71,11 @@ class PrivateChannelsTest {
     }
 
     private static ChannelAccess.Reply readable(boolean broadcast, boolean presence) {
-        return new ChannelAccess.Reply(null, false, broadcast, presence, false, null, List.of(), false);
+        return ChannelAccess.Reply.read(false, broadcast, presence);
     }
 
     private static ChannelAccess.Reply writable(boolean allowed) {
-        return new ChannelAccess.Reply(null, false, false, false, allowed, null, List.of(), false);
+        return ChannelAccess.Reply.write(false, allowed);
     }
 
     private List<ChannelAccess.Request> asked(String op) {
@@ -130,7 +130,7 @@ class PrivateChannelsTest {
 
     @Test
     void privateOnlyRefusesPublicJoinsAskingAtMostOncePerTtlAndAdmitsPrivateOnes() {
-        h.access = r -> new ChannelAccess.Reply(null, true, true, true, false, null, List.of(), false);
+        h.access = r -> ChannelAccess.Reply.read(true, true, true);
         ChannelHarness.Conn c = connect();
         c.send(join("realtime:public-1", "{}"));
         assertThat(reason(c.next())).isEqualTo("PrivateOnly: This project only allows private channels");
@@ -142,7 +142,7 @@ class PrivateChannelsTest {
         assertThat(status(c.next())).isEqualTo("ok");
 
         // after the TTL the cached answer still decides at once while a new one is asked
-        h.access = r -> new ChannelAccess.Reply(null, false, true, true, false, null, List.of(), false);
+        h.access = r -> ChannelAccess.Reply.read(false, true, true);
         h.clock.advance(Duration.ofMillis(PrivateOnlyCache.TTL_MS + 1));
         c.send(join("realtime:public-3", "{}"));
         assertThat(reason(c.next())).isEqualTo(Reasons.PRIVATE_ONLY);
@@ -308,13 +308,8 @@ class PrivateChannelsTest {
     @Test
     void replayOfAPrivateChannelComesFromTheMessagesTableAfterTheOkReplyMarkedReplayed() {
         h.access = r -> ChannelAccess.OP_REPLAY.equals(r.op())
-                ? new ChannelAccess.Reply(
-                        null,
+                ? ChannelAccess.Reply.replayed(
                         false,
-                        false,
-                        false,
-                        false,
-                        null,
                         List.of(
                                 new ChannelAccess.Message("id-1", "first", h.mapper.valueToTree(Map.of("n", 1)), 1),
                                 new ChannelAccess.Message("id-2", "second", h.mapper.valueToTree(Map.of("n", 2)), 2)),
