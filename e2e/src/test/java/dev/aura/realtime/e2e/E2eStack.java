@@ -27,10 +27,9 @@ public final class E2eStack implements AutoCloseable {
     public final PostgresServer pg;
     public final NatsServer nats;
     public final TestTokens tokens = TestTokens.of(SECRET);
-    public final String projectId = UUID.randomUUID().toString();
-    public final String schema = schemaOf(projectId);
-    public final String slot =
-            "aura_e2e_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+    public final String projectId;
+    public final String schema;
+    public final String slot;
     public final int cdcPort = Ports.free();
     private final List<ServiceProcess> fronts = new ArrayList<>();
     private final List<Integer> frontPorts = new ArrayList<>();
@@ -39,8 +38,23 @@ public final class E2eStack implements AutoCloseable {
     private ServiceProcess cdc;
 
     public E2eStack(PostgresServer pg, NatsServer nats) {
+        this(
+                pg,
+                nats,
+                UUID.randomUUID().toString(),
+                "aura_e2e_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
+    }
+
+    /**
+     * A stack adopting an existing project and slot name, e.g. of a cluster loaded from a fixture
+     * (the provisioned tenant login is named after the slot); starts nothing, registers nothing.
+     */
+    public E2eStack(PostgresServer pg, NatsServer nats, String projectId, String slot) {
         this.pg = pg;
         this.nats = nats;
+        this.projectId = projectId;
+        this.schema = schemaOf(projectId);
+        this.slot = slot;
     }
 
     /** A cdc-worker, {@code wsFronts} ws-front replicas (default settings) and the project, on {@code pg} and {@code nats}. */
