@@ -52,6 +52,7 @@ import io.nats.client.Options;
 import java.time.Clock;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -90,6 +91,7 @@ public final class CdcWorker implements AutoCloseable {
     private volatile EnabledTablesCache tables;
     private volatile RegistryWatch subscriptions;
     private volatile TenantDb tenantDb;
+    private volatile RealtimeSchemas realtimeSchemas;
     private HttpApi http;
 
     public CdcWorker(CdcConfig config, Clock clock) {
@@ -244,7 +246,8 @@ public final class CdcWorker implements AutoCloseable {
                         timings.tenantJoinConnections(),
                         timings.connectTimeout(),
                         ClientRoles.ALL,
-                        timings.tenantStatusRecheck()),
+                        timings.tenantStatusRecheck(),
+                        config.jwtSecret()),
                 notPermitted[0] == null
                         ? null
                         : notPermitted[0] + "; set POSTGRES_TENANT_URL to an unprivileged login (docs/security.md)");
@@ -262,16 +265,27 @@ public final class CdcWorker implements AutoCloseable {
     /** Starts everything after the platform schema and the registry; called once, holding this. */
     private void startCdc(PlatformDb platform, TenantDb tenant, RegistryWatch watch) throws Exception {
         TableSecurity security = new TableSecurity(platform, clock, timings.tableSecurityTtl());
+        // each project's identity (docs/design.md I): its runners are granted to the tenant login
+        RealtimeSchemas realtimeSchemas =
+                new RealtimeSchemas(platform, config.messages().retention(), config.jwtSecret(), () -> {
+                    TenantSqlStatus s = tenant.status();
+                    return s.usable() ? s.login() : config.tenantSql().provisionedLogin();
+                });
+        tenant.onProjectLoginRefused(realtimeSchemas::repairLogin);
+        this.realtimeSchemas = realtimeSchemas;
         SubscriptionCheckService checks = new SubscriptionCheckService(
-                nats, new ProjectCatalog(platform), security, tenant, timings.extraPoolConnections());
+                nats,
+                new ProjectCatalog(platform),
+                security,
+                tenant,
+                timings.extraPoolConnections(),
+                realtimeSchemas::ready);
         checks.start();
         started.push(checks);
         // two at a time: a primary-key look-up each, asked once per project per ws-front refresh period
         ProjectLimitsService limits = new ProjectLimitsService(nats, new ProjectLimitsTable(platform), 2);
         limits.start();
         started.push(limits);
-        RealtimeSchemas realtimeSchemas =
-                new RealtimeSchemas(platform, config.messages().retention());
         ChannelAccessService channels =
                 new ChannelAccessService(nats, new ProjectCatalog(platform), realtimeSchemas, tenant);
         channels.start();
@@ -294,7 +308,7 @@ public final class CdcWorker implements AutoCloseable {
                         timings.flushTimeout()),
                 new EventBuilder(new TypeCatalog(platform), config.maxRecordBytes()),
                 watch,
-                new RlsPolicy(tenant, security, metrics, config.tenantSql().statementTimeout()),
+                new RlsPolicy(tenant, security, metrics, config.tenantSql().statementTimeout(), realtimeSchemas::ready),
                 publisher,
                 metrics);
         pipeline.start();
@@ -384,10 +398,12 @@ public final class CdcWorker implements AutoCloseable {
         TenantDb db = tenantDb;
         if (db == null) {
             String login = config.tenantSql().provisionedLogin();
-            return new HttpApi.TenantSqlView(false, login, TenantSqlStatus.STARTING, "not set up yet");
+            return new HttpApi.TenantSqlView(false, login, TenantSqlStatus.STARTING, "not set up yet", List.of());
         }
         TenantSqlStatus s = db.status();
-        return new HttpApi.TenantSqlView(s.usable(), s.login(), s.reasonCode(), s.reason());
+        RealtimeSchemas schemas = realtimeSchemas;
+        return new HttpApi.TenantSqlView(
+                s.usable(), s.login(), s.reasonCode(), s.reason(), schemas == null ? List.of() : schemas.exposed());
     }
 
     private boolean ready() {

@@ -59,6 +59,7 @@ class ArchitectureTest {
             Map.entry("fence", 4),
             Map.entry("config", 4),
             Map.entry("failure", 5),
+            Map.entry("identity", 5),
             Map.entry("metrics", 5));
 
     @ArchTest

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.cdc.identity.ProjectIdentity;
 import dev.aura.realtime.cdc.platform.RealtimeSchemas;
 import dev.aura.realtime.common.wire.AuraHeaders;
 import dev.aura.realtime.common.wire.ChannelAccess;
@@ -90,7 +91,7 @@ class ChannelAccessIT {
     private static void awaitProvisioned(String projectId) {
         Awaitility.await()
                 .atMost(T)
-                .until(() -> "1"
+                .until(() -> String.valueOf(dev.aura.realtime.cdc.platform.RealtimeSchemas.VERSION)
                         .equals(fx.queryOne("SELECT realtime_schema_version FROM aura_platform.projects"
                                 + " WHERE project_id = '" + projectId + "'")));
     }
@@ -428,11 +429,20 @@ class ChannelAccessIT {
         assertThat(fx.queryOne("SELECT count(*) FROM " + rt + ".messages WHERE topic = 'acme:victim'"))
                 .isEqualTo("0");
 
-        // whoever calls a probe: the transaction cannot commit
+        // the shared client role no longer reaches any project's realtime schema (docs/design.md I)
+        try (Connection c = fx.pg.connect();
+                Statement s = c.createStatement()) {
+            s.execute("SET ROLE aura_authenticated");
+            assertThatThrownBy(() -> s.execute("SELECT " + rt + ".aura_probe('acme:victim')"))
+                    .isInstanceOfSatisfying(
+                            SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("42501"));
+        }
+        String ownRole = "\"" + new ProjectIdentity(fx.projectId).role(ProjectIdentity.AUTHENTICATED) + "\"";
+        // whoever calls a probe (here the project's own role): the transaction cannot commit
         try (Connection c = fx.pg.connect();
                 Statement s = c.createStatement()) {
             c.setAutoCommit(false);
-            s.execute("SET ROLE aura_authenticated");
+            s.execute("SET ROLE " + ownRole);
             s.execute("SELECT " + rt + ".aura_probe('acme:victim')");
             assertThatThrownBy(c::commit)
                     .isInstanceOfSatisfying(
@@ -441,10 +451,10 @@ class ChannelAccessIT {
                                     .contains("messages with event aura_read_check are never committed"));
         }
 
-        // the client roles may read and insert (policies decide), never update or delete
+        // the project's roles may read and insert (policies decide), never update or delete
         try (Connection c = fx.pg.connect();
                 Statement s = c.createStatement()) {
-            s.execute("SET ROLE aura_authenticated");
+            s.execute("SET ROLE " + ownRole);
             assertThatThrownBy(() -> s.execute("DELETE FROM " + rt + ".messages"))
                     .isInstanceOfSatisfying(
                             SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("42501"));

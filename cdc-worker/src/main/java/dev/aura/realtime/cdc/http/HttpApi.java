@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.BooleanSupplier;
@@ -34,9 +35,11 @@ public final class HttpApi implements AutoCloseable {
 
     /**
      * Tenant SQL as /health shows it ({@code tenant_sql}; docs/security.md): whether RLS checks
-     * and filter casts run, as which login, and why not.
+     * and filter casts run, as which login, and why not; {@code exposedProjects}: the project schemas
+     * roles of other projects may use ({@code project_id schema grantee}, docs/security.md).
      */
-    public record TenantSqlView(boolean rlsChecks, String login, String reasonCode, String reason) {}
+    public record TenantSqlView(
+            boolean rlsChecks, String login, String reasonCode, String reason, List<String> exposedProjects) {}
 
     private final HttpServer server;
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
@@ -117,11 +120,13 @@ public final class HttpApi implements AutoCloseable {
             slot.put("active_pid", info.activePid());
         }
         TenantSqlView t = tenantSql.get();
-        body.putObject("tenant_sql")
+        var tenant = body.putObject("tenant_sql")
                 .put("rls_checks", t.rlsChecks())
                 .put("login", t.login())
                 .put("reason_code", t.reasonCode())
                 .put("reason", t.reason());
+        var exposed = tenant.putArray("exposed_projects");
+        t.exposedProjects().forEach(exposed::add);
         body.put("last_poll_ok_at_ms", s.lastPollOkAtMs());
         body.put("polls", s.polls());
         if (s.gapTo() != null) {

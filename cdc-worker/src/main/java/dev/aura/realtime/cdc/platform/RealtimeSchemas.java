@@ -1,5 +1,6 @@
 package dev.aura.realtime.cdc.platform;
 
+import dev.aura.realtime.cdc.identity.ProjectIdentity;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -9,8 +10,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,7 +64,7 @@ import org.slf4j.LoggerFactory;
 public final class RealtimeSchemas {
     private static final Logger log = LoggerFactory.getLogger(RealtimeSchemas.class);
     /** The layout version; a project below it is (re)provisioned. */
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
     /** Rows one janitor call deletes at most, whatever its caller asks, so one call never holds a long transaction. */
     public static final int JANITOR_MAX_BATCH = 10_000;
     /** The {@code event} of the read check's probe rows; a row with it can never be committed. */
@@ -67,12 +72,108 @@ public final class RealtimeSchemas {
 
     private final PlatformDb db;
     private final Duration retention;
+    private final String sharedSecret;
+    private final Supplier<String> tenantLogin;
     private final AtomicBoolean retentionApplied = new AtomicBoolean();
+    private final Set<UUID> ready = ConcurrentHashMap.newKeySet();
+    private final Map<UUID, Long> repairedAtNanos = new ConcurrentHashMap<>();
+    private volatile List<String> exposed = List.of();
 
-    /** @param retention how long messages are kept ({@code CDC_MESSAGES_RETENTION_HOURS}) */
-    public RealtimeSchemas(PlatformDb db, Duration retention) {
+    /**
+     * @param retention how long messages are kept ({@code CDC_MESSAGES_RETENTION_HOURS})
+     * @param sharedSecret {@code AURA_JWT_SECRET}, from which the project logins' passwords derive
+     * @param tenantLogin the shared tenant login once known (it executes the runners), else null
+     */
+    public RealtimeSchemas(PlatformDb db, Duration retention, String sharedSecret, Supplier<String> tenantLogin) {
         this.db = db;
         this.retention = retention;
+        this.sharedSecret = sharedSecret;
+        this.tenantLogin = tenantLogin;
+    }
+
+    /**
+     * Whether the project's schemas and identity are in place ({@link #VERSION}), provisioning
+     * them now if not; cached once true. Every path that runs the project's code asks first.
+     */
+    public boolean ready(UUID project) {
+        if (ready.contains(project)) {
+            return true;
+        }
+        try {
+            return ensure(project);
+        } catch (SQLException e) {
+            log.warn("[RealtimeSchemaFailed] project {}: {}", project, e.getMessage());
+            return false;
+        }
+    }
+
+    /** {@link #ready(UUID)} by the project's id text. */
+    public boolean ready(String projectId) {
+        return ready(UUID.fromString(projectId));
+    }
+
+    /**
+     * Sets the project login's password again, at most once per 10 s per project: tenant code
+     * running on that login may change its own password (docs/security.md), which locks out only
+     * its own project until this runs.
+     */
+    public void repairLogin(String projectId) {
+        UUID project = UUID.fromString(projectId);
+        long now = System.nanoTime();
+        Long last = repairedAtNanos.get(project);
+        if (last != null && now - last < Duration.ofSeconds(10).toNanos()) {
+            return;
+        }
+        repairedAtNanos.put(project, now);
+        try (Connection c = db.connection()) {
+            ProjectIdentities.repairLogin(c, project, loginPassword(project));
+            log.warn("[ProjectLoginRepaired] project {}: its login's password was changed; it is set again", project);
+        } catch (SQLException e) {
+            log.warn(
+                    "[ProjectLoginRepaired] project {}: could not set its login's password: {}",
+                    project,
+                    e.getMessage());
+        }
+    }
+
+    /** The password of a project's login. */
+    public String loginPassword(UUID project) {
+        String login = ProjectIdentity.of(project).login();
+        return ProjectIdentity.password(sharedSecret, login);
+    }
+
+    /**
+     * The project schemas roles of other projects may use ({@code project_id schema grantee}), as
+     * of the last {@link #audit}; empty when none.
+     */
+    public List<String> exposed() {
+        return exposed;
+    }
+
+    /**
+     * Grants the tenant login the runners it lacks and finds the project schemas usable by roles
+     * of other projects ({@code [ProjectSchemaShared]}, {@code /health} {@code tenant_sql.exposed_projects}).
+     */
+    public void audit() throws SQLException {
+        try (Connection c = db.connection()) {
+            String login = tenantLogin.get();
+            if (login != null) {
+                int granted = ProjectIdentities.grantRunners(c, login);
+                if (granted > 0) {
+                    log.info("tenant login {} may execute {} more project runners", login, granted);
+                }
+            }
+            List<String> now = List.copyOf(ProjectIdentities.exposed(c));
+            for (String e : now) {
+                if (!exposed.contains(e)) {
+                    log.warn(
+                            "[ProjectSchemaShared] {} (project, schema, grantee): roles of other projects may use this"
+                                    + " project's schema; REVOKE USAGE from that grantee (docs/security.md)",
+                            e);
+                }
+            }
+            exposed = now;
+        }
     }
 
     /**
@@ -175,6 +276,7 @@ public final class RealtimeSchemas {
                 }
                 if (version >= VERSION) {
                     c.rollback();
+                    ready.add(project);
                     return true;
                 }
                 if (owner == null) {
@@ -201,6 +303,7 @@ public final class RealtimeSchemas {
                 for (String sql : ddl(ident(rt), literal(schema), owner)) {
                     s.execute(sql);
                 }
+                ProjectIdentities.ensure(c, project, schema, rt, tenantLogin.get(), loginPassword(project));
                 try (PreparedStatement ps = c.prepareStatement(
                         "UPDATE aura_platform.projects SET realtime_schema_version = ? WHERE project_id = ?")) {
                     ps.setInt(1, VERSION);
@@ -208,7 +311,14 @@ public final class RealtimeSchemas {
                     ps.executeUpdate();
                 }
                 c.commit();
-                log.info("realtime schema {} of project {} is in place, owned by {}", rt, project, owner);
+                ready.add(project);
+                log.info(
+                        "realtime schema {} and identity {} of project {} are in place (version {}), owned by {}",
+                        rt,
+                        ProjectIdentity.of(project).base(),
+                        project,
+                        VERSION,
+                        owner);
                 return true;
             } catch (SQLException e) {
                 c.rollback();
@@ -296,10 +406,6 @@ public final class RealtimeSchemas {
                         + "  RETURN n;\n"
                         + "END $$",
                 "REVOKE ALL ON FUNCTION " + rt + ".aura_probe(text), " + rt + ".aura_janitor(integer) FROM PUBLIC",
-                "GRANT USAGE ON SCHEMA " + rt + " TO aura_anon, aura_authenticated",
-                "GRANT SELECT, INSERT ON " + rt + ".messages TO aura_anon, aura_authenticated",
-                "GRANT EXECUTE ON FUNCTION " + rt + ".aura_probe(text), " + rt
-                        + ".aura_janitor(integer) TO aura_anon, aura_authenticated",
                 "ALTER SCHEMA " + rt + " OWNER TO " + owner,
                 "ALTER TABLE " + rt + ".messages OWNER TO " + owner,
                 "ALTER FUNCTION " + rt + ".topic() OWNER TO " + owner,

@@ -1,5 +1,6 @@
 package dev.aura.realtime.cdc.platform;
 
+import dev.aura.realtime.cdc.identity.ProjectIdentity;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -18,9 +19,11 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Cached per-table security facts, read from the catalog (platform SQL; no tenant code runs):
  * whether row level security is on ({@code pg_class.relrowsecurity}), the primary key columns
- * with their SQL types, and which columns each client role may select
- * ({@code has_schema_privilege(role, schema, 'USAGE') AND has_column_privilege(role, table,
- * column, 'SELECT')}, which counts table-level grants, column grants and grants to PUBLIC).
+ * with their SQL types, and which columns each client role may select, asked of the project's role
+ * standing for it ({@code ProjectIdentity}; it holds the schema's {@code USAGE} and inherits what is
+ * granted to the client role): {@code has_schema_privilege(role, schema, 'USAGE') AND
+ * has_column_privilege(role, table, column, 'SELECT')}, which counts table-level grants, column
+ * grants and grants to PUBLIC. The facts stay keyed by client role name.
  * Entries expire after {@code ttl}, so {@code ALTER TABLE ... ENABLE ROW LEVEL SECURITY}, a
  * {@code GRANT} or a {@code REVOKE} takes effect within that time (docs/design.md C7).
  * Thread-safe.
@@ -89,14 +92,14 @@ public final class TableSecurity {
     }
 
     /** @throws SQLException when the catalog query fails */
-    public Facts facts(String schema, String table) throws SQLException {
-        String key = schema + "\u0000" + table;
+    public Facts facts(String projectId, String schema, String table) throws SQLException {
+        String key = projectId + "\u0000" + schema + "\u0000" + table;
         Cached c = cache.get(key);
         long now = clock.millis();
         if (c != null && now - c.loadedAtMs < ttl.toMillis()) {
             return c.facts;
         }
-        Facts f = load(schema, table);
+        Facts f = load(new ProjectIdentity(projectId), schema, table);
         if (cache.size() > 100_000) {
             cache.clear(); // a bound: entries are cheap to reload, and this many tables is unusual
         }
@@ -104,10 +107,13 @@ public final class TableSecurity {
         return f;
     }
 
-    private Facts load(String schema, String table) throws SQLException {
+    private Facts load(ProjectIdentity project, String schema, String table) throws SQLException {
         try (Connection c = db.connection();
                 PreparedStatement ps = c.prepareStatement(SQL)) {
-            String[] roles = {ClientRoles.ANON, ClientRoles.AUTHENTICATED, ClientRoles.ANON, ClientRoles.AUTHENTICATED};
+            // the project's roles: they hold the schema's USAGE and inherit the client roles' grants
+            String anonRole = project.role(ClientRoles.ANON);
+            String authenticatedRole = project.role(ClientRoles.AUTHENTICATED);
+            String[] roles = {anonRole, authenticatedRole, anonRole, authenticatedRole};
             for (int r = 0; r < roles.length; r++) {
                 ps.setString(1 + 2 * r, roles[r]);
                 ps.setString(2 + 2 * r, roles[r]);

@@ -13,8 +13,8 @@ import org.postgresql.PGConnection;
  * Creates or corrects the tenant login from the platform login, when that login may (superuser
  * or CREATEROLE; docs/security.md): {@code LOGIN NOINHERIT}, none of SUPERUSER, CREATEDB,
  * CREATEROLE, REPLICATION, BYPASSRLS, the given password (hashed by the driver, so the clear text
- * never reaches the server's log), and membership in the client roles only: any other membership
- * is revoked. Idempotent, under the bootstrap's advisory lock (replicas start at once), so every
+ * never reaches the server's log), and no role membership: any is revoked (it executes the
+ * projects' runners, granted to it by name, docs/design.md I). Idempotent, under the bootstrap's advisory lock (replicas start at once), so every
  * replica of a release may run it at every start.
  */
 public final class TenantLoginProvisioning {
@@ -70,10 +70,11 @@ public final class TenantLoginProvisioning {
             // CREATEROLE login cannot grant them either, and the worker verifies the result anyway.
             s.execute("ALTER ROLE " + role + " LOGIN NOINHERIT NOCREATEDB NOCREATEROLE"
                     + (superuser ? " NOSUPERUSER NOREPLICATION NOBYPASSRLS" : ""));
-            for (String other : otherMemberships(c, login)) {
+            // no membership at all: tenant code reaches this login only through a project's runner,
+            // which runs as that project's role (docs/design.md I); a membership would lend it more
+            for (String other : memberships(c, login)) {
                 s.execute("REVOKE " + ident(other) + " FROM " + role);
             }
-            s.execute("GRANT " + String.join(", ", ClientRoles.ALL) + " TO " + role);
         }
         c.unwrap(PGConnection.class).alterUserPassword(login, password.toCharArray(), null);
         return new Outcome.Provisioned();
@@ -88,15 +89,14 @@ public final class TenantLoginProvisioning {
         }
     }
 
-    private static List<String> otherMemberships(Connection c, String login) throws SQLException {
+    private static List<String> memberships(Connection c, String login) throws SQLException {
         List<String> out = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement("""
                 SELECT r.rolname FROM pg_auth_members m
                   JOIN pg_roles r ON r.oid = m.roleid
                   JOIN pg_roles u ON u.oid = m.member
-                 WHERE u.rolname = ? AND r.rolname <> ALL (?)""")) {
+                 WHERE u.rolname = ?""")) {
             ps.setString(1, login);
-            ps.setArray(2, c.createArrayOf("text", ClientRoles.ALL.toArray()));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     out.add(rs.getString(1));

@@ -7,6 +7,7 @@ import dev.aura.realtime.cdc.event.View;
 import dev.aura.realtime.cdc.failure.CdcFailure;
 import dev.aura.realtime.cdc.failure.CdcReason;
 import dev.aura.realtime.cdc.failure.LogCode;
+import dev.aura.realtime.cdc.identity.ProjectIdentity;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
 import dev.aura.realtime.cdc.platform.ClientRoles;
 import dev.aura.realtime.cdc.platform.TableSecurity;
@@ -21,6 +22,7 @@ import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,13 +64,24 @@ public final class RlsPolicy implements AccessPolicy {
     private final TableSecurity security;
     private final CdcMetrics metrics;
     private final Duration statementTimeout;
+    private final Predicate<String> identityReady;
 
-    /** @param statementTimeout the tenant statement timeout, also a project's allowance after a timeout */
-    public RlsPolicy(TenantDb tenant, TableSecurity security, CdcMetrics metrics, Duration statementTimeout) {
+    /**
+     * @param statementTimeout the tenant statement timeout, also a project's allowance after a timeout
+     * @param identityReady whether a project's identity is in place (provisioning it if not): its
+     *     roles decide column grants and its runners run the checks (docs/design.md I)
+     */
+    public RlsPolicy(
+            TenantDb tenant,
+            TableSecurity security,
+            CdcMetrics metrics,
+            Duration statementTimeout,
+            Predicate<String> identityReady) {
         this.tenant = tenant;
         this.security = security;
         this.metrics = metrics;
         this.statementTimeout = statementTimeout;
+        this.identityReady = identityReady;
     }
 
     /** A project's time in one run: unlimited until a timeout, then an allowance of one statement timeout. */
@@ -211,8 +224,15 @@ public final class RlsPolicy implements AccessPolicy {
 
     /** The table's security facts, or null (everyone denied) when the catalog cannot be read. */
     private TableSecurity.Facts facts(BuiltEvent e, int subscriptions) throws CdcFailure {
+        if (!identityReady.test(e.projectId())) {
+            deny(
+                    LogCode.RLS_STATE_UNAVAILABLE,
+                    "project " + e.projectId() + " has no database identity yet (see [RealtimeSchemaFailed])",
+                    subscriptions);
+            return null;
+        }
         try {
-            return security.facts(e.schemaName(), e.table());
+            return security.facts(e.projectId(), e.schemaName(), e.table());
         } catch (SQLException ex) {
             if (CdcFailure.isConnectionFailure(ex)) {
                 throw CdcFailure.retriable(
@@ -318,8 +338,10 @@ public final class RlsPolicy implements AccessPolicy {
         TenantDb.Verdict v;
         try {
             v = each
-                    ? tenant.visibleEach(g.pgRole(), g.claims(), g.table(), keys, timeout)
-                    : tenant.visibleKeys(g.pgRole(), g.claims(), g.table(), keys, timeout);
+                    ? tenant.visibleEach(
+                            new ProjectIdentity(g.projectId()), g.pgRole(), g.claims(), g.table(), keys, timeout)
+                    : tenant.visibleKeys(
+                            new ProjectIdentity(g.projectId()), g.pgRole(), g.claims(), g.table(), keys, timeout);
         } catch (TenantDb.Unavailable e) {
             // no tenant text in here: the message is the driver's or the pool's
             throw CdcFailure.retriable(

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Predicate;
 
 /**
  * The rules a postgres_changes binding must meet at join (docs/design.md C7, docs/security.md
@@ -31,10 +32,13 @@ final class BindingRules {
 
         Optional<ProjectCatalog.ColumnType> columnType(String schema, String table, String column) throws SQLException;
 
-        TableSecurity.Facts facts(String schema, String table) throws SQLException;
+        TableSecurity.Facts facts(UUID project, String schema, String table) throws SQLException;
 
-        /** The catalog as the platform login reads it. */
-        static Catalog of(ProjectCatalog projects, TableSecurity security) {
+        /**
+         * The catalog as the platform login reads it; {@code identityReady} provisions a project's
+         * database identity (whose roles the column grants are read for) before its first facts.
+         */
+        static Catalog of(ProjectCatalog projects, TableSecurity security, Predicate<String> identityReady) {
             return new Catalog() {
                 @Override
                 public Optional<String> schemaOf(UUID project) throws SQLException {
@@ -53,8 +57,11 @@ final class BindingRules {
                 }
 
                 @Override
-                public TableSecurity.Facts facts(String schema, String table) throws SQLException {
-                    return security.facts(schema, table);
+                public TableSecurity.Facts facts(UUID project, String schema, String table) throws SQLException {
+                    if (!identityReady.test(project.toString())) {
+                        throw new SQLException("project " + project + " has no database identity yet");
+                    }
+                    return security.facts(project.toString(), schema, table);
                 }
             };
         }
@@ -140,7 +147,7 @@ final class BindingRules {
         } catch (FilterException e) {
             return refused("PostgresChangesInvalidFilter: " + e.getMessage());
         }
-        TableSecurity.Facts facts = catalog.facts(schema, table);
+        TableSecurity.Facts facts = catalog.facts(project, schema, table);
         String notice = null;
         String firstType = null;
         List<Cast> casts = new ArrayList<>();

@@ -2,6 +2,7 @@ package dev.aura.realtime.cdc.rpc;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.cdc.identity.ProjectIdentity;
 import dev.aura.realtime.cdc.platform.ClientRoles;
 import dev.aura.realtime.cdc.platform.ProjectCatalog;
 import dev.aura.realtime.cdc.platform.RealtimeSchemas;
@@ -172,7 +173,7 @@ public final class ChannelAccessService implements AutoCloseable {
             return ChannelAccess.Reply.failed("Unauthorized: role '" + req.role()
                     + "' cannot use private channels (anon, authenticated or service_role)");
         }
-        if (!settings.realtimeReady() && !schemas.ensure(project)) {
+        if (!schemas.ready(project)) {
             return ChannelAccess.Reply.failed(TRY_AGAIN);
         }
         if (tenant.status().off() && !(service && isCheck(req.op()))) {
@@ -181,12 +182,13 @@ public final class ChannelAccessService implements AutoCloseable {
         String claims = req.claims() == null ? "{}" : req.claims();
         String rt = RealtimeSchemas.nameOf(project.toString());
         ChannelChecks checks = tenant.channels();
+        ProjectIdentity identity = ProjectIdentity.of(project);
         return switch (String.valueOf(req.op())) {
             case ChannelAccess.OP_READ -> {
                 if (service) {
                     yield ChannelAccess.Reply.read(privateOnly, true, true);
                 }
-                ChannelChecks.ReadVerdict v = checks.read(pgRole, claims, settings.schema(), rt, topic);
+                ChannelChecks.ReadVerdict v = checks.read(identity, pgRole, claims, settings.schema(), rt, topic);
                 if (v.failure() != null) {
                     logDenied("read check", project, topic, v.failure());
                 }
@@ -200,7 +202,7 @@ public final class ChannelAccessService implements AutoCloseable {
                 boolean allowed = service;
                 if (!service) {
                     ChannelChecks.WriteVerdict v =
-                            checks.write(pgRole, claims, settings.schema(), rt, topic, extension);
+                            checks.write(identity, pgRole, claims, settings.schema(), rt, topic, extension);
                     allowed = v.allowed();
                 }
                 yield ChannelAccess.Reply.write(privateOnly, allowed);
@@ -231,7 +233,15 @@ public final class ChannelAccessService implements AutoCloseable {
                     "PayloadTooLarge: Payload size exceeds the limit of " + MAX_PERSIST_BYTES + " bytes");
         }
         String event = req.event() == null ? "" : req.event();
-        ChannelChecks.WriteVerdict v = checks.persist(pgRole, claims, settings.schema(), rt, req.topic(), event, json);
+        ChannelChecks.WriteVerdict v = checks.persist(
+                ProjectIdentity.of(UUID.fromString(req.projectId())),
+                pgRole,
+                claims,
+                settings.schema(),
+                rt,
+                req.topic(),
+                event,
+                json);
         if (!v.allowed()) {
             if (v.failure() != null && v.failure().kind() == TenantDb.Kind.TIMEOUT) {
                 logDenied("persisted broadcast", UUID.fromString(req.projectId()), req.topic(), v.failure());
@@ -253,8 +263,15 @@ public final class ChannelAccessService implements AutoCloseable {
             boolean privateOnly)
             throws TenantDb.Unavailable, ChannelChecks.Busy, IOException {
         int limit = Math.min(Math.max(1, req.limit()), ChannelAccess.MAX_REPLAY_LIMIT);
-        List<ChannelChecks.StoredMessage> stored =
-                checks.replay(pgRole, claims, settings.schema(), rt, req.topic(), req.sinceMs(), limit);
+        List<ChannelChecks.StoredMessage> stored = checks.replay(
+                ProjectIdentity.of(UUID.fromString(req.projectId())),
+                pgRole,
+                claims,
+                settings.schema(),
+                rt,
+                req.topic(),
+                req.sinceMs(),
+                limit);
         if (stored == null) {
             return ChannelAccess.Reply.failed("UnableToReplayMessages: the messages could not be read, try again");
         }

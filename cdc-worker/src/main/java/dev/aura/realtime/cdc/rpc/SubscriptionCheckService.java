@@ -1,6 +1,7 @@
 package dev.aura.realtime.cdc.rpc;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.cdc.identity.ProjectIdentity;
 import dev.aura.realtime.cdc.platform.ProjectCatalog;
 import dev.aura.realtime.cdc.platform.TableSecurity;
 import dev.aura.realtime.cdc.tenant.TenantDb;
@@ -16,6 +17,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,12 +57,18 @@ public final class SubscriptionCheckService implements AutoCloseable {
     /**
      * @param maxConcurrent checks answered at once; the rest wait up to a second, then are told to
      *     retry, so a flood of joins cannot take the platform pool the shards also read the catalog on
+     * @param identityReady whether a project's database identity is in place, provisioning it if not
      */
     public SubscriptionCheckService(
-            Connection nats, ProjectCatalog projects, TableSecurity security, TenantDb tenant, int maxConcurrent) {
+            Connection nats,
+            ProjectCatalog projects,
+            TableSecurity security,
+            TenantDb tenant,
+            int maxConcurrent,
+            Predicate<String> identityReady) {
         this.nats = nats;
         this.admission = new Semaphore(maxConcurrent);
-        this.rules = new BindingRules(BindingRules.Catalog.of(projects, security));
+        this.rules = new BindingRules(BindingRules.Catalog.of(projects, security, identityReady));
         this.tenant = tenant;
     }
 
@@ -126,7 +134,8 @@ public final class SubscriptionCheckService implements AutoCloseable {
             String value = cast.value();
             ProjectCatalog.ColumnType type = cast.type();
             String column = cast.column();
-            switch (tenant.casts(valid.castRole(), valid.schema(), value, type.formatted())) {
+            switch (tenant.casts(
+                    new ProjectIdentity(req.projectId()), valid.castRole(), valid.schema(), value, type.formatted())) {
                 case CASTS -> {}
                 case INVALID -> {
                     return fail("PostgresChangesInvalidFilter: invalid value for filter " + column + ": '" + value

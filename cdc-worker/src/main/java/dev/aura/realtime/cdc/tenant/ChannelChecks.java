@@ -1,5 +1,6 @@
 package dev.aura.realtime.cdc.tenant;
 
+import dev.aura.realtime.cdc.identity.ProjectIdentity;
 import dev.aura.realtime.cdc.tenant.TenantDb.Failure;
 import dev.aura.realtime.cdc.tenant.TenantDb.Unavailable;
 import dev.aura.realtime.cdc.tenant.TenantSessions.Mode;
@@ -27,9 +28,10 @@ import java.util.concurrent.TimeUnit;
  * one): a project whose policies sleep or flood cannot take the connections other projects' checks
  * need. A caller that finds no connection within the checkout timeout gets {@link Busy}.
  *
- * <p>Only the read check, the write check and replay are ordinary tenant transactions; the first
- * two insert and are always rolled back, so they run read-write. Persisted broadcasts and the
- * janitor commit (docs/security.md says what tenant code can do in such a transaction).
+ * <p>The read check, the write check and replay run on the shared login, each through one call of
+ * the project's runner (docs/design.md I); the first two insert and are always rolled back, so they
+ * run read-write. Persisted broadcasts and the janitor commit, so they run on the project's own
+ * login ({@link ProjectLogins}): deferred triggers fire at {@code COMMIT} outside the runner.
  */
 public final class ChannelChecks {
     /** A read check's answer; {@code failure} is non-null when the check could not decide (denied). */
@@ -61,38 +63,57 @@ public final class ChannelChecks {
         this.checkout = checkout;
     }
 
-    /** Which of broadcast and presence the role may read on {@code topic} (Supabase's probe: rows inserted, selected, rolled back). */
-    public ReadVerdict read(String pgRole, String claims, String projectSchema, String realtimeSchema, String topic)
+    /**
+     * Which of broadcast and presence the project's {@code clientRole} may read on {@code topic}
+     * (Supabase's probe: rows inserted, selected, rolled back), through the project's runner.
+     */
+    public ReadVerdict read(
+            ProjectIdentity project,
+            String clientRole,
+            String claims,
+            String projectSchema,
+            String realtimeSchema,
+            String topic)
             throws Unavailable, Busy {
         try {
-            return onTopic(pgRole, claims, projectSchema, topic, Mode.WRITE_ROLLBACK, c -> {
-                try (PreparedStatement ps =
-                        c.prepareStatement("SELECT read_broadcast, read_presence FROM aura_rls.channel_read(?, ?)")) {
-                    ps.setString(1, realtimeSchema);
-                    ps.setString(2, topic);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        rs.next();
-                        return new ReadVerdict(rs.getBoolean(1), rs.getBoolean(2), null);
-                    }
-                }
+            return onTopic(claims, projectSchema, topic, Mode.WRITE_ROLLBACK, c -> {
+                List<String[]> rows = TenantSessions.viaRunner(
+                        c,
+                        project.runner(clientRole),
+                        "SELECT ARRAY[r.read_broadcast::text, r.read_presence::text]"
+                                + " FROM aura_rls.channel_read($1[1], $1[2]) r",
+                        new Object[] {realtimeSchema, topic});
+                String[] row = rows.get(0);
+                return new ReadVerdict("true".equals(row[0]), "true".equals(row[1]), null);
             });
         } catch (TenantSessions.TenantFailure f) {
             return new ReadVerdict(false, false, f.failure);
         }
     }
 
-    /** Whether the insert policy lets the role write {@code extension} messages on {@code topic}; rolled back. */
+    /**
+     * Whether the insert policy lets the project's {@code clientRole} write {@code extension}
+     * messages on {@code topic}; through the runner, rolled back.
+     */
     public WriteVerdict write(
-            String pgRole, String claims, String projectSchema, String realtimeSchema, String topic, String extension)
+            ProjectIdentity project,
+            String clientRole,
+            String claims,
+            String projectSchema,
+            String realtimeSchema,
+            String topic,
+            String extension)
             throws Unavailable, Busy {
         try {
-            return onTopic(pgRole, claims, projectSchema, topic, Mode.WRITE_ROLLBACK, c -> {
-                try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + ident(realtimeSchema)
-                        + ".messages(topic, extension, private, event) VALUES (?, ?, true, 'aura_write_check')")) {
-                    ps.setString(1, topic);
-                    ps.setString(2, extension);
-                    ps.executeUpdate();
-                }
+            return onTopic(claims, projectSchema, topic, Mode.WRITE_ROLLBACK, c -> {
+                // no RETURNING: the insert policy alone decides, not the SELECT policies
+                TenantSessions.viaRunner(
+                        c,
+                        project.runner(clientRole),
+                        "WITH w AS (INSERT INTO " + ident(realtimeSchema)
+                                + ".messages(topic, extension, private, event)"
+                                + " VALUES ($1[1], $1[2], true, 'aura_write_check')) SELECT ARRAY['ok']",
+                        new Object[] {topic, extension});
                 return new WriteVerdict(true, null, null);
             });
         } catch (TenantSessions.TenantFailure f) {
@@ -101,12 +122,14 @@ public final class ChannelChecks {
     }
 
     /**
-     * Stores one private broadcast under the role (the insert policy decides) and commits it; the
-     * slot then delivers it. The row's id is chosen here, so the insert needs no {@code RETURNING}
-     * (which would make the role's SELECT policies decide too).
+     * Stores one private broadcast as the project's {@code clientRole} (the insert policy decides)
+     * and commits it, on the project's login; the slot then delivers it. The row's id is chosen
+     * here, so the insert needs no {@code RETURNING} (which would make the role's SELECT policies
+     * decide too).
      */
     public WriteVerdict persist(
-            String pgRole,
+            ProjectIdentity project,
+            String clientRole,
             String claims,
             String projectSchema,
             String realtimeSchema,
@@ -116,32 +139,38 @@ public final class ChannelChecks {
             throws Unavailable, Busy {
         UUID id = UUID.randomUUID();
         try {
-            return onTopic(pgRole, claims, projectSchema, topic, Mode.WRITE_COMMIT, c -> {
-                try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + ident(realtimeSchema)
-                        + ".messages(id, topic, extension, private, event, payload)"
-                        + " VALUES (?, ?, 'broadcast', true, ?, ?::jsonb)")) {
-                    ps.setObject(1, id);
-                    ps.setString(2, topic);
-                    ps.setString(3, event);
-                    ps.setString(4, payloadJson);
-                    ps.executeUpdate();
-                }
-                return new WriteVerdict(true, id.toString(), null);
-            });
+            return admitted(
+                    projectSchema,
+                    () -> db.projectSession(
+                            project, project.role(clientRole), claims, projectSchema, Mode.WRITE_COMMIT, c -> {
+                                setTopic(c, topic);
+                                try (PreparedStatement ps = c.prepareStatement("INSERT INTO "
+                                        + ident(realtimeSchema)
+                                        + ".messages(id, topic, extension, private, event, payload)"
+                                        + " VALUES (?, ?, 'broadcast', true, ?, ?::jsonb)")) {
+                                    ps.setObject(1, id);
+                                    ps.setString(2, topic);
+                                    ps.setString(3, event);
+                                    ps.setString(4, payloadJson);
+                                    ps.executeUpdate();
+                                }
+                                return new WriteVerdict(true, id.toString(), null);
+                            }));
         } catch (TenantSessions.TenantFailure f) {
             return new WriteVerdict(false, null, f.failure);
         }
     }
 
     /**
-     * The private broadcasts of {@code topic} inserted at or after {@code sinceMs} that the role may
-     * read, the newest {@code limit}, returned oldest first in insertion order ({@code seq}), so one
-     * transaction's messages keep their order.
+     * The private broadcasts of {@code topic} inserted at or after {@code sinceMs} that the
+     * project's {@code clientRole} may read, the newest {@code limit}, returned oldest first in
+     * insertion order ({@code seq}), so one transaction's messages keep their order.
      *
      * @return the messages, or null when the tenant's policy raised or timed out (denied)
      */
     public List<StoredMessage> replay(
-            String pgRole,
+            ProjectIdentity project,
+            String clientRole,
             String claims,
             String projectSchema,
             String realtimeSchema,
@@ -150,24 +179,19 @@ public final class ChannelChecks {
             int limit)
             throws Unavailable, Busy {
         try {
-            return onTopic(pgRole, claims, projectSchema, topic, Mode.READ_ONLY, c -> {
+            return onTopic(claims, projectSchema, topic, Mode.READ_ONLY, c -> {
                 List<StoredMessage> out = new ArrayList<>();
-                try (PreparedStatement ps = c.prepareStatement("SELECT id::text, coalesce(event, ''),"
-                        + " coalesce(payload, '{}'::jsonb)::text,"
-                        + " floor(extract(epoch FROM inserted_at) * 1000)::bigint FROM "
-                        + ident(realtimeSchema) + ".messages"
-                        + " WHERE topic = ? AND extension = 'broadcast' AND private"
-                        + " AND inserted_at >= to_timestamp(?::double precision / 1000)"
-                        + " ORDER BY seq DESC LIMIT ?")) {
-                    ps.setString(1, topic);
-                    ps.setLong(2, sinceMs);
-                    ps.setInt(3, limit);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        while (rs.next()) {
-                            out.add(new StoredMessage(
-                                    rs.getString(1), rs.getString(2), rs.getString(3), rs.getLong(4)));
-                        }
-                    }
+                for (String[] row : TenantSessions.viaRunner(
+                        c,
+                        project.runner(clientRole),
+                        "SELECT ARRAY[id::text, coalesce(event, ''), coalesce(payload, '{}'::jsonb)::text,"
+                                + " floor(extract(epoch FROM inserted_at) * 1000)::bigint::text] FROM "
+                                + ident(realtimeSchema) + ".messages"
+                                + " WHERE topic = $1[1] AND extension = 'broadcast' AND private"
+                                + " AND inserted_at >= to_timestamp($1[2]::double precision / 1000)"
+                                + " ORDER BY seq DESC LIMIT $1[3]::integer",
+                        new Object[] {topic, Long.toString(sinceMs), Integer.toString(limit)})) {
+                    out.add(new StoredMessage(row[0], row[1], row[2], Long.parseLong(row[3])));
                 }
                 Collections.reverse(out);
                 return out;
@@ -179,25 +203,33 @@ public final class ChannelChecks {
 
     /**
      * Deletes at most {@code maxRows} of the project's messages older than the retention through
-     * its {@code aura_janitor(max_rows)}, as {@code pgRole}, and commits.
+     * its {@code aura_janitor(max_rows)}, as the project's authenticated role on the project's
+     * login, and commits. The tenant owns (and may redefine) that function: it runs with the
+     * project's privileges only.
      *
      * @return rows deleted, or -1 when the project's function failed (logged by the caller)
      */
-    public int janitor(String pgRole, String projectSchema, String realtimeSchema, int maxRows)
+    public int janitor(ProjectIdentity project, String projectSchema, String realtimeSchema, int maxRows)
             throws Unavailable, Busy {
         try {
             return admitted(
                     projectSchema,
-                    () -> db.session(pgRole, "{}", projectSchema, db.statementTimeout(), Mode.WRITE_COMMIT, c -> {
-                        try (PreparedStatement ps =
-                                c.prepareStatement("SELECT " + ident(realtimeSchema) + ".aura_janitor(?)")) {
-                            ps.setInt(1, maxRows);
-                            try (ResultSet rs = ps.executeQuery()) {
-                                rs.next();
-                                return rs.getInt(1);
-                            }
-                        }
-                    }));
+                    () -> db.projectSession(
+                            project,
+                            project.role(ProjectIdentity.AUTHENTICATED),
+                            "{}",
+                            projectSchema,
+                            Mode.WRITE_COMMIT,
+                            c -> {
+                                try (PreparedStatement ps =
+                                        c.prepareStatement("SELECT " + ident(realtimeSchema) + ".aura_janitor(?)")) {
+                                    ps.setInt(1, maxRows);
+                                    try (ResultSet rs = ps.executeQuery()) {
+                                        rs.next();
+                                        return rs.getInt(1);
+                                    }
+                                }
+                            }));
         } catch (TenantSessions.TenantFailure f) {
             return -1;
         }
@@ -215,22 +247,22 @@ public final class ChannelChecks {
         T run() throws Unavailable, TenantSessions.TenantFailure;
     }
 
-    /** Runs {@code work} holding a connection of the lane and one of the project's share. */
     /**
-     * Runs {@code body} in a tenant session under the role and claims, with {@code realtime.topic()}
-     * answering {@code topic}, on the project's share of the channel-check connections.
+     * Runs {@code body} in a session of the shared login with the claims and {@code realtime.topic()}
+     * answering {@code topic}, on the project's share of the channel-check connections; {@code body}
+     * reaches tenant code through one runner call.
      */
-    private <T> T onTopic(
-            String pgRole, String claims, String projectSchema, String topic, Mode mode, TenantSessions.Body<T> body)
+    private <T> T onTopic(String claims, String projectSchema, String topic, Mode mode, TenantSessions.Body<T> body)
             throws Unavailable, Busy, TenantSessions.TenantFailure {
         return admitted(
                 projectSchema,
-                () -> db.session(pgRole, claims, projectSchema, db.statementTimeout(), mode, c -> {
+                () -> db.session(claims, projectSchema, db.statementTimeout(), mode, c -> {
                     setTopic(c, topic);
                     return body.run(c);
                 }));
     }
 
+    /** Runs {@code work} holding a connection of the lane and one of the project's share. */
     private <T> T admitted(String projectSchema, Work<T> work) throws Unavailable, Busy, TenantSessions.TenantFailure {
         Semaphore share = projects.computeIfAbsent(projectSchema, k -> new Semaphore(perProject));
         long deadline = System.nanoTime() + checkout.toNanos();

@@ -1,52 +1,52 @@
 package dev.aura.realtime.cdc.tenant;
 
-import java.util.List;
-
 /**
- * The SQL text of RLS checks, built from catalog names only (identifiers quoted, types as
- * {@code format_type} printed them); values always travel as parameters.
+ * The SQL text of tenant statements, built from catalog names only (identifiers quoted, types as
+ * {@code format_type} printed them); values always travel in the runner's {@code args} array
+ * ({@code $1}). Every query answers rows of {@code text[]}, the runner's result type.
+ *
+ * <p>Keys are compared by value: each key column's text is cast to the column's type and compared
+ * with {@code =} of that type, so a key whose text differs from {@code pk::text} ({@code timestamptz}
+ * in another time zone, {@code numeric} 1.50, {@code char(n)} padding, {@code inet}) still matches.
+ * A batch answers the ordinals of the visible keys, never key text.
  */
 final class KeyQueries {
     private KeyQueries() {}
 
     /**
-     * All keys in one statement: {@code SELECT pk::text... FROM t WHERE pk = ANY(?)} (one key
-     * column) or {@code WHERE (pk...) IN (SELECT ... FROM unnest(?, ...))}; one text array
-     * parameter per key column.
+     * All {@code m} keys in one statement. {@code $1} holds the keys column by column (the first
+     * column's {@code m} values, then the second's, ...); each column's slice {@code a_c} is cast to
+     * the column's type, and the statement is {@code SELECT ARRAY[k.i::text] FROM unnest(a_0, ...)
+     * WITH ORDINALITY k(v0, ..., i) WHERE EXISTS (SELECT 1 FROM t WHERE t.c0 = ANY(a_0) AND ...
+     * AND t.c0 = k.v0 AND ...)}. The {@code = ANY} conditions are restrictions of the table scan
+     * (an index condition, or a leakproof filter evaluated before the policies), so the policies
+     * are evaluated only for rows with these key values, never for the whole table.
      */
-    static String batch(TenantDb.KeyedTable table) {
-        List<String> cols = table.columns();
-        List<String> types = table.types();
-        int n = cols.size();
-        StringBuilder sql = new StringBuilder("SELECT ");
+    static String batch(TenantDb.KeyedTable table, int m) {
+        int n = table.columns().size();
+        StringBuilder arrays = new StringBuilder();
+        StringBuilder names = new StringBuilder();
+        StringBuilder where = new StringBuilder();
         for (int c = 0; c < n; c++) {
-            sql.append(c == 0 ? "" : ", ").append(ident(cols.get(c))).append("::text");
+            String slice = "(($1)[" + (c * m + 1) + ":" + ((c + 1) * m) + "])::"
+                    + table.types().get(c) + "[]";
+            String column = "t." + ident(table.columns().get(c));
+            arrays.append(c == 0 ? "" : ", ").append(slice);
+            names.append("v").append(c).append(", ");
+            where.append(c == 0 ? "" : " AND ")
+                    .append(column)
+                    .append(" = ANY(")
+                    .append(slice)
+                    .append(')');
         }
-        sql.append(" FROM ").append(qualified(table)).append(" WHERE ");
-        if (n == 1) {
-            sql.append(ident(cols.get(0)))
-                    .append(" = ANY(?::text[]::")
-                    .append(types.get(0))
-                    .append("[])");
-            return sql.toString();
-        }
-        sql.append('(');
         for (int c = 0; c < n; c++) {
-            sql.append(c == 0 ? "" : ", ").append(ident(cols.get(c)));
+            where.append(" AND t.")
+                    .append(ident(table.columns().get(c)))
+                    .append(" = k.v")
+                    .append(c);
         }
-        sql.append(") IN (SELECT ");
-        for (int c = 0; c < n; c++) {
-            sql.append(c == 0 ? "" : ", ").append("k").append(c).append("::").append(types.get(c));
-        }
-        sql.append(" FROM unnest(");
-        for (int c = 0; c < n; c++) {
-            sql.append(c == 0 ? "" : ", ").append("?::text[]");
-        }
-        sql.append(") AS u(");
-        for (int c = 0; c < n; c++) {
-            sql.append(c == 0 ? "" : ", ").append("k").append(c);
-        }
-        return sql.append("))").toString();
+        return "SELECT ARRAY[k.i::text] FROM unnest(" + arrays + ") WITH ORDINALITY AS k(" + names + "i)"
+                + " WHERE EXISTS (SELECT 1 FROM " + qualified(table) + " AS t WHERE " + where + ")";
     }
 
     /**
@@ -66,6 +66,20 @@ final class KeyQueries {
                     .append(table.types().get(c));
         }
         return sql.append(')').toString();
+    }
+
+    /**
+     * Each key on its own ({@code aura_rls.visible_each}), for the runner: {@code $1[1]} is
+     * {@link #single}'s text, the rest the keys' column values.
+     */
+    static String each(int width) {
+        return "SELECT ARRAY[e.k::text, e.visible::text, e.err_state] FROM aura_rls.visible_each($1[1], $1[2:], "
+                + width + ") e";
+    }
+
+    /** Whether {@code $1[1]} casts to {@code formattedType}: answers one row, or raises. */
+    static String cast(String formattedType) {
+        return "SELECT ARRAY[(CAST(($1)[1] AS " + formattedType + ") IS NULL)::text]";
     }
 
     /** {@code pg_catalog, "<schema>"}: built-ins first, then the project's own names (its "public"). */

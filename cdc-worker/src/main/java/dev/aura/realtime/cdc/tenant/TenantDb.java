@@ -1,10 +1,8 @@
 package dev.aura.realtime.cdc.tenant;
 
 import com.zaxxer.hikari.HikariDataSource;
-import java.sql.Array;
+import dev.aura.realtime.cdc.identity.ProjectIdentity;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Collection;
@@ -60,6 +58,7 @@ public final class TenantDb implements AutoCloseable {
      * @param checkoutTimeout how long a caller waits for a connection before Postgres counts as unavailable
      * @param clientRoles the only roles the login may be a member of
      * @param statusRecheck how often the login is verified again
+     * @param projectLoginSecret the secret the project logins' passwords derive from ({@code AURA_JWT_SECRET})
      */
     public record Settings(
             String url,
@@ -71,7 +70,8 @@ public final class TenantDb implements AutoCloseable {
             int joinConnections,
             Duration checkoutTimeout,
             List<String> clientRoles,
-            Duration statusRecheck) {
+            Duration statusRecheck,
+            String projectLoginSecret) {
         @Override
         public String toString() {
             return "TenantDb.Settings[user=" + user + ", statementTimeout=" + statementTimeout + "]";
@@ -126,6 +126,7 @@ public final class TenantDb implements AutoCloseable {
     private final HikariDataSource terminator;
     private final ScheduledExecutorService scheduler;
     private final TenantSessions sessions;
+    private final ProjectLogins logins;
     private final Semaphore joinLane;
     private final ChannelChecks channels;
     private volatile TenantSqlStatus status;
@@ -142,7 +143,12 @@ public final class TenantDb implements AutoCloseable {
                 Thread.ofPlatform().name("aura-tenant-watchdog").daemon().factory());
         Duration half = settings.statementTimeout().dividedBy(2);
         Watchdog watchdog = new Watchdog(scheduler, terminator, half.compareTo(GRACE) > 0 ? half : GRACE);
-        this.sessions = new TenantSessions(pool, watchdog, settings.statementTimeout());
+        this.sessions = new TenantSessions(pool, watchdog, settings.statementTimeout(), true, () -> {});
+        this.logins = new ProjectLogins(
+                settings,
+                scheduler,
+                half.compareTo(GRACE) > 0 ? half : GRACE,
+                p -> ProjectIdentity.password(settings.projectLoginSecret(), p.login()));
         this.joinLane = new Semaphore(settings.joinConnections());
         this.channels = new ChannelChecks(this, settings.joinConnections(), settings.checkoutTimeout());
         this.status = TenantSqlStatus.not(settings.user(), TenantSqlStatus.STARTING, "verifying the tenant login");
@@ -220,21 +226,37 @@ public final class TenantDb implements AutoCloseable {
     }
 
     /**
-     * Which of {@code keys} the role with these claims may read, in one statement:
-     * {@code SELECT <pk> FROM <table> WHERE <pk> = ANY(<keys>)}; the table's policies decide.
+     * Which of {@code keys} the project's {@code clientRole} with these claims may read, in one
+     * statement through the project's runner ({@link KeyQueries#batch}); the table's policies decide.
      *
      * @param keys primary keys, each as its column values (as text) joined by NUL
      * @param timeout the statement's {@code statement_timeout} (at most the configured one)
      * @throws Unavailable when Postgres did not answer
      */
     public Verdict visibleKeys(
-            String pgRole, String claims, KeyedTable table, Collection<String> keys, Duration timeout)
+            ProjectIdentity project,
+            String clientRole,
+            String claims,
+            KeyedTable table,
+            Collection<String> keys,
+            Duration timeout)
             throws Unavailable {
         if (keys.isEmpty()) {
             return new Verdict.Visible(Set.of(), Map.of());
         }
+        List<String> ordered = List.copyOf(keys);
         try {
-            Set<String> visible = session(pgRole, claims, table.schema(), timeout, c -> batch(c, table, keys));
+            Set<String> visible = session(claims, table.schema(), timeout, c -> {
+                Set<String> out = new HashSet<>();
+                for (String[] row : TenantSessions.viaRunner(
+                        c,
+                        project.runner(clientRole),
+                        KeyQueries.batch(table, ordered.size()),
+                        byColumn(ordered, table.columns().size()))) {
+                    out.add(ordered.get(Integer.parseInt(row[0]) - 1));
+                }
+                return out;
+            });
             return new Verdict.Visible(visible, Map.of());
         } catch (TenantSessions.TenantFailure f) {
             return new Verdict.Failed(f.failure);
@@ -247,23 +269,52 @@ public final class TenantDb implements AutoCloseable {
      * {@link Verdict.Visible#failedKeys} and the others are still decided. Only a timeout fails the
      * whole call.
      */
-    public Verdict visibleEach(String pgRole, String claims, KeyedTable table, List<String> keys, Duration timeout)
+    public Verdict visibleEach(
+            ProjectIdentity project,
+            String clientRole,
+            String claims,
+            KeyedTable table,
+            List<String> keys,
+            Duration timeout)
             throws Unavailable {
+        Object[] flat = flatten(keys);
+        Object[] args = new Object[flat.length + 1];
+        args[0] = KeyQueries.single(table);
+        System.arraycopy(flat, 0, args, 1, flat.length);
         try {
-            return session(pgRole, claims, table.schema(), timeout, c -> each(c, table, keys));
+            return session(claims, table.schema(), timeout, c -> {
+                Set<String> visible = new HashSet<>();
+                Map<String, String> failed = new HashMap<>();
+                for (String[] row : TenantSessions.viaRunner(
+                        c,
+                        project.runner(clientRole),
+                        KeyQueries.each(table.columns().size()),
+                        args)) {
+                    String key = keys.get(Integer.parseInt(row[0]) - 1);
+                    if (row[2] != null) {
+                        failed.put(key, row[2]);
+                    } else if ("true".equals(row[1])) {
+                        visible.add(key);
+                    }
+                }
+                return new Verdict.Visible(visible, failed);
+            });
         } catch (TenantSessions.TenantFailure f) {
             return new Verdict.Failed(f.failure);
         }
     }
 
     /**
-     * Whether {@code value} casts to the type under the subscriber's role, asked of Postgres
-     * itself so "castable" means exactly what the database accepts (a join-time filter check).
+     * Whether {@code value} casts to the type as the project's {@code clientRole}, asked of
+     * Postgres itself so "castable" means exactly what the database accepts (a join-time filter
+     * check; the type's input function and domain checks are tenant code).
      *
      * @param formattedType a {@code format_type} name read from the catalog
      * @throws Unavailable when Postgres did not answer
      */
-    public CastVerdict casts(String pgRole, String schema, String value, String formattedType) throws Unavailable {
+    public CastVerdict casts(
+            ProjectIdentity project, String clientRole, String schema, String value, String formattedType)
+            throws Unavailable {
         try {
             if (!joinLane.tryAcquire(settings.checkoutTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
                 return CastVerdict.BUSY;
@@ -273,12 +324,10 @@ public final class TenantDb implements AutoCloseable {
             return CastVerdict.BUSY;
         }
         try {
-            return session(pgRole, "{}", schema, settings.statementTimeout(), c -> {
-                try (PreparedStatement ps = c.prepareStatement("SELECT CAST(?::text AS " + formattedType + ")")) {
-                    ps.setString(1, value);
-                    ps.executeQuery().close();
-                    return CastVerdict.CASTS;
-                }
+            return session("{}", schema, settings.statementTimeout(), c -> {
+                TenantSessions.viaRunner(
+                        c, project.runner(clientRole), KeyQueries.cast(formattedType), new Object[] {value});
+                return CastVerdict.CASTS;
             });
         } catch (TenantSessions.TenantFailure f) {
             return f.failure.kind() == Kind.TIMEOUT ? CastVerdict.TIMED_OUT : CastVerdict.INVALID;
@@ -287,75 +336,64 @@ public final class TenantDb implements AutoCloseable {
         }
     }
 
-    private static Set<String> batch(Connection c, KeyedTable table, Collection<String> keys) throws SQLException {
-        Set<String> visible = new HashSet<>();
-        int n = table.columns().size();
-        List<String[]> parts = keys.stream().map(k -> k.split("\u0000", -1)).toList();
-        try (PreparedStatement ps = c.prepareStatement(KeyQueries.batch(table))) {
-            for (int col = 0; col < n; col++) {
-                final int cc = col;
-                Array arr =
-                        c.createArrayOf("text", parts.stream().map(p -> p[cc]).toArray());
-                ps.setArray(col + 1, arr);
-            }
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    StringBuilder k = new StringBuilder();
-                    for (int col = 1; col <= n; col++) {
-                        k.append(col == 1 ? "" : "\u0000").append(rs.getString(col));
-                    }
-                    visible.add(k.toString());
-                }
+    /** The keys' column values, column after column (for {@link KeyQueries#batch}). */
+    private static Object[] byColumn(List<String> keys, int n) {
+        Object[] out = new Object[keys.size() * n];
+        for (int k = 0; k < keys.size(); k++) {
+            String[] parts = keys.get(k).split("\u0000", -1);
+            for (int c = 0; c < n; c++) {
+                out[c * keys.size() + k] = parts[c];
             }
         }
-        return visible;
+        return out;
     }
 
-    private static Verdict each(Connection c, KeyedTable table, List<String> keys) throws SQLException {
-        int n = table.columns().size();
-        Object[] flat = keys.stream()
+    /** The keys' column values, key after key. */
+    private static Object[] flatten(List<String> keys) {
+        return keys.stream()
                 .flatMap(k -> List.of(k.split("\u0000", -1)).stream())
                 .toArray();
-        Set<String> visible = new HashSet<>();
-        Map<String, String> failed = new HashMap<>();
-        try (PreparedStatement ps =
-                c.prepareStatement("SELECT k, visible, err_state FROM aura_rls.visible_each(?, ?::text[], ?)")) {
-            ps.setString(1, KeyQueries.single(table));
-            ps.setArray(2, c.createArrayOf("text", flat));
-            ps.setInt(3, n);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    String key = keys.get(rs.getInt(1) - 1);
-                    if (rs.getString(3) != null) {
-                        failed.put(key, rs.getString(3));
-                    } else if (rs.getBoolean(2)) {
-                        visible.add(key);
-                    }
-                }
-            }
-        }
-        return new Verdict.Visible(visible, failed);
     }
 
-    /** Runs {@code body} in a tenant transaction, unless tenant SQL is off. */
-    private <T> T session(String pgRole, String claims, String schema, Duration timeout, TenantSessions.Body<T> body)
+    /** Runs {@code body} in a read-only transaction of the shared login, unless tenant SQL is off. */
+    private <T> T session(String claims, String schema, Duration timeout, TenantSessions.Body<T> body)
             throws Unavailable, TenantSessions.TenantFailure {
-        return session(pgRole, claims, schema, timeout, TenantSessions.Mode.READ_ONLY, body);
+        return session(claims, schema, timeout, TenantSessions.Mode.READ_ONLY, body);
     }
 
-    /** Runs {@code body} in a tenant transaction ending as {@code mode} says, unless tenant SQL is off. */
-    <T> T session(
+    /**
+     * Runs {@code body} in a transaction of the shared login ending as {@code mode} says (never a
+     * commit), unless tenant SQL is off. {@code body} reaches tenant code only through one runner call.
+     */
+    <T> T session(String claims, String schema, Duration timeout, TenantSessions.Mode mode, TenantSessions.Body<T> body)
+            throws Unavailable, TenantSessions.TenantFailure {
+        if (status.off()) {
+            throw new IllegalStateException("tenant SQL is off: " + status.reasonCode());
+        }
+        return sessions.run(null, claims, schema, timeout, mode, body);
+    }
+
+    /**
+     * Runs {@code body} on the project's login as {@code pgRole} (a role of that project), ending as
+     * {@code mode} says: the path of statements that commit.
+     */
+    <T> T projectSession(
+            ProjectIdentity project,
             String pgRole,
             String claims,
             String schema,
-            Duration timeout,
             TenantSessions.Mode mode,
             TenantSessions.Body<T> body)
             throws Unavailable, TenantSessions.TenantFailure {
         if (status.off()) {
             throw new IllegalStateException("tenant SQL is off: " + status.reasonCode());
         }
-        return sessions.run(pgRole, claims, schema, timeout, mode, body);
+        return logins.sessions(project).run(pgRole, claims, schema, settings.statementTimeout(), mode, body);
+    }
+
+    /** Called with a project id when its login's password was refused: the platform sets it again. */
+    public void onProjectLoginRefused(java.util.function.Consumer<String> repair) {
+        logins.onRefused(repair);
     }
 
     Duration statementTimeout() {
@@ -365,6 +403,7 @@ public final class TenantDb implements AutoCloseable {
     @Override
     public void close() {
         scheduler.shutdownNow();
+        logins.close();
         pool.close();
         terminator.close();
     }

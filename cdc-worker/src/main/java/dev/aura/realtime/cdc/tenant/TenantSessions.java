@@ -8,9 +8,12 @@ import dev.aura.realtime.cdc.tenant.TenantDb.Kind;
 import dev.aura.realtime.cdc.tenant.TenantDb.Unavailable;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.postgresql.PGConnection;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -54,11 +57,41 @@ final class TenantSessions {
     private final HikariDataSource pool;
     private final Watchdog watchdog;
     private final Duration statementTimeout;
+    private final boolean shared;
+    private final Runnable refused;
 
-    TenantSessions(HikariDataSource pool, Watchdog watchdog, Duration statementTimeout) {
+    /**
+     * @param shared whether {@code pool} is the shared tenant login's: its transactions never commit
+     *     (tenant code reaches it only through a project's runner, docs/design.md I) and set no role
+     * @param refused called when Postgres refuses the login's password (28P01)
+     */
+    TenantSessions(
+            HikariDataSource pool, Watchdog watchdog, Duration statementTimeout, boolean shared, Runnable refused) {
         this.pool = pool;
         this.watchdog = watchdog;
         this.statementTimeout = statementTimeout;
+        this.shared = shared;
+        this.refused = refused;
+    }
+
+    /**
+     * Runs {@code query} through the runner {@code runner} (a quoted {@code aura_rls} function name)
+     * with {@code args} as its {@code $1}: tenant code the query reaches runs as the runner's owner,
+     * a role of one project. Answers the rows' {@code text[]} values.
+     */
+    static List<String[]> viaRunner(Connection c, String runner, String query, Object[] args) throws SQLException {
+        List<String[]> rows = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT r FROM " + runner + "(?, ?::text[]) AS r")) {
+            ps.setString(1, query);
+            ps.setArray(2, c.createArrayOf("text", args));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    java.sql.Array a = rs.getArray(1);
+                    rows.add(a == null ? new String[0] : (String[]) a.getArray());
+                }
+            }
+        }
+        return rows;
     }
 
     /** One tenant transaction: setup, {@code body}, then classification of any failure, then cleanup. */
@@ -70,6 +103,9 @@ final class TenantSessions {
     /** Like {@link #run(String, String, String, Duration, Body)}, ending the transaction as {@code mode} says. */
     <T> T run(String pgRole, String claims, String schema, Duration timeout, Mode mode, Body<T> body)
             throws Unavailable, TenantFailure {
+        if (shared && (mode == Mode.WRITE_COMMIT || pgRole != null)) {
+            throw new IllegalArgumentException("the shared tenant login neither commits nor takes a role");
+        }
         Duration limit = timeout.compareTo(statementTimeout) < 0 ? timeout : statementTimeout;
         Connection c = prepared(pgRole, claims, schema, limit, mode != Mode.READ_ONLY);
         Watchdog.Guard guard = null;
@@ -120,6 +156,10 @@ final class TenantSessions {
             try {
                 c = pool.getConnection();
             } catch (SQLException e) {
+                if ("28P01".equals(e.getSQLState())
+                        || (e.getCause() instanceof SQLException cause && "28P01".equals(cause.getSQLState()))) {
+                    refused.run();
+                }
                 throw new Unavailable("no connection of the tenant login: " + e.getMessage(), e);
             }
             try {
@@ -130,7 +170,7 @@ final class TenantSessions {
                     }
                 }
                 try (PreparedStatement ps = c.prepareStatement(SETUP)) {
-                    ps.setString(1, pgRole);
+                    ps.setString(1, pgRole == null ? "none" : pgRole);
                     ps.setString(2, claims);
                     ps.setString(3, KeyQueries.searchPath(schema));
                     ps.setString(4, Math.max(1, limit.toMillis()) + "ms");
@@ -190,11 +230,16 @@ final class TenantSessions {
     }
 
     static HikariDataSource pool(TenantDb.Settings s, String name, int size) {
+        return pool(dataSource(s, s.user(), s.password()), s, name, size, false);
+    }
+
+    /** A data source of {@code user} (null: the URL's) with the options of every tenant session. */
+    static PGSimpleDataSource dataSource(TenantDb.Settings s, String user, String password) {
         PGSimpleDataSource pg = new PGSimpleDataSource();
         pg.setUrl(s.url());
-        if (s.user() != null) {
-            pg.setUser(s.user());
-            pg.setPassword(s.password());
+        if (user != null) {
+            pg.setUser(user);
+            pg.setPassword(password);
         }
         String ours = "-c statement_timeout=" + s.statementTimeout().toMillis() + " -c lock_timeout="
                 + s.lockTimeout().toMillis() + " -c default_transaction_read_only=on"
@@ -205,7 +250,16 @@ final class TenantSessions {
         // the last resort against a backend that neither times out nor dies: the socket gives up
         pg.setSocketTimeout((int) Math.max(10, s.statementTimeout().toSeconds() * 4));
         pg.setConnectTimeout((int) Math.max(1, s.checkoutTimeout().toSeconds()));
+        return pg;
+    }
+
+    /** @param onDemand connections opened when asked for and closed after a minute idle (project logins) */
+    static HikariDataSource pool(PGSimpleDataSource pg, TenantDb.Settings s, String name, int size, boolean onDemand) {
         HikariConfig hc = new HikariConfig();
+        if (onDemand) {
+            hc.setMinimumIdle(0);
+            hc.setIdleTimeout(60_000);
+        }
         hc.setDataSource(pg);
         hc.setPoolName(name);
         hc.setMaximumPoolSize(size);

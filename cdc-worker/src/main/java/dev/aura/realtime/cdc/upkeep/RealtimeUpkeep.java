@@ -1,6 +1,6 @@
 package dev.aura.realtime.cdc.upkeep;
 
-import dev.aura.realtime.cdc.platform.ClientRoles;
+import dev.aura.realtime.cdc.identity.ProjectIdentity;
 import dev.aura.realtime.cdc.platform.ProjectCatalog;
 import dev.aura.realtime.cdc.platform.RealtimeSchemas;
 import dev.aura.realtime.cdc.tenant.ChannelChecks;
@@ -59,6 +59,7 @@ public final class RealtimeUpkeep implements AutoCloseable {
     void provision() {
         try {
             schemas.ensureAll();
+            schemas.audit();
         } catch (SQLException | RuntimeException e) {
             log.warn("[RealtimeSchemaFailed] could not provision the realtime schemas: {}", e.getMessage());
         }
@@ -79,7 +80,7 @@ public final class RealtimeUpkeep implements AutoCloseable {
                 String rt = RealtimeSchemas.nameOf(p.projectId());
                 long until = System.nanoTime() + BUDGET_PER_PROJECT.toNanos();
                 while (true) {
-                    int deleted = tenant.channels().janitor(ClientRoles.AUTHENTICATED, p.schema(), rt, BATCH);
+                    int deleted = tenant.channels().janitor(new ProjectIdentity(p.projectId()), p.schema(), rt, BATCH);
                     if (deleted < 0) {
                         log.warn(
                                 "[MessagesJanitorFailed] project {}: its {}.aura_janitor() failed or timed out",

@@ -50,7 +50,7 @@ class BindingRulesTest {
         }
 
         @Override
-        public TableSecurity.Facts facts(String schema, String table) {
+        public TableSecurity.Facts facts(UUID project, String schema, String table) {
             return facts;
         }
     });
