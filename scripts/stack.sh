@@ -343,7 +343,6 @@ create table if not exists $DEMO_SCHEMA.messages (
   created_at timestamptz not null default now()
 );
 alter table $DEMO_SCHEMA.messages replica identity full;
-grant usage on schema $DEMO_SCHEMA to aura_anon, aura_authenticated;
 grant select, insert, update, delete on $DEMO_SCHEMA.messages to aura_anon, aura_authenticated;
 grant usage, select on sequence $DEMO_SCHEMA.messages_id_seq to aura_anon, aura_authenticated;
 insert into aura_platform.realtime_tables (project_id, table_name, enabled)

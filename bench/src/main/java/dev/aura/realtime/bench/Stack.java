@@ -183,7 +183,6 @@ final class Stack implements AutoCloseable {
     void createProject() {
         pg.execute(
                 "CREATE SCHEMA IF NOT EXISTS " + schema,
-                "GRANT USAGE ON SCHEMA " + schema + " TO aura_anon, aura_authenticated",
                 "INSERT INTO aura_platform.projects(project_id, schema_name) VALUES ('" + projectId + "', '" + schema
                         + "') ON CONFLICT DO NOTHING");
     }

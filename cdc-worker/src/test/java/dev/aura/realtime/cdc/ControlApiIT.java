@@ -218,7 +218,6 @@ class ControlApiIT {
     void joinTimeCheckKeepsFiltersFromRevealingWhatTheRoleMayNotRead() throws Exception {
         String t = "\"" + fx.schema + "\".guarded";
         fx.sql(
-                "GRANT USAGE ON SCHEMA \"" + fx.schema + "\" TO aura_anon, aura_authenticated",
                 "CREATE TABLE " + t + "(id int PRIMARY KEY, owner text, secret int)",
                 "GRANT SELECT (id, owner) ON " + t + " TO aura_anon",
                 "GRANT SELECT ON " + t + " TO aura_authenticated",

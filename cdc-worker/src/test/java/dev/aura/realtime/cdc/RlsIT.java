@@ -34,7 +34,6 @@ class RlsIT {
         fx.sql(
                 "CREATE TABLE " + notes + "(id bigserial PRIMARY KEY, owner_id uuid, body text)",
                 "ALTER TABLE " + notes + " REPLICA IDENTITY FULL",
-                "GRANT USAGE ON SCHEMA \"" + fx.schema + "\" TO aura_anon, aura_authenticated",
                 "GRANT SELECT ON " + notes + " TO aura_anon, aura_authenticated",
                 "ALTER TABLE " + notes + " ENABLE ROW LEVEL SECURITY",
                 "CREATE POLICY own_notes ON " + notes + " FOR SELECT USING (owner_id = auth.uid())");

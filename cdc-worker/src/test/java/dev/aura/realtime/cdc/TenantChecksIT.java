@@ -25,7 +25,6 @@ class TenantChecksIT {
         fx = new CdcFixture(PostgresServer.shared(), NatsServer.shared());
         fx.startWorker(Map.of());
         fx.createProject();
-        fx.sql("GRANT USAGE ON SCHEMA \"" + fx.schema + "\" TO aura_anon, aura_authenticated");
     }
 
     @AfterAll

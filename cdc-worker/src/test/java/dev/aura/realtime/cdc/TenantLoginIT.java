@@ -29,7 +29,6 @@ class TenantLoginIT {
     private static String rlsTable(CdcFixture fx, String name) {
         String t = fx.table(name);
         fx.sql(
-                "GRANT USAGE ON SCHEMA \"" + fx.schema + "\" TO aura_anon, aura_authenticated",
                 "CREATE TABLE " + t + "(id bigserial PRIMARY KEY, body text)",
                 "ALTER TABLE " + t + " REPLICA IDENTITY FULL",
                 "GRANT SELECT ON " + t + " TO aura_anon, aura_authenticated",

@@ -152,7 +152,6 @@ public final class E2eStack implements AutoCloseable {
         String schemaName = schemaOf(id);
         pg.execute(
                 "CREATE SCHEMA IF NOT EXISTS \"" + schemaName + "\"",
-                "GRANT USAGE ON SCHEMA \"" + schemaName + "\" TO aura_anon, aura_authenticated",
                 "INSERT INTO aura_platform.projects(project_id, schema_name) VALUES ('" + id + "', '" + schemaName
                         + "') ON CONFLICT DO NOTHING");
     }

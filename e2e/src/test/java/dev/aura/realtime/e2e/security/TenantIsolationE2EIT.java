@@ -172,8 +172,9 @@ class TenantIsolationE2EIT {
             String login = stack.slot + "_tenant";
             Awaitility.await("tenant connections busy in A's domain check")
                     .atMost(WAIT)
-                    .until(() -> Integer.parseInt(stack.pg.queryOne("SELECT count(*) FROM pg_stat_activity"
-                                    + " WHERE usename = '" + login + "' AND query LIKE '%CAST%' AND state = 'active'"))
+                    .until(() -> Integer.parseInt(
+                                    stack.pg.queryOne("SELECT count(*) FROM pg_stat_activity" + " WHERE usename = '"
+                                            + login + "' AND wait_event = 'PgSleep' AND state = 'active'"))
                             >= 1);
             AtomicInteger delivered = new AtomicInteger();
             for (int i = 0; i < 10; i++) {

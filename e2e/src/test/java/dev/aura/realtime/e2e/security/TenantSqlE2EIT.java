@@ -75,10 +75,14 @@ class TenantSqlE2EIT {
         stack.sql(
                 "CREATE SEQUENCE " + probe,
                 // true only if RESET ROLE reached a login that may read pg_authid (a superuser)
-                "CREATE FUNCTION " + s + ".escape() RETURNS boolean LANGUAGE plpgsql AS $$ BEGIN RESET ROLE;"
+                "CREATE FUNCTION " + s + ".escape() RETURNS boolean LANGUAGE plpgsql AS $$ BEGIN"
+                        + " BEGIN RESET ROLE; EXCEPTION WHEN OTHERS THEN NULL; END;"
                         + " BEGIN PERFORM setval('" + probe + "', 4242); EXCEPTION WHEN OTHERS THEN NULL; END;"
                         + " RETURN EXISTS (SELECT 1 FROM pg_authid); EXCEPTION WHEN OTHERS THEN RETURN false; END $$",
-                "CREATE FUNCTION " + s + ".dom_check(v int) RETURNS boolean LANGUAGE plpgsql AS $$ BEGIN RESET ROLE;"
+                // RESET ROLE is refused inside the project's runner (docs/design.md I): caught, so the
+                // check goes on and tries what the role it still runs as can do
+                "CREATE FUNCTION " + s + ".dom_check(v int) RETURNS boolean LANGUAGE plpgsql AS $$ BEGIN"
+                        + " BEGIN RESET ROLE; EXCEPTION WHEN OTHERS THEN NULL; END;"
                         + " BEGIN PERFORM setval('" + probe + "', 4343); EXCEPTION WHEN OTHERS THEN NULL; END;"
                         + " RETURN true; END $$",
                 "CREATE DOMAIN " + s + ".checked_int AS int CHECK (" + s + ".dom_check(VALUE))");

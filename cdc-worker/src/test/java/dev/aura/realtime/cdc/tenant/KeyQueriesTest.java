@@ -1,0 +1,31 @@
+package dev.aura.realtime.cdc.tenant;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class KeyQueriesTest {
+    private final TenantDb.KeyedTable composite = new TenantDb.KeyedTable(
+            "project_a", "ev\"ents", List.of("id", "at"), List.of("integer", "timestamp with time zone"));
+
+    @Test
+    void theBatchComparesTypedValuesColumnByColumnAndAnswersOrdinals() {
+        assertThat(KeyQueries.batch(composite, 3))
+                .isEqualTo("SELECT ARRAY[k.i::text] FROM unnest((($1)[1:3])::integer[],"
+                        + " (($1)[4:6])::timestamp with time zone[]) WITH ORDINALITY AS k(v0, v1, i)"
+                        + " WHERE EXISTS (SELECT 1 FROM \"project_a\".\"ev\"\"ents\" AS t"
+                        + " WHERE t.\"id\" = ANY((($1)[1:3])::integer[])"
+                        + " AND t.\"at\" = ANY((($1)[4:6])::timestamp with time zone[])"
+                        + " AND t.\"id\" = k.v0 AND t.\"at\" = k.v1)");
+    }
+
+    @Test
+    void theSingleKeyQueryAndTheCastTakeTheirValuesAsParameters() {
+        assertThat(KeyQueries.single(composite))
+                .isEqualTo("SELECT EXISTS (SELECT 1 FROM \"project_a\".\"ev\"\"ents\" WHERE \"id\" = ($1)[1]::integer"
+                        + " AND \"at\" = ($1)[2]::timestamp with time zone)");
+        assertThat(KeyQueries.cast("numeric(5,2)"))
+                .isEqualTo("SELECT ARRAY[(CAST(($1)[1] AS numeric(5,2)) IS NULL)::text]");
+    }
+}
