@@ -12,6 +12,7 @@
 #                 writes a report only with --out (docs/performance.md is left alone)
 #   --joins-only  figure 6 only (private joins with a read policy against public joins, about 1
 #                 minute); prints the table and writes a report only with --out
+#   --identity-only  figures 5 and 6 only (scripts/bench-identity.sh runs them before/after issue 22)
 #   --matching-only  figure 7 only (changes/s with 10,001 bindings vs 1, same run); prints the
 #                 table and writes a report only with --out
 #   --skip-build  reuse the jars already in */target

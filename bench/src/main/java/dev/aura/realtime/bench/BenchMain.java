@@ -40,7 +40,10 @@ public final class BenchMain {
         boolean cdcOnly = List.of(args).contains("--cdc-only");
         boolean joinsOnly = List.of(args).contains("--joins-only");
         boolean matchingOnly = List.of(args).contains("--matching-only");
-        Path out = cdcOnly || joinsOnly || matchingOnly ? null : Jars.repoRoot().resolve("docs/performance.md");
+        boolean identityOnly = List.of(args).contains("--identity-only");
+        Path out = cdcOnly || joinsOnly || matchingOnly || identityOnly
+                ? null
+                : Jars.repoRoot().resolve("docs/performance.md");
         for (int i = 0; i < args.length - 1; i++) {
             if (args[i].equals("--out")) {
                 out = Path.of(args[i + 1]).toAbsolutePath();
@@ -85,12 +88,24 @@ public final class BenchMain {
             s.subscribe(CdcThroughputBench.TABLE, "service_role", null);
             try (ChangeCounter counter = new ChangeCounter(s.client, s.projectId)) {
                 probe(s, counter);
+                if (identityOnly) {
+                    step("5. RLS batched vs naive", t0);
+                    RlsBench rls = new RlsBench(s, counter, report);
+                    rls.subscribe(1000);
+                    rls.run(z.rlsRows, z.naiveSeconds);
+                    counter.hook(m -> {});
+                }
                 if (matchingOnly) {
                     step("7. matching cost", t0);
                     new MatchingBench(s, counter, report).run(z.matchRows);
                 }
             }
             if (matchingOnly) {
+                print(report, out, machine, quick, runDir, t0);
+                return;
+            }
+            if (identityOnly) {
+                joins(s, report, z, t0);
                 print(report, out, machine, quick, runDir, t0);
                 return;
             }

@@ -183,6 +183,10 @@ final class RlsBench {
             List<Long> ids = backlogIds(c, firstId);
             String check = "SELECT id::text FROM " + s.table(TABLE) + " WHERE id = ANY(?::text[]::int8[])";
             c.setAutoCommit(false);
+            // the role the worker's checks run as: the project's own (issue 22), or the shared
+            // client role when the bench drives an older worker (AURA_BENCH_CDC_JAR)
+            String role = s.pg.queryOne("SELECT coalesce((SELECT quote_ident(rolname) FROM pg_roles WHERE rolname = '"
+                    + s.schema + "_authenticated'), 'aura_authenticated')");
             backlog:
             for (long id : ids) {
                 for (String claim : claims) {
@@ -190,7 +194,7 @@ final class RlsBench {
                         break backlog;
                     }
                     try (Statement st = c.createStatement()) {
-                        st.execute("SET LOCAL ROLE aura_authenticated");
+                        st.execute("SET LOCAL ROLE " + role);
                     }
                     try (PreparedStatement ps =
                             c.prepareStatement("SELECT set_config('request.jwt.claims', ?, true)")) {

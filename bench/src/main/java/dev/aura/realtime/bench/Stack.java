@@ -98,7 +98,7 @@ final class Stack implements AutoCloseable {
             Map<String, String> env = ServiceEnv.cdcWorker(pg, nats, SECRET, slot, cdcHttp.port());
             env.put("CDC_TABLE_REFRESH_MS", "500");
             env.putAll(overrides);
-            ServiceProcess p = ServiceProcess.startJar("cdc-worker", Jars.cdcWorker(), env, jvmArgs);
+            ServiceProcess p = ServiceProcess.startJar("cdc-worker", cdcJar(), env, jvmArgs);
             try {
                 p.waitForLog(HTTP_LISTENING, Duration.ofSeconds(60));
                 cdc = p;
@@ -179,10 +179,22 @@ final class Stack implements AutoCloseable {
 
     // ---- project and tables -------------------------------------------------------------------
 
+    /**
+     * The cdc-worker jar: {@code AURA_BENCH_CDC_JAR} when set (an older build, to measure before
+     * and after a change in one run, scripts/bench-identity.sh), else this build's.
+     */
+    static Path cdcJar() {
+        String other = System.getenv("AURA_BENCH_CDC_JAR");
+        return other == null || other.isBlank() ? Jars.cdcWorker() : Path.of(other);
+    }
+
     /** Needs the worker's bootstrap (aura_platform, roles): call after {@link #awaitWorkerActive}. */
     void createProject() {
         pg.execute(
                 "CREATE SCHEMA IF NOT EXISTS " + schema,
+                // what a build before issue 22 needs; a newer worker revokes it when it provisions
+                // the project (it grants USAGE to the project's own roles instead)
+                "GRANT USAGE ON SCHEMA " + schema + " TO aura_anon, aura_authenticated",
                 "INSERT INTO aura_platform.projects(project_id, schema_name) VALUES ('" + projectId + "', '" + schema
                         + "') ON CONFLICT DO NOTHING");
     }

@@ -51,10 +51,12 @@ import org.slf4j.LoggerFactory;
  * owns its messages table as it owns its tables, so its policies ({@code CREATE POLICY} needs
  * ownership) and triggers work as in Supabase. Consequently the platform login never writes to,
  * reads from or calls anything in a realtime schema after creating it: every later statement
- * (checks, replay, persist, janitor) runs on the tenant pool, where tenant code gains nothing
- * (docs/security.md). The client roles get {@code USAGE}, {@code SELECT} and {@code INSERT}
- * (write checks and persisted broadcasts insert under the subscriber's role; the insert policy
- * decides).
+ * (checks, replay, persist, janitor) runs as the project's own roles, where tenant code gains
+ * nothing (docs/security.md). The project's roles ({@link ProjectIdentities}, provisioned in the
+ * same transaction) get {@code USAGE}, {@code SELECT} and {@code INSERT} (write checks and
+ * persisted broadcasts insert under the subscriber's role; the insert policy decides); the shared
+ * client roles get nothing here. Version 2 added the identity; a version 1 project is provisioned
+ * again (idempotent) at the next pass.
  *
  * <p>Provisioned once per project and {@link #VERSION} (recorded in
  * {@code aura_platform.projects.realtime_schema_version}), under an advisory lock; a project whose
@@ -77,6 +79,7 @@ public final class RealtimeSchemas {
     private final AtomicBoolean retentionApplied = new AtomicBoolean();
     private final Set<UUID> ready = ConcurrentHashMap.newKeySet();
     private final Map<UUID, Long> repairedAtNanos = new ConcurrentHashMap<>();
+    private final Map<UUID, Long> notReadyUntilNanos = new ConcurrentHashMap<>();
     private volatile List<String> exposed = List.of();
 
     /**
@@ -99,12 +102,28 @@ public final class RealtimeSchemas {
         if (ready.contains(project)) {
             return true;
         }
-        try {
-            return ensure(project);
-        } catch (SQLException e) {
-            log.warn("[RealtimeSchemaFailed] project {}: {}", project, e.getMessage());
+        // a project that cannot be provisioned is asked again at most every 5 s, not per change
+        Long until = notReadyUntilNanos.get(project);
+        if (until != null && System.nanoTime() - until < 0) {
             return false;
         }
+        boolean ok;
+        try {
+            ok = ensure(project);
+        } catch (SQLException e) {
+            log.warn("[RealtimeSchemaFailed] project {}: {}", project, e.getMessage());
+            ok = false;
+        }
+        if (ok) {
+            notReadyUntilNanos.remove(project);
+        } else {
+            if (notReadyUntilNanos.size() > 10_000) {
+                notReadyUntilNanos.clear(); // a bound; entries are only a rate limit
+            }
+            notReadyUntilNanos.put(
+                    project, System.nanoTime() + Duration.ofSeconds(5).toNanos());
+        }
+        return ok;
     }
 
     /** {@link #ready(UUID)} by the project's id text. */
@@ -300,7 +319,7 @@ public final class RealtimeSchemas {
                             schema);
                     return false;
                 }
-                for (String sql : ddl(ident(rt), literal(schema), owner)) {
+                for (String sql : RealtimeSchemaDdl.statements(ident(rt), literal(schema), owner)) {
                     s.execute(sql);
                 }
                 ProjectIdentities.ensure(c, project, schema, rt, tenantLogin.get(), loginPassword(project));
@@ -326,95 +345,6 @@ public final class RealtimeSchemas {
                 return false;
             }
         }
-    }
-
-    /** The statements creating one project's realtime schema; {@code owner} is a quoted role name (regrole text). */
-    private static List<String> ddl(String rt, String projectSchemaLiteral, String owner) {
-        return List.of(
-                "CREATE SCHEMA IF NOT EXISTS " + rt,
-                "CREATE TABLE IF NOT EXISTS " + rt + """
-                        .messages(
-                          topic text NOT NULL,
-                          extension text NOT NULL,
-                          payload jsonb,
-                          event text,
-                          private boolean DEFAULT false,
-                          updated_at timestamptz NOT NULL DEFAULT now(),
-                          inserted_at timestamptz NOT NULL DEFAULT now(),
-                          id uuid NOT NULL DEFAULT gen_random_uuid() PRIMARY KEY,
-                          seq bigint GENERATED ALWAYS AS IDENTITY)""",
-                "CREATE INDEX IF NOT EXISTS messages_topic_seq ON " + rt + ".messages (topic, seq)",
-                "CREATE INDEX IF NOT EXISTS messages_inserted_at ON " + rt + ".messages (inserted_at)",
-                "ALTER TABLE " + rt + ".messages ENABLE ROW LEVEL SECURITY",
-                "CREATE OR REPLACE FUNCTION " + rt + """
-                        .topic() RETURNS text LANGUAGE sql STABLE AS
-                        $$ SELECT nullif(current_setting('realtime.topic', true), '') $$""",
-                "CREATE OR REPLACE FUNCTION " + rt
-                        + ".send(payload jsonb, event text, topic text, private boolean DEFAULT true)"
-                        + " RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog AS $$\n"
-                        + "BEGIN\n"
-                        + "  INSERT INTO " + rt + ".messages(payload, event, topic, private, extension)\n"
-                        + "  VALUES (send.payload, send.event, send.topic, send.private, 'broadcast');\n"
-                        + "EXCEPTION WHEN OTHERS THEN\n"
-                        + "  RAISE WARNING 'ErrorSendingBroadcastMessage: %', SQLERRM;\n"
-                        + "END $$",
-                "CREATE OR REPLACE FUNCTION " + rt
-                        + ".broadcast_changes(topic_name text, event_name text, operation text, table_name text,"
-                        + " table_schema text, new record, old record, level text DEFAULT 'ROW')"
-                        + " RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog AS $$\n"
-                        + "BEGIN\n"
-                        + "  IF level IS DISTINCT FROM 'ROW' THEN\n"
-                        + "    RAISE EXCEPTION 'broadcast_changes needs a FOR EACH ROW trigger, not level %', level;\n"
-                        + "  END IF;\n"
-                        + "  IF operation IS NULL OR operation NOT IN ('INSERT', 'UPDATE', 'DELETE') THEN\n"
-                        + "    RAISE EXCEPTION 'broadcast_changes: unexpected operation %', operation;\n"
-                        + "  END IF;\n"
-                        + "  PERFORM " + rt + ".send(jsonb_build_object(\n"
-                        + "      'old_record', CASE WHEN operation = 'INSERT' THEN NULL ELSE to_jsonb(old) END,\n"
-                        + "      'record', CASE WHEN operation = 'DELETE' THEN NULL ELSE to_jsonb(new) END,\n"
-                        + "      'operation', operation, 'table', table_name,\n"
-                        + "      'schema', CASE WHEN table_schema = " + projectSchemaLiteral
-                        + " THEN 'public' ELSE table_schema END),\n"
-                        + "    event_name, topic_name, true);\n"
-                        + "END $$",
-                "CREATE OR REPLACE FUNCTION " + rt
-                        + ".aura_probe(probe_topic text) RETURNS SETOF uuid LANGUAGE sql VOLATILE SECURITY DEFINER"
-                        + " SET search_path = pg_catalog AS $$\n"
-                        + "  INSERT INTO " + rt + ".messages(topic, extension, private, event)\n"
-                        + "  VALUES (probe_topic, 'broadcast', true, '" + PROBE_EVENT + "'),"
-                        + " (probe_topic, 'presence', true, '" + PROBE_EVENT + "')\n"
-                        + "  RETURNING id $$",
-                "CREATE OR REPLACE FUNCTION " + rt
-                        + ".aura_probe_guard() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$\n"
-                        + "BEGIN\n"
-                        + "  RAISE EXCEPTION 'messages with event " + PROBE_EVENT + " are never committed'"
-                        + " USING ERRCODE = '42501';\n"
-                        + "END $$",
-                "DROP TRIGGER IF EXISTS aura_probe_guard ON " + rt + ".messages",
-                "CREATE CONSTRAINT TRIGGER aura_probe_guard AFTER INSERT OR UPDATE ON " + rt
-                        + ".messages DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.event = '" + PROBE_EVENT
-                        + "') EXECUTE FUNCTION " + rt + ".aura_probe_guard()",
-                "CREATE OR REPLACE FUNCTION " + rt
-                        + ".aura_janitor(max_rows integer) RETURNS integer LANGUAGE plpgsql VOLATILE SECURITY DEFINER"
-                        + " SET search_path = pg_catalog AS $$\n"
-                        + "DECLARE n integer;\n"
-                        + "BEGIN\n"
-                        + "  DELETE FROM " + rt + ".messages WHERE id IN (SELECT id FROM " + rt + ".messages"
-                        + " WHERE inserted_at < now() - aura_rls.messages_retention() ORDER BY inserted_at"
-                        + " LIMIT least(greatest(max_rows, 1), " + JANITOR_MAX_BATCH + "));\n"
-                        + "  GET DIAGNOSTICS n = ROW_COUNT;\n"
-                        + "  RETURN n;\n"
-                        + "END $$",
-                "REVOKE ALL ON FUNCTION " + rt + ".aura_probe(text), " + rt + ".aura_janitor(integer) FROM PUBLIC",
-                "ALTER SCHEMA " + rt + " OWNER TO " + owner,
-                "ALTER TABLE " + rt + ".messages OWNER TO " + owner,
-                "ALTER FUNCTION " + rt + ".topic() OWNER TO " + owner,
-                "ALTER FUNCTION " + rt + ".send(jsonb, text, text, boolean) OWNER TO " + owner,
-                "ALTER FUNCTION " + rt
-                        + ".broadcast_changes(text, text, text, text, text, record, record, text) OWNER TO " + owner,
-                "ALTER FUNCTION " + rt + ".aura_probe(text) OWNER TO " + owner,
-                "ALTER FUNCTION " + rt + ".aura_probe_guard() OWNER TO " + owner,
-                "ALTER FUNCTION " + rt + ".aura_janitor(integer) OWNER TO " + owner);
     }
 
     private static String ident(String name) {
