@@ -48,9 +48,10 @@ final class JoinBench {
     static void createPolicy(Stack s) {
         String rt = "\"" + s.schema + "_realtime\"";
         long deadline = System.nanoTime() + 60_000_000_000L;
-        while (!"1"
-                .equals(s.pg.queryOne("SELECT realtime_schema_version FROM aura_platform.projects WHERE project_id = '"
-                        + s.projectId + "'"))) {
+        // version 1 before the per-project identity (issue 22), 2 since: any provisioned layout
+        while (!"true"
+                .equals(s.pg.queryOne("SELECT realtime_schema_version >= 1 FROM aura_platform.projects"
+                        + " WHERE project_id = '" + s.projectId + "'"))) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("the cdc-worker did not provision " + rt + " within 60 s");
             }

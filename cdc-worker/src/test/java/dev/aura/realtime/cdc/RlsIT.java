@@ -88,6 +88,29 @@ class RlsIT {
     }
 
     @Test
+    void aSchemaGrantThatLetsOtherProjectsInIsRevokedAtProvisioningAndReportedAfter() throws Exception {
+        String schema = "\"" + fx.schema + "\"";
+        // the project is provisioned on first use: make sure it was, then grant as Supabase would
+        fx.subscribeAs(fx.projectId, "notes", "*", null, "anon", null);
+        fx.sql("INSERT INTO \"" + fx.schema + "\".notes(owner_id, body) VALUES (NULL, 'provision')");
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(15))
+                .until(() -> "false"
+                        .equals(fx.queryOne(
+                                "SELECT has_schema_privilege('aura_anon', '" + fx.schema + "', 'USAGE')::text")));
+        fx.sql("GRANT USAGE ON SCHEMA " + schema + " TO aura_anon");
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(15))
+                .until(
+                        () -> fx.health().at("/tenant_sql/exposed_projects").toString(),
+                        e -> e.contains(fx.projectId) && e.contains("aura_anon"));
+        fx.sql("REVOKE USAGE ON SCHEMA " + schema + " FROM aura_anon");
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(15))
+                .until(() -> fx.health().at("/tenant_sql/exposed_projects").toString(), e -> !e.contains(fx.projectId));
+    }
+
+    @Test
     void turningRowLevelSecurityOffOpensTheTableWithinTheCacheRefresh() throws Exception {
         String anon = fx.subscribeAs(fx.projectId, "notes", "INSERT", null, "anon", null);
         fx.awaitCaptured("notes");

@@ -20,8 +20,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * Private channels on the tenant pool (docs/design.md H1, H2): the read check of a join, the write
  * check of a first broadcast or track, replay, persisted broadcasts and the janitor. Each is one
- * tenant transaction under the subscriber's client role and claims with {@code realtime.topic} set
- * to the channel's topic, so the tenant's policies on its messages table decide, as in Supabase.
+ * tenant transaction as the project's role for the subscriber's client role (docs/design.md I),
+ * with its claims and {@code realtime.topic} set to the channel's topic, so the tenant's policies
+ * on its messages table decide, as in Supabase.
  *
  * <p><b>Fair share.</b> These statements use at most {@code lane} connections of the pool (apart
  * from the RLS checks' and the join-time casts'), and one project at most half of them (at least

@@ -19,18 +19,24 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The pool for <em>tenant SQL</em>: every statement that evaluates SQL a tenant wrote, i.e. RLS
- * policies (read under the subscriber's client role) and casts to a tenant's column types (whose
- * input functions and domain checks the tenant may define). Its login is not the worker's: it has
- * no privilege beyond the client roles ({@link TenantLoginCheck}), so {@code RESET ROLE} in tenant
- * code reaches nothing more (docs/security.md). Platform SQL runs on {@code platform.PlatformDb}.
+ * The pools for <em>tenant SQL</em>: every statement that evaluates SQL a tenant wrote, i.e. RLS
+ * policies (read as the subscriber's role), casts to a tenant's column types (whose input
+ * functions and domain checks the tenant may define) and the private-channel statements
+ * ({@link ChannelChecks}). Platform SQL runs on {@code platform.PlatformDb}.
  *
- * <p>Every use is one read-only transaction ({@code default_transaction_read_only}, so
- * non-transactional side effects such as {@code setval} fail) with {@code statement_timeout},
- * {@code lock_timeout}, the client role, the claims and {@code search_path = pg_catalog,
- * <project schema>} set locally, a {@link Watchdog} for statements that catch their timeout, then
- * a rollback and {@code DISCARD ALL}, so nothing a tenant left in the session (advisory locks,
- * temporary tables, prepared statements, settings) reaches the next user of the connection.
+ * <p>Each statement runs as a role of the project it concerns only (docs/design.md I,
+ * {@code identity.ProjectIdentity}): on the shared tenant login, which has no privilege and no
+ * membership ({@link TenantLoginCheck}), tenant code is reached only through one call of the
+ * project's runner, a {@code SECURITY DEFINER} function owned by the project's role, inside which
+ * Postgres refuses role changes; statements that commit run on the project's own login
+ * ({@link ProjectLogins}).
+ *
+ * <p>Every use is one transaction (read-only by {@code default_transaction_read_only}, so
+ * non-transactional side effects such as {@code setval} fail, unless a private-channel check must
+ * insert) with {@code statement_timeout}, {@code lock_timeout} and the claims set locally, a
+ * {@link Watchdog} for statements that catch their timeout, then a rollback and {@code DISCARD
+ * ALL}, so nothing a tenant left in the session (advisory locks, temporary tables, prepared
+ * statements, settings) reaches the next user of the connection.
  *
  * <p>Failures are classified without trusting what the tenant can raise: a timeout (ours, or the
  * watchdog's) is {@link Kind#TIMEOUT}; any other error is {@link Kind#ERROR} when the session (or,
