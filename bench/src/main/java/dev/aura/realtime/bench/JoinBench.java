@@ -50,7 +50,7 @@ final class JoinBench {
         long deadline = System.nanoTime() + 60_000_000_000L;
         // version 1 before the per-project identity (issue 22), 2 since: any provisioned layout
         while (!"true"
-                .equals(s.pg.queryOne("SELECT realtime_schema_version >= 1 FROM aura_platform.projects"
+                .equals(s.pg.queryOne("SELECT (realtime_schema_version >= 1)::text FROM aura_platform.projects"
                         + " WHERE project_id = '" + s.projectId + "'"))) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("the cdc-worker did not provision " + rt + " within 60 s");
