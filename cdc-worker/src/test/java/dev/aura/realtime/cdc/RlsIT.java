@@ -3,6 +3,7 @@ package dev.aura.realtime.cdc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.aura.realtime.cdc.platform.RealtimeSchemas;
 import dev.aura.realtime.testkit.NatsServer;
 import dev.aura.realtime.testkit.PostgresServer;
 import java.time.Duration;
@@ -95,9 +96,11 @@ class RlsIT {
         fx.sql("INSERT INTO \"" + fx.schema + "\".notes(owner_id, body) VALUES (NULL, 'provision')");
         Awaitility.await()
                 .atMost(Duration.ofSeconds(15))
-                .until(() -> "false"
-                        .equals(fx.queryOne(
-                                "SELECT has_schema_privilege('aura_anon', '" + fx.schema + "', 'USAGE')::text")));
+                .until(() -> String.valueOf(RealtimeSchemas.VERSION)
+                        .equals(fx.queryOne("SELECT realtime_schema_version FROM aura_platform.projects"
+                                + " WHERE project_id = '" + fx.projectId + "'")));
+        assertThat(fx.queryOne("SELECT has_schema_privilege('aura_anon', '" + fx.schema + "', 'USAGE')::text"))
+                .isEqualTo("false");
         fx.sql("GRANT USAGE ON SCHEMA " + schema + " TO aura_anon");
         Awaitility.await()
                 .atMost(Duration.ofSeconds(15))

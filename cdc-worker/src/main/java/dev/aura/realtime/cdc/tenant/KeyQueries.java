@@ -14,7 +14,7 @@ final class KeyQueries {
     private KeyQueries() {}
 
     /**
-     * All {@code m} keys in one statement. {@code $1} holds the keys column by column (the first
+     * All {@code m} keys (distinct) in one statement. {@code $1} holds the keys column by column (the first
      * column's {@code m} values, then the second's, ...); each column's slice {@code a_c} is cast to
      * the column's type, and the statement is {@code SELECT ARRAY[k.i::text] FROM unnest(a_0, ...)
      * WITH ORDINALITY k(v0, ..., i) WHERE EXISTS (SELECT 1 FROM t WHERE t.c0 = ANY(a_0) AND ...
@@ -24,6 +24,15 @@ final class KeyQueries {
      */
     static String batch(TenantDb.KeyedTable table, int m) {
         int n = table.columns().size();
+        if (n == 1) {
+            // one key column: the plain index scan, each visible row answering its key's ordinal
+            // (array_position compares with the type's own equality, as = ANY does); a third of
+            // the planning of the join below (docs/performance.md, "Per-project identity")
+            String keys = "($1)::" + table.types().get(0) + "[]";
+            String column = "t." + ident(table.columns().get(0));
+            return "SELECT ARRAY[array_position(" + keys + ", " + column + ")::text] FROM " + qualified(table)
+                    + " AS t WHERE " + column + " = ANY(" + keys + ")";
+        }
         StringBuilder arrays = new StringBuilder();
         StringBuilder names = new StringBuilder();
         StringBuilder where = new StringBuilder();

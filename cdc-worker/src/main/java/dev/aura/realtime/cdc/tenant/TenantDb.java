@@ -259,7 +259,9 @@ public final class TenantDb implements AutoCloseable {
                         project.runner(clientRole),
                         KeyQueries.batch(table, ordered.size()),
                         byColumn(ordered, table.columns().size()))) {
-                    out.add(ordered.get(Integer.parseInt(row[0]) - 1));
+                    if (row.length > 0 && row[0] != null) { // null: no key equals the row (not asked)
+                        out.add(ordered.get(Integer.parseInt(row[0]) - 1));
+                    }
                 }
                 return out;
             });

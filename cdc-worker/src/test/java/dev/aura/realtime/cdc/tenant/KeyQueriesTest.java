@@ -21,6 +21,16 @@ class KeyQueriesTest {
     }
 
     @Test
+    void aOneColumnKeyIsLookedUpByTheIndexAndAnswersItsOrdinal() {
+        TenantDb.KeyedTable t =
+                new TenantDb.KeyedTable("project_a", "notes", List.of("at"), List.of("timestamp(3) with time zone"));
+        assertThat(KeyQueries.batch(t, 2))
+                .isEqualTo(
+                        "SELECT ARRAY[array_position(($1)::timestamp(3) with time zone[], t.\"at\")::text]"
+                                + " FROM \"project_a\".\"notes\" AS t WHERE t.\"at\" = ANY(($1)::timestamp(3) with time zone[])");
+    }
+
+    @Test
     void theSingleKeyQueryAndTheCastTakeTheirValuesAsParameters() {
         assertThat(KeyQueries.single(composite))
                 .isEqualTo("SELECT EXISTS (SELECT 1 FROM \"project_a\".\"ev\"\"ents\" WHERE \"id\" = ($1)[1]::integer"
