@@ -5,7 +5,7 @@ import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.common.wire.KvBuckets;
 import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.front.config.FrontConfig;
-import dev.aura.realtime.front.fanout.CdcWatchdog;
+import dev.aura.realtime.front.fanout.CdcHealth;
 import dev.aura.realtime.front.fanout.Fanout;
 import dev.aura.realtime.front.fanout.LocalTopics;
 import dev.aura.realtime.front.fanout.QueueLimits;
@@ -60,7 +60,7 @@ public final class FrontApp implements AutoCloseable {
     private final Sessions sessions;
     private final FrontServer server;
     private final PrometheusMeterRegistry meters;
-    private final CdcWatchdog watchdog;
+    private final CdcHealth cdc;
     private final NatsUsageExchange usage;
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -73,9 +73,9 @@ public final class FrontApp implements AutoCloseable {
             Sessions sessions,
             FrontServer server,
             PrometheusMeterRegistry meters,
-            CdcWatchdog watchdog,
+            CdcHealth cdc,
             NatsUsageExchange usage) {
-        this.watchdog = watchdog;
+        this.cdc = cdc;
         this.usage = usage;
         this.config = config;
         this.nats = nats;
@@ -98,7 +98,7 @@ public final class FrontApp implements AutoCloseable {
         KvSubscriptionRegistry registry = null;
         PresenceService presence = null;
         NatsRelay relay = null;
-        CdcWatchdog watchdog = null;
+        CdcHealth cdc = null;
         NatsUsageExchange usage = null;
         try {
             registry = new KvSubscriptionRegistry(
@@ -128,6 +128,7 @@ public final class FrontApp implements AutoCloseable {
                     config.historyTtl().toMillis(),
                     config.historyMaxChannelsPerProject(),
                     config.historyMaxBytesPerProject());
+            cdc = new CdcHealth(topics, metrics, clock);
             Fanout fanout = new Fanout(
                     topics,
                     new FanoutFrames(json, binary),
@@ -136,7 +137,8 @@ public final class FrontApp implements AutoCloseable {
                     clock,
                     history,
                     new QueueLimits(config.maxQueueDelay(), config.maxQueueBytes()),
-                    System::nanoTime);
+                    System::nanoTime,
+                    cdc);
             Sessions sessions = new Sessions();
             usage = new NatsUsageExchange(
                     nats.connection(),
@@ -162,6 +164,7 @@ public final class FrontApp implements AutoCloseable {
                     relay,
                     topics,
                     fanout,
+                    cdc,
                     presence,
                     sessions,
                     Limits.from(config),
@@ -174,11 +177,12 @@ public final class FrontApp implements AutoCloseable {
                     new PrivateOnlyCache(relay, clock));
             relay.start(fanout);
             // A dropped link is told to postgres_changes subscribers at once; "ok" follows once the
-            // link is back, the registry re-put, and an active cdc-worker heard again (Fanout).
-            nats.onDisconnect(fanout::relayLinkLost);
+            // link is back, the registry re-put, and an active cdc-worker heard again (CdcHealth).
+            CdcHealth health = cdc;
+            nats.onDisconnect(health::relayLinkLost);
             KvSubscriptionRegistry reputter = registry;
-            nats.onReconnect(() -> reputter.reputAll().thenRun(fanout::relayLinkRestored));
-            watchdog = new CdcWatchdog(fanout, config.cdcStatusTimeout());
+            nats.onReconnect(() -> reputter.reputAll().thenRun(health::relayLinkRestored));
+            cdc.watch(config.cdcStatusTimeout());
             TransportContext transport = new TransportContext(
                     services,
                     verifier,
@@ -198,13 +202,13 @@ public final class FrontApp implements AutoCloseable {
                     config.writeBufferLowBytes(),
                     config.writeBufferHighBytes());
             log.info("ws-front {} started on port {}", config.instanceId(), server.port());
-            return new FrontApp(config, nats, registry, presence, relay, sessions, server, meters, watchdog, usage);
+            return new FrontApp(config, nats, registry, presence, relay, sessions, server, meters, cdc, usage);
         } catch (Exception | Error e) {
             if (usage != null) {
                 usage.close();
             }
-            if (watchdog != null) {
-                watchdog.close();
+            if (cdc != null) {
+                cdc.close();
             }
             if (relay != null) {
                 relay.close();
@@ -253,7 +257,7 @@ public final class FrontApp implements AutoCloseable {
             }
         }
         server.close(); // closes remaining sockets; their channels delete registry and presence entries
-        watchdog.close();
+        cdc.close();
         usage.close();
         relay.close();
         presence.close();

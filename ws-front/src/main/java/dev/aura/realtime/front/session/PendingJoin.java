@@ -201,7 +201,7 @@ final class PendingJoin {
                         flow.replyError(join, Reasons.REGISTRY_UNAVAILABLE);
                         return;
                     }
-                    if (deadline != 0 && services.fanout().cdcKnownInactive()) {
+                    if (deadline != 0 && services.cdc().knownInactive()) {
                         awaitActive(m, bindings, notices);
                         return;
                     }
@@ -215,7 +215,7 @@ final class PendingJoin {
         if (!m.active() || replied) {
             return;
         }
-        if (!services.fanout().cdcKnownInactive()) {
+        if (!services.cdc().knownInactive()) {
             replied = true;
             finish(m, bindings, false, null, notices);
             return;
@@ -256,11 +256,11 @@ final class PendingJoin {
         for (String notice : notices) {
             m.push("system", SystemMessages.error(SystemMessages.EXT_POSTGRES, notice, m.channelName()));
         }
-        if (services.fanout().cdcKnownInactive()) {
+        if (services.cdc().knownInactive()) {
             m.push(
                     "system",
                     SystemMessages.error(
-                            SystemMessages.EXT_POSTGRES, services.fanout().inactiveMessage(), m.channelName()));
+                            SystemMessages.EXT_POSTGRES, services.cdc().inactiveMessage(), m.channelName()));
         }
     }
 
