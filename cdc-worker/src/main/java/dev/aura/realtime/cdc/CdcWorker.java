@@ -326,7 +326,7 @@ public final class CdcWorker implements AutoCloseable {
                 timings.streamConfirmEvery());
         SlotManager slotManager = new SlotManager(config.slotName());
         SlotReader.GapListener gaps = (from, to) -> status.publishNow();
-        SlotReader poller = config.source() == CdcSource.STREAM
+        SlotReader reader = config.source() == CdcSource.STREAM
                 ? new SlotStreamer(readerSettings, slotManager, pipeline, cache, state, metrics, gaps)
                 : new SlotPoller(readerSettings, slotManager, pipeline, cache, state, metrics, gaps);
         LeaderElection elect = LeaderElection.fromConfig(
@@ -335,7 +335,7 @@ public final class CdcWorker implements AutoCloseable {
                     pipeline.useGate(gate);
                     state.leading(true);
                     try {
-                        poller.run(gate);
+                        reader.run(gate);
                     } finally {
                         state.leading(false);
                     }

@@ -157,7 +157,7 @@ public final class SlotPoller extends SlotReader {
             metrics.polls.increment();
             metrics.batchRows.record(rows);
             sample.stop(metrics.pollDuration);
-            state.pollSucceeded();
+            state.readSucceeded();
             long maxBatch = (long) settings.batchSize() * MAX_BATCH_GROWTH;
             batch = full
                     ? (int) Math.min(Math.min((long) batch * 4, maxBatch), Integer.MAX_VALUE)

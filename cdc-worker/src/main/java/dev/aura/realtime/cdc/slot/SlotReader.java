@@ -136,7 +136,7 @@ public abstract class SlotReader implements LeaderWork {
                 Thread.currentThread().interrupt();
                 break;
             } catch (RuntimeException e) {
-                log.error("[PollLoopFailed] unexpected failure reading the slot; retrying", e);
+                log.error("[SlotReadFailed] unexpected failure reading the slot; retrying", e);
                 report(CdcReason.ERROR, e.toString(), true);
             }
             // Reset the backoff only after a poll succeeded: a failure that recurs right after the

@@ -116,7 +116,7 @@ public final class SlotStreamer extends SlotReader {
         }
         metrics.polls.increment();
         metrics.batchRows.record(0);
-        state.pollSucceeded();
+        state.readSucceeded();
         Thread.sleep(settings.idleBackoff().toMillis());
         return confirmed;
     }
@@ -245,7 +245,7 @@ public final class SlotStreamer extends SlotReader {
                 }
                 metrics.polls.increment();
                 metrics.batchRows.record(0);
-                state.pollSucceeded();
+                state.readSucceeded();
                 lastTick = now;
             }
             if (now - lastInspect >= INSPECT_EVERY_MS) {
@@ -291,7 +291,7 @@ public final class SlotStreamer extends SlotReader {
         metrics.polls.increment();
         metrics.batchRows.record(p.rows());
         metrics.pollDuration.record(System.nanoTime() - p.startedNanos(), TimeUnit.NANOSECONDS);
-        state.pollSucceeded();
+        state.readSucceeded();
         return p.commitEnd();
     }
 }
