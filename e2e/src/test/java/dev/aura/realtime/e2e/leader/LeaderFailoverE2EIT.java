@@ -111,7 +111,7 @@ class LeaderFailoverE2EIT {
     /** Starts worker {@code name}; it reaches the API server through its own proxy, which the test can cut. */
     private void start(String name) {
         int apiPort = proxies.get(name).port();
-        int port = Ports.free();
+        int port = Ports.forService();
         Map<String, String> env = stack.cdcEnv();
         env.put("CDC_HTTP_PORT", Integer.toString(port));
         env.put("CDC_SOURCE", source);
