@@ -94,7 +94,7 @@ final class Stack implements AutoCloseable {
             throw new IllegalStateException("cdc-worker already running");
         }
         for (int attempt = 1; ; attempt++) {
-            cdcHttp = new ServiceHttp(Ports.free());
+            cdcHttp = new ServiceHttp(Ports.forService());
             Map<String, String> env = ServiceEnv.cdcWorker(pg, nats, SECRET, slot, cdcHttp.port());
             env.put("CDC_TABLE_REFRESH_MS", "500");
             env.putAll(overrides);
@@ -139,7 +139,7 @@ final class Stack implements AutoCloseable {
             throw new IllegalStateException("ws-front already running");
         }
         for (int attempt = 1; ; attempt++) {
-            wsPort = Ports.free();
+            wsPort = Ports.forService();
             Map<String, String> env = ServiceEnv.wsFront(nats, SECRET, wsPort);
             env.putAll(overrides);
             ServiceProcess p = ServiceProcess.startJar("ws-front", Jars.wsFront(), env, jvmArgs);

@@ -11,7 +11,6 @@ import dev.aura.realtime.cdc.failure.LogCode;
 import dev.aura.realtime.cdc.health.CdcState;
 import dev.aura.realtime.cdc.http.HttpApi;
 import dev.aura.realtime.cdc.leader.LeaderElection;
-import dev.aura.realtime.cdc.leader.LeadershipStatus;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
 import dev.aura.realtime.cdc.pipeline.EventBuilder;
 import dev.aura.realtime.cdc.pipeline.ShardedPipeline;
@@ -87,7 +86,7 @@ public final class CdcWorker implements AutoCloseable {
     private volatile boolean bootstrapped;
     private volatile Connection nats;
     private volatile Thread bootstrap;
-    private volatile LeaderElection election;
+    private final LeadershipView leadership;
     private volatile EnabledTablesCache tables;
     private volatile RegistryWatch subscriptions;
     private volatile TenantDb tenantDb;
@@ -99,6 +98,7 @@ public final class CdcWorker implements AutoCloseable {
         this.timings = config.timings();
         this.clock = clock;
         this.state = new CdcState(clock, config.staleAfter());
+        this.leadership = new LeadershipView(config.leader().mode().configValue(), state);
         this.retry = new StartRetry(state, timings.startBackoff(), timings.startMaxBackoff(), closed::get);
     }
 
@@ -107,7 +107,7 @@ public final class CdcWorker implements AutoCloseable {
         http = new HttpApi(
                 config.httpPort(),
                 state,
-                this::leaderView,
+                leadership::view,
                 this::tenantSqlView,
                 this::ready,
                 meters,
@@ -340,7 +340,7 @@ public final class CdcWorker implements AutoCloseable {
                 timings.streamConfirmEvery());
         SlotManager slotManager = new SlotManager(config.slotName());
         SlotReader.GapListener gaps = (from, to) -> status.publishNow();
-        SlotReader poller = config.source() == CdcSource.STREAM
+        SlotReader reader = config.source() == CdcSource.STREAM
                 ? new SlotStreamer(readerSettings, slotManager, pipeline, cache, state, metrics, gaps)
                 : new SlotPoller(readerSettings, slotManager, pipeline, cache, state, metrics, gaps);
         LeaderElection elect = LeaderElection.fromConfig(
@@ -349,16 +349,16 @@ public final class CdcWorker implements AutoCloseable {
                     pipeline.useGate(gate);
                     state.leading(true);
                     try {
-                        poller.run(gate);
+                        reader.run(gate);
                     } finally {
                         state.leading(false);
                     }
                 },
                 meters);
-        election = elect;
+        leadership.use(elect);
         elect.start();
         started.push(elect);
-        status.syncWith(this::syncLeadership);
+        status.syncWith(leadership::sync);
         bootstrapped = true;
         log.info(
                 "cdc-worker {} started (slot {}, source {}, {} shards)",
@@ -366,32 +366,6 @@ public final class CdcWorker implements AutoCloseable {
                 config.slotName(),
                 config.source().configValue(),
                 config.numShards());
-    }
-
-    private HttpApi.LeaderView leaderView() {
-        LeaderElection e = election;
-        if (e == null) {
-            return new HttpApi.LeaderView(false, null, 0, config.leader().mode().configValue());
-        }
-        LeadershipStatus s = e.status();
-        return new HttpApi.LeaderView(s.leader(), s.holder(), s.leaseEpoch(), s.mode());
-    }
-
-    /** Mirrors why this process does not lead into the CDC state (for /health and clients). */
-    private void syncLeadership() {
-        LeaderElection e = election;
-        if (e == null) {
-            return;
-        }
-        LeadershipStatus s = e.status();
-        if (s.leader() || state.snapshot().leader()) {
-            return; // the work itself reports leading/stopped
-        }
-        if (s.reason() != null && !s.reason().startsWith("standby")) {
-            state.notLeading(CdcReason.LEASE_UNAVAILABLE, s.reason());
-        } else {
-            state.leading(false);
-        }
     }
 
     private HttpApi.TenantSqlView tenantSqlView() {

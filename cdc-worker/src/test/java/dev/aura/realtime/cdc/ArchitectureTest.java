@@ -102,7 +102,7 @@ class ArchitectureTest {
             .should()
             .dependOnClassesThat(resideInAPackage("io.nats.client.impl..").and(not(simpleName("Headers"))));
 
-    /** The poll loop knows nothing of NATS: it hands changes to a sink. */
+    /** The slot reader knows nothing of NATS: it hands changes to a sink. */
     @ArchTest
     static final ArchRule slotKnowsNothingOfNats = noClasses()
             .that()

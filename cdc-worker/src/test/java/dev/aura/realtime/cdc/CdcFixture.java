@@ -1,7 +1,5 @@
 package dev.aura.realtime.cdc;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.cdc.config.CdcConfig;
@@ -331,11 +329,15 @@ public final class CdcFixture implements AutoCloseable {
         } catch (RuntimeException platformTablesNotCreated) {
             // the worker never bootstrapped (e.g. a failure test): nothing to disable
         }
-        try {
-            pg.execute("SELECT pg_drop_replication_slot('" + slot + "') FROM pg_replication_slots WHERE slot_name = '"
-                    + slot + "'");
-        } catch (RuntimeException e) {
-            assertThat(e).as("dropping test slot").isNotNull();
-        }
+        // The worker's walsender may hold the slot for a moment after close() ("is active for
+        // PID"): drop it until it is gone, so later tests on the shared server never see it.
+        Awaitility.await("test slot " + slot + " dropped")
+                .atMost(Duration.ofSeconds(30))
+                .ignoreExceptions()
+                .until(() -> {
+                    pg.execute("SELECT pg_drop_replication_slot('" + slot
+                            + "') FROM pg_replication_slots WHERE slot_name = '" + slot + "'");
+                    return slotColumn("slot_name") == null;
+                });
     }
 }

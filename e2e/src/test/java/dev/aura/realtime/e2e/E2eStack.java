@@ -30,7 +30,7 @@ public final class E2eStack implements AutoCloseable {
     public final String projectId;
     public final String schema;
     public final String slot;
-    public final int cdcPort = Ports.free();
+    public final int cdcPort = Ports.forService();
     private final List<ServiceProcess> fronts = new ArrayList<>();
     private final List<Integer> frontPorts = new ArrayList<>();
     private final Map<Integer, ServiceHttp> http = new ConcurrentHashMap<>();
@@ -105,7 +105,7 @@ public final class E2eStack implements AutoCloseable {
 
     /** Starts a ws-front replica on a free port and waits for its {@code /health}; returns its index. */
     public int startWsFront(Map<String, String> overrides) {
-        int port = Ports.free();
+        int port = Ports.forService();
         Map<String, String> env = ServiceEnv.wsFront(nats, SECRET, port);
         env.putAll(overrides);
         ServiceProcess front = ServiceProcess.startJar("ws-front-" + fronts.size(), Jars.wsFront(), env, List.of());

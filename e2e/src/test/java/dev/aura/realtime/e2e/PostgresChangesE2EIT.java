@@ -131,4 +131,24 @@ class PostgresChangesE2EIT {
             assertThat(status.toString()).contains("InvalidJWTToken").contains("expired");
         }
     }
+
+    /** The "invalid" half: a token signed with another secret, and one without {@code exp}. */
+    @ParameterizedTest(name = "vsn {0}")
+    @ValueSource(strings = {"1.0.0", "2.0.0"})
+    void anInvalidTokenGetsTheProtocolsErrorReply(String vsn) throws Exception {
+        Map<String, String> reasons = Map.of(
+                stack.tokens.signedWithWrongSecret(stack.projectId), "JwtSignatureError",
+                stack.tokens.withoutExp(stack.projectId), "InvalidJWTToken");
+        for (Map.Entry<String, String> token : reasons.entrySet()) {
+            try (RealtimeJsClient js = RealtimeJsClient.start()) {
+                js.connect(
+                        stack.wsUrl(0), stack.tokens.anon(stack.projectId), vsn, Map.of("accessToken", token.getKey()));
+                js.channel("invalid");
+                js.onPostgresChanges("invalid", Map.of("event", "*", "schema", "public", "table", "messages"));
+                js.subscribe("invalid");
+                JsonNode status = js.awaitStatus("invalid", "CHANNEL_ERROR", Duration.ofSeconds(15));
+                assertThat(status.toString()).contains(token.getValue());
+            }
+        }
+    }
 }

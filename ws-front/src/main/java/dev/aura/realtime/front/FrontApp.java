@@ -5,11 +5,12 @@ import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.common.wire.KvBuckets;
 import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.front.config.FrontConfig;
-import dev.aura.realtime.front.fanout.CdcWatchdog;
+import dev.aura.realtime.front.fanout.CdcHealth;
 import dev.aura.realtime.front.fanout.Fanout;
 import dev.aura.realtime.front.fanout.LocalTopics;
 import dev.aura.realtime.front.fanout.QueueLimits;
 import dev.aura.realtime.front.history.HistoryStore;
+import dev.aura.realtime.front.log.LogCode;
 import dev.aura.realtime.front.metrics.FrontMetrics;
 import dev.aura.realtime.front.presence.PresenceService;
 import dev.aura.realtime.front.protocol.BinaryFrames;
@@ -35,13 +36,16 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.buffer.ByteBufAllocator;
 import java.time.Clock;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One running ws-front: NATS connection, subscription registry, presence, relay, fan-out and
- * CDC watchdog, and the HTTP/WebSocket/SSE server, started in that order and closed in reverse.
+ * CDC health, and the HTTP/WebSocket/SSE server, started in that order and closed in reverse
+ * (one deque of what was started, as in cdc-worker's CdcWorker).
  * Also used by tests to run several replicas in one JVM.
  *
  * <p>{@link #close()} is the graceful shutdown: stop accepting, send every channel
@@ -54,37 +58,24 @@ public final class FrontApp implements AutoCloseable {
 
     private final FrontConfig config;
     private final NatsConnection nats;
-    private final KvSubscriptionRegistry registry;
-    private final PresenceService presence;
-    private final NatsRelay relay;
     private final Sessions sessions;
     private final FrontServer server;
-    private final PrometheusMeterRegistry meters;
-    private final CdcWatchdog watchdog;
-    private final NatsUsageExchange usage;
+    /** What start() started, last on top: close() and a failed start close it in reverse. */
+    private final Deque<AutoCloseable> started;
+
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private FrontApp(
             FrontConfig config,
             NatsConnection nats,
-            KvSubscriptionRegistry registry,
-            PresenceService presence,
-            NatsRelay relay,
             Sessions sessions,
             FrontServer server,
-            PrometheusMeterRegistry meters,
-            CdcWatchdog watchdog,
-            NatsUsageExchange usage) {
-        this.watchdog = watchdog;
-        this.usage = usage;
+            Deque<AutoCloseable> started) {
         this.config = config;
         this.nats = nats;
-        this.registry = registry;
-        this.presence = presence;
-        this.relay = relay;
         this.sessions = sessions;
         this.server = server;
-        this.meters = meters;
+        this.started = started;
     }
 
     /** Starts every component; on failure closes what was started and rethrows. */
@@ -94,23 +85,24 @@ public final class FrontApp implements AutoCloseable {
         PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         FrontMetrics metrics = new FrontMetrics(meters);
         JwtVerifier verifier = new JwtVerifier(config.jwtSecret(), clock);
-        NatsConnection nats = NatsConnection.connect(config.nats(), "ws-front " + config.instanceId());
-        KvSubscriptionRegistry registry = null;
-        PresenceService presence = null;
-        NatsRelay relay = null;
-        CdcWatchdog watchdog = null;
-        NatsUsageExchange usage = null;
+        Deque<AutoCloseable> started = new ArrayDeque<>();
+        started.push(meters::close);
         try {
-            registry = new KvSubscriptionRegistry(
+            NatsConnection nats = NatsConnection.connect(config.nats(), "ws-front " + config.instanceId());
+            started.push(nats);
+            KvSubscriptionRegistry registry = new KvSubscriptionRegistry(
                     nats.connection(),
                     KvBuckets.registry(config.registryBucketMaxBytes()),
                     config.subscriptionRefresh(),
                     mapper);
+            started.push(registry);
             registry.start();
-            presence = new PresenceService(nats.connection(), config.presence(), config.instanceId(), clock, mapper);
+            PresenceService presence =
+                    new PresenceService(nats.connection(), config.presence(), config.instanceId(), clock, mapper);
+            started.push(presence);
             presence.start();
             nats.onReconnect(presence::onReconnect);
-            relay = new NatsRelay(
+            NatsRelay relay = new NatsRelay(
                     nats.connection(),
                     config.instanceId(),
                     config.subscriptionCheckTimeout(),
@@ -118,6 +110,7 @@ public final class FrontApp implements AutoCloseable {
                     metrics,
                     config.dedupeWindowEvents(),
                     config.dedupeWindowBytes());
+            started.push(relay);
             JsonFrames json = new JsonFrames(mapper);
             BinaryFrames binary = new BinaryFrames(json);
             LocalTopics topics = new LocalTopics();
@@ -128,6 +121,7 @@ public final class FrontApp implements AutoCloseable {
                     config.historyTtl().toMillis(),
                     config.historyMaxChannelsPerProject(),
                     config.historyMaxBytesPerProject());
+            CdcHealth cdc = new CdcHealth(topics, metrics, clock);
             Fanout fanout = new Fanout(
                     topics,
                     new FanoutFrames(json, binary),
@@ -136,14 +130,16 @@ public final class FrontApp implements AutoCloseable {
                     clock,
                     history,
                     new QueueLimits(config.maxQueueDelay(), config.maxQueueBytes()),
-                    System::nanoTime);
+                    System::nanoTime,
+                    cdc);
             Sessions sessions = new Sessions();
-            usage = new NatsUsageExchange(
+            NatsUsageExchange usage = new NatsUsageExchange(
                     nats.connection(),
                     config.instanceId(),
                     mapper,
                     clock,
                     config.projectLimits().usageInterval());
+            started.push(usage);
             ProjectQuotas quotas = new ProjectQuotas(
                     ProjectQuota.defaults(config),
                     new NatsProjectLimits(
@@ -162,6 +158,7 @@ public final class FrontApp implements AutoCloseable {
                     relay,
                     topics,
                     fanout,
+                    cdc,
                     presence,
                     sessions,
                     Limits.from(config),
@@ -174,11 +171,11 @@ public final class FrontApp implements AutoCloseable {
                     new PrivateOnlyCache(relay, clock));
             relay.start(fanout);
             // A dropped link is told to postgres_changes subscribers at once; "ok" follows once the
-            // link is back, the registry re-put, and an active cdc-worker heard again (Fanout).
-            nats.onDisconnect(fanout::relayLinkLost);
-            KvSubscriptionRegistry reputter = registry;
-            nats.onReconnect(() -> reputter.reputAll().thenRun(fanout::relayLinkRestored));
-            watchdog = new CdcWatchdog(fanout, config.cdcStatusTimeout());
+            // link is back, the registry re-put, and an active cdc-worker heard again (CdcHealth).
+            nats.onDisconnect(cdc::relayLinkLost);
+            nats.onReconnect(() -> registry.reputAll().thenRun(cdc::relayLinkRestored));
+            started.push(cdc);
+            cdc.watch(config.cdcStatusTimeout());
             TransportContext transport = new TransportContext(
                     services,
                     verifier,
@@ -197,25 +194,11 @@ public final class FrontApp implements AutoCloseable {
                     config.ioThreads(),
                     config.writeBufferLowBytes(),
                     config.writeBufferHighBytes());
+            started.push(server);
             log.info("ws-front {} started on port {}", config.instanceId(), server.port());
-            return new FrontApp(config, nats, registry, presence, relay, sessions, server, meters, watchdog, usage);
+            return new FrontApp(config, nats, sessions, server, started);
         } catch (Exception | Error e) {
-            if (usage != null) {
-                usage.close();
-            }
-            if (watchdog != null) {
-                watchdog.close();
-            }
-            if (relay != null) {
-                relay.close();
-            }
-            if (presence != null) {
-                presence.close();
-            }
-            if (registry != null) {
-                registry.close();
-            }
-            nats.close();
+            closeAll(started);
             throw e;
         }
     }
@@ -252,14 +235,22 @@ public final class FrontApp implements AutoCloseable {
                 break;
             }
         }
-        server.close(); // closes remaining sockets; their channels delete registry and presence entries
-        watchdog.close();
-        usage.close();
-        relay.close();
-        presence.close();
-        registry.close();
-        nats.close();
-        meters.close();
+        // the server first: it closes remaining sockets, whose channels delete registry and presence entries
+        closeAll(started);
         log.info("ws-front {} stopped", config.instanceId());
+    }
+
+    /** Closes what was started, last first; one failure does not stop the rest. */
+    private static void closeAll(Deque<AutoCloseable> started) {
+        while (!started.isEmpty()) {
+            AutoCloseable c = started.pop();
+            try {
+                c.close();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (Exception e) {
+                LogCode.StopFailed.warn(log, "error while stopping {}: {}", c, e.toString());
+            }
+        }
     }
 }

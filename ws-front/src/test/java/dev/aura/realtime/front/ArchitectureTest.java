@@ -1,16 +1,21 @@
 package dev.aura.realtime.front;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
-import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.Dependency;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaMethodCall;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchCondition;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
 import dev.aura.realtime.front.log.LogCode;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
 
@@ -18,16 +23,17 @@ import org.slf4j.Logger;
  * ws-front's package graph points one way (docs/architecture.md):
  *
  * <pre>
- * front (FrontApp, WsFrontMain: wiring)
- *   → transport (Netty server, pipelines, HTTP routing, SSE)
- *   → session (connections, joins, channel lifecycle, limits)
- *   → fanout, presence, history
- *   → protocol (Phoenix codec, vsn 1/2, SSE events), relay (NATS)
- *   → config, metrics, log
+ * 0  front (FrontApp, WsFrontMain: wiring only)
+ * 1  transport (Netty server, pipelines, HTTP routing, SSE)
+ * 2  session (connections, joins, channel lifecycle, limits)
+ * 3  fanout  presence
+ * 4  history (what fanout records and replays)  relay (NATS: carries protocol's broadcasts)
+ * 5  protocol (Phoenix codec, vsn 1/2, SSE events, UserBroadcast)
+ * 6  config  metrics  log
  * </pre>
  *
- * A class may use its own layer and any layer below; an upward dependency or a cycle between
- * packages fails here.
+ * A class may use its own package and packages of a higher number only: never one above, nor
+ * a neighbour in its own row (as cdc-worker's test). A new package must be given a row here.
  */
 class ArchitectureTest {
     private static final String FRONT = "dev.aura.realtime.front";
@@ -35,32 +41,26 @@ class ArchitectureTest {
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
             .importPackages(FRONT);
 
+    /** Each top package's row (docs/architecture.md); a new package must be given one. */
+    private static final Map<String, Integer> LAYER = Map.ofEntries(
+            Map.entry("", 0),
+            Map.entry("transport", 1),
+            Map.entry("session", 2),
+            Map.entry("fanout", 3),
+            Map.entry("presence", 3),
+            Map.entry("history", 4),
+            Map.entry("relay", 4),
+            Map.entry("protocol", 5),
+            Map.entry("config", 6),
+            Map.entry("metrics", 6),
+            Map.entry("log", 6));
+
     @Test
-    void dependenciesPointDownTheLayers() {
-        layeredArchitecture()
-                .consideringOnlyDependenciesInLayers()
-                .layer("wiring")
-                .definedBy(FRONT)
-                .layer("transport")
-                .definedBy(FRONT + ".transport..")
-                .layer("session")
-                .definedBy(FRONT + ".session..")
-                .layer("features")
-                .definedBy(FRONT + ".fanout..", FRONT + ".presence..", FRONT + ".history..")
-                .layer("wire")
-                .definedBy(FRONT + ".protocol..", FRONT + ".relay..")
-                .layer("base")
-                .definedBy(FRONT + ".config..", FRONT + ".metrics..", FRONT + ".log..")
-                .whereLayer("wiring")
-                .mayNotBeAccessedByAnyLayer()
-                .whereLayer("transport")
-                .mayOnlyBeAccessedByLayers("wiring")
-                .whereLayer("session")
-                .mayOnlyBeAccessedByLayers("wiring", "transport")
-                .whereLayer("features")
-                .mayOnlyBeAccessedByLayers("wiring", "transport", "session")
-                .whereLayer("wire")
-                .mayOnlyBeAccessedByLayers("wiring", "transport", "session", "features")
+    void dependenciesPointDownTheRows() {
+        classes()
+                .that()
+                .resideInAPackage(FRONT + "..")
+                .should(dependOnlyOnLowerRows())
                 .check(MAIN);
     }
 
@@ -115,5 +115,43 @@ class ArchitectureTest {
                                         || call.getName().equals("error"))))
                 .as("WARN and ERROR lines are logged through LogCode, so each starts with its [Code]")
                 .check(MAIN);
+    }
+
+    private static ArchCondition<JavaClass> dependOnlyOnLowerRows() {
+        return new ArchCondition<>("depend only on their own package or packages of a lower row") {
+            @Override
+            public void check(JavaClass origin, ConditionEvents events) {
+                String from = topPackage(origin);
+                if (!LAYER.containsKey(from)) {
+                    events.add(SimpleConditionEvent.violated(
+                            origin, "package " + FRONT + "." + from + " has no row in ArchitectureTest"));
+                    return;
+                }
+                for (Dependency d : origin.getDirectDependenciesFromSelf()) {
+                    JavaClass target = d.getTargetClass().getBaseComponentType();
+                    String pkg = target.getPackageName();
+                    if (!pkg.equals(FRONT) && !pkg.startsWith(FRONT + ".")) {
+                        continue;
+                    }
+                    String to = topPackage(target);
+                    if (!to.equals(from) && LAYER.getOrDefault(to, -1) <= LAYER.get(from)) {
+                        events.add(SimpleConditionEvent.violated(
+                                d,
+                                "points up or sideways (" + label(from) + " -> " + label(to) + "): "
+                                        + d.getDescription()));
+                    }
+                }
+            }
+        };
+    }
+
+    /** {@code fanout} for {@code dev.aura.realtime.front.fanout.x}, {@code ""} for the root package. */
+    private static String topPackage(JavaClass c) {
+        String pkg = c.getPackageName();
+        return pkg.equals(FRONT) ? "" : pkg.substring(FRONT.length() + 1).split("\\.")[0];
+    }
+
+    private static String label(String top) {
+        return top.isEmpty() ? "front" : top;
     }
 }

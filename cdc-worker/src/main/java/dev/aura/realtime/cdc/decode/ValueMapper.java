@@ -159,11 +159,6 @@ public final class ValueMapper {
         }
     }
 
-    /** The mapped value of a JSON tree value (tests). */
-    public JsonNode toJson(String typname, JsonNode value) {
-        return toJson(typname, RawValue.of(value));
-    }
-
     /** {@code 2026-01-02 03:04:05.123456+00} → {@code 2026-01-02T03:04:05.123456+00:00} (to_jsonb's form). */
     static String isoTimestamptz(String text) {
         String t = text.replace(' ', 'T');

@@ -57,12 +57,6 @@ public final class Wal2JsonDecoder {
     /** Column, table and schema names repeat in every row: one String each, found by their characters. */
     private final String[] names = new String[1024];
 
-    /** Decodes a row given as text (tests; the readers hand over bytes). */
-    public WalMessage decode(Lsn rowLsn, String data) throws MalformedWalRowException {
-        byte[] bytes = data.getBytes(StandardCharsets.UTF_8);
-        return decode(rowLsn, bytes, 0, bytes.length);
-    }
-
     /**
      * @param rowLsn the row's LSN (the peek's {@code lsn} column, or the replication message's start)
      * @param buf the row's UTF-8 JSON is {@code buf[off, off+len)}; the decoded change keeps

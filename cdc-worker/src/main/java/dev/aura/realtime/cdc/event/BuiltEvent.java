@@ -12,10 +12,8 @@ import java.util.Map;
  * undecoded values and written straight into each published message; JSON trees of it
  * ({@link #data()}, {@link #record()}, {@link #oldRecord()}) are made only when something asks
  * (a filter to test, an RLS check reading the key, a test), once, through the {@link Trees}
- * the builder supplied. An event made from trees ({@link #BuiltEvent(String, String, String,
- * String, String, ObjectNode, JsonNode, JsonNode, Map, List)}, for tests and hand-made changes)
- * has no tuples and is rendered from its trees. Thread-safe (the lazy trees are computed at most
- * a few times and never change).
+ * the builder supplied. Thread-safe (the lazy trees are computed at most a few times and never
+ * change).
  */
 public final class BuiltEvent {
     /** Makes JSON trees of a built event's payload on demand; implemented where values are mapped. */
@@ -45,7 +43,7 @@ public final class BuiltEvent {
     private volatile byte[] fullData;
 
     /**
-     * An event of undecoded tuples (the pipeline's).
+     * An event of undecoded tuples (built by the pipeline's {@code EventBuilder}).
      *
      * @param columnTypes column name → typname, in the order of the payload's {@code columns}
      * @param record the new row as published (null for DELETE/TRUNCATE)
@@ -79,37 +77,6 @@ public final class BuiltEvent {
         this.trees = trees;
     }
 
-    /**
-     * An event given as trees (tests and hand-made changes).
-     *
-     * @param eventId {@code <commit LSN>:<ordinal>}
-     * @param projectId owning project
-     * @param schemaName real schema (for RLS queries; never sent to clients)
-     * @param table table name
-     * @param type INSERT, UPDATE, DELETE or TRUNCATE
-     * @param data the postgres_changes {@code data} object (schema already {@code public})
-     * @param record new row (null for DELETE/TRUNCATE), as sent
-     * @param oldRecord old row (null for INSERT/TRUNCATE), as sent
-     * @param columnTypes column name → typname
-     * @param primaryKey primary key column names
-     */
-    public BuiltEvent(
-            String eventId,
-            String projectId,
-            String schemaName,
-            String table,
-            String type,
-            ObjectNode data,
-            JsonNode record,
-            JsonNode oldRecord,
-            Map<String, String> columnTypes,
-            List<String> primaryKey) {
-        this(eventId, projectId, schemaName, table, type, null, columnTypes, primaryKey, null, null, false, null);
-        this.data = data;
-        this.record = record;
-        this.oldRecord = oldRecord;
-    }
-
     /** {@code <commit LSN>:<ordinal>} */
     public String eventId() {
         return eventId;
@@ -133,7 +100,7 @@ public final class BuiltEvent {
         return type;
     }
 
-    /** ISO 8601 UTC with {@code Z}; null for an event given as trees. */
+    /** ISO 8601 UTC with {@code Z}. */
     public String commitTimestamp() {
         return commitTimestamp;
     }
@@ -147,12 +114,12 @@ public final class BuiltEvent {
         return primaryKey;
     }
 
-    /** The new row as published, undecoded; null for DELETE/TRUNCATE and for events given as trees. */
+    /** The new row as published, undecoded; null for DELETE/TRUNCATE. */
     public Tuple recordTuple() {
         return recordTuple;
     }
 
-    /** The old row as published, undecoded; null for INSERT/TRUNCATE and for events given as trees. */
+    /** The old row as published, undecoded; null for INSERT/TRUNCATE. */
     public Tuple oldRecordTuple() {
         return oldRecordTuple;
     }
@@ -160,11 +127,6 @@ public final class BuiltEvent {
     /** Whether the rows were cut to their small values and the payload says {@code Error 413}. */
     public boolean payloadTooLarge() {
         return payloadTooLarge;
-    }
-
-    /** True for an event of undecoded tuples; false for one given as trees. */
-    public boolean hasTuples() {
-        return trees != null;
     }
 
     /** The postgres_changes {@code data} object as the full view publishes it (made on first use). */

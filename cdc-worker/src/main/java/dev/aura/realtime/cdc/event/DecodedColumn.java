@@ -1,7 +1,5 @@
 package dev.aura.realtime.cdc.event;
 
-import com.fasterxml.jackson.databind.JsonNode;
-
 /**
  * One column of a wal2json format-version 2 change: {@code {"name", "typeoid", "value"}}.
  *
@@ -9,9 +7,4 @@ import com.fasterxml.jackson.databind.JsonNode;
  * @param typeOid {@code pg_type.oid} (from wal2json's {@code include-type-oids})
  * @param value the value as wal2json printed it (numbers unquoted, everything else a string), undecoded
  */
-public record DecodedColumn(String name, long typeOid, RawValue value) {
-    /** A column from a JSON tree value (tests and hand-made changes). */
-    public DecodedColumn(String name, long typeOid, JsonNode value) {
-        this(name, typeOid, RawValue.of(value));
-    }
-}
+public record DecodedColumn(String name, long typeOid, RawValue value) {}

@@ -74,26 +74,6 @@ public final class RawValue {
         return new RawValue(kind, buf, off, len);
     }
 
-    /** The value of a JSON tree node (tests and hand-made changes). */
-    public static RawValue of(JsonNode node) {
-        if (node == null || node.isNull()) {
-            return NULL;
-        }
-        if (node.isBoolean()) {
-            return node.booleanValue() ? TRUE : FALSE;
-        }
-        byte[] json;
-        try {
-            json = MAPPER.writeValueAsBytes(node);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        if (node.isTextual()) {
-            return string(json, 1, json.length - 2);
-        }
-        return literal(node.isNumber() ? Kind.NUMBER : Kind.JSON, json, 0, json.length);
-    }
-
     public Kind kind() {
         return kind;
     }

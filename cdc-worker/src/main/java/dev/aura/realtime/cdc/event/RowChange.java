@@ -33,20 +33,6 @@ public record RowChange(
         int rowBytes,
         boolean cut) {
 
-    /** A change not decoded from a row (tests and hand-made changes): no row bytes, not cut. */
-    public RowChange(
-            char action,
-            String schema,
-            String table,
-            List<DecodedColumn> columns,
-            List<DecodedColumn> identity,
-            List<String> pk,
-            Lsn commitLsn,
-            long ordinal,
-            String commitTimestamp) {
-        this(action, schema, table, columns, identity, pk, commitLsn, ordinal, commitTimestamp, 0, false);
-    }
-
     /** {@code <commit LSN>:<ordinal>}, stable across re-decoding of the same WAL. */
     public String eventId() {
         return commitLsn + ":" + ordinal;

@@ -23,8 +23,8 @@ public enum LogCode {
     // the CDC loop
     /** The CDC is not active; the line names the {@link CdcReason} code. */
     CDC_NOT_ACTIVE,
-    /** An unexpected exception in the poll loop; retried with backoff. */
-    POLL_LOOP_FAILED,
+    /** An unexpected exception in the slot reader's loop (either source); retried with backoff. */
+    SLOT_READ_FAILED,
     /** {@code max_slot_wal_keep_size = -1}: a stalled slot can fill the Postgres disk. */
     WAL_KEEP_UNLIMITED,
     /** A lost slot was dropped and recreated; the changes of the logged LSN range are lost. */

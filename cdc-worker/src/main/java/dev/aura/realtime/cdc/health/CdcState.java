@@ -73,7 +73,8 @@ public final class CdcState {
         gapTo = to;
     }
 
-    public synchronized void pollSucceeded() {
+    /** A read of the slot (a poll's peek, or a stream's message or keepalive) succeeded. */
+    public synchronized void readSucceeded() {
         lastPollOkAtMs = clock.millis();
         polls++;
         reason = null;

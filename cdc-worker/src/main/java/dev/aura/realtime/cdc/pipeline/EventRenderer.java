@@ -2,15 +2,10 @@ package dev.aura.realtime.cdc.pipeline;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.util.ByteArrayBuilder;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.aura.realtime.cdc.event.BuiltEvent;
 import dev.aura.realtime.cdc.event.Delivery;
 import dev.aura.realtime.cdc.event.View;
 import dev.aura.realtime.common.wire.ChangeEvent;
-import dev.aura.realtime.common.wire.WireJson;
 import java.io.IOException;
 
 /**
@@ -22,7 +17,6 @@ import java.io.IOException;
  */
 public final class EventRenderer {
     private final EventJson json = new EventJson();
-    private final ObjectMapper mapper = WireJson.mapper();
     /** One reusable buffer per rendering thread (a shard); it keeps at most one block of at most 128 KiB. */
     private final ThreadLocal<ByteArrayBuilder> buffers = ThreadLocal.withInitial(() -> new ByteArrayBuilder(2048));
 
@@ -47,44 +41,9 @@ public final class EventRenderer {
             }
             g.writeEndArray();
             g.writeFieldName("data");
-            if (event.hasTuples()) {
-                json.writeData(g, event, view);
-            } else {
-                mapper.writeTree(g, view.full() ? event.data() : project(event, view));
-            }
+            json.writeData(g, event, view);
             g.writeEndObject();
         }
         return out.toByteArray();
-    }
-
-    /** A view of an event given as trees (tests and hand-made events): works on a copy. */
-    static ObjectNode project(BuiltEvent event, View view) {
-        ObjectNode data = event.data().deepCopy();
-        if (view.columns() != null) {
-            retain(data.get("record"), view);
-            retain(data.get("old_record"), view);
-            if (data.get("columns") instanceof ArrayNode columns) {
-                ArrayNode kept = data.putArray("columns");
-                for (JsonNode column : columns) {
-                    if (view.columns().contains(column.path("name").asText())) {
-                        kept.add(column);
-                    }
-                }
-            }
-        }
-        if (view.oldRecordKeyOnly() && data.get("old_record") instanceof ObjectNode old) {
-            old.retain(event.primaryKey());
-        }
-        if (!view.errors().isEmpty()) {
-            ArrayNode errors = data.get("errors") instanceof ArrayNode existing ? existing : data.putArray("errors");
-            view.errors().forEach(errors::add);
-        }
-        return data;
-    }
-
-    private static void retain(JsonNode row, View view) {
-        if (row instanceof ObjectNode object) {
-            object.retain(view.columns());
-        }
     }
 }

@@ -1,27 +1,20 @@
 package dev.aura.realtime.cdc.pipeline;
 
-import dev.aura.realtime.cdc.event.BuiltEvent;
 import dev.aura.realtime.cdc.event.ChangeSink;
-import dev.aura.realtime.cdc.event.Delivery;
 import dev.aura.realtime.cdc.event.RowChange;
 import dev.aura.realtime.cdc.failure.CdcFailure;
 import dev.aura.realtime.cdc.failure.CdcReason;
 import dev.aura.realtime.cdc.fence.FencedException;
 import dev.aura.realtime.cdc.fence.LeaderGate;
-import dev.aura.realtime.cdc.match.Matcher;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
 import dev.aura.realtime.cdc.publish.ChangePublisher;
 import dev.aura.realtime.cdc.registry.SubscriptionRegistry;
 import dev.aura.realtime.cdc.rls.AccessPolicy;
-import dev.aura.realtime.common.wire.Subjects;
-import dev.aura.realtime.common.wire.SubscriptionEntry;
 import java.io.IOException;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -33,8 +26,9 @@ import org.slf4j.LoggerFactory;
  * Routes changes to {@code numShards} worker threads by hash of project id (so each project's
  * changes stay in commit order), where each change is built into an event, matched against the
  * {@link SubscriptionRegistry}, checked by the {@link AccessPolicy} and handed to the
- * {@link ChangePublisher} (docs/design.md C7). Decoding (the reader's thread), building and
- * publishing (the shards) and the NATS socket (jnats' writer) run in a pipeline.
+ * {@link ChangePublisher}, a run at a time, by the shard's {@link BatchPublisher} (docs/design.md
+ * C7). Decoding (the reader's thread), building and publishing (the shards) and the NATS socket
+ * (jnats' writer) run in a pipeline.
  *
  * <p>Threads: one platform thread per shard, {@code aura-shard-N}. Memory is bounded in bytes,
  * not rows: each shard queues changes up to {@code queueBytes} of {@link RowChange#heapCost()}
@@ -75,12 +69,9 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
     private final Settings settings;
     private final EventBuilder builder;
     private final SubscriptionRegistry registry;
-    private final Matcher matcher = new Matcher();
     private final AccessPolicy policy;
     private final ChangePublisher publisher;
     private final CdcMetrics metrics;
-    private final EventRenderer renderer = new EventRenderer();
-    private final MessageRows messageRows;
     private final List<Shard> shards = new ArrayList<>();
     private volatile LeaderGate gate;
     /** The registry position batches are handed off with (reader thread only). */
@@ -91,10 +82,9 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
     /** What a shard's queue holds: batches of changes, and flush markers between them. */
     private sealed interface Item permits Batch, Flush {}
 
-    private record Work(RowChange change, String projectId) {}
-
     /** Changes handed over together (one lock and one wake-up instead of one per change). */
-    private record Batch(List<Work> works, long cost, CompletableFuture<Long> registryPosition) implements Item {}
+    private record Batch(List<BatchPublisher.Work> works, long cost, CompletableFuture<Long> registryPosition)
+            implements Item {}
 
     /** Completed by the shard once every change queued before it was processed. */
     private static final class Flush implements Item {
@@ -191,7 +181,6 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
         this.policy = policy;
         this.publisher = publisher;
         this.metrics = metrics;
-        this.messageRows = new MessageRows(MessageRows.MAX_PAYLOAD_BYTES);
         for (int i = 0; i < settings.numShards(); i++) {
             shards.add(new Shard(i, settings.queueBytes()));
         }
@@ -212,7 +201,7 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
     public void accept(RowChange change, String projectId) throws InterruptedException {
         readSincePosition = true;
         Shard shard = shards.get(Math.floorMod(projectId.hashCode(), shards.size()));
-        shard.pending.add(new Work(change, projectId));
+        shard.pending.add(new BatchPublisher.Work(change, projectId));
         shard.pendingCost += change.heapCost();
         if (shard.pending.size() >= BATCH || shard.pendingCost >= settings.queueBytes() / 4) {
             shard.handOff();
@@ -254,18 +243,25 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
 
         final ByteGate bytes;
         /** The reader's next batch for this shard (reader thread only). */
-        List<Work> pending = new ArrayList<>(BATCH);
+        List<BatchPublisher.Work> pending = new ArrayList<>(BATCH);
 
         long pendingCost;
         Thread thread;
         CdcFailure failure;
-        long unconfirmed;
-        /** NATS subjects by project and table: encoding the table token per event showed in profiles. */
-        final Map<String, String> subjects = new HashMap<>();
+        final BatchPublisher batches;
 
         Shard(int id, long queueBytes) {
             this.id = id;
             this.bytes = new ByteGate(queueBytes);
+            this.batches = new BatchPublisher(
+                    builder,
+                    registry,
+                    policy,
+                    publisher,
+                    metrics,
+                    () -> gate,
+                    settings.unconfirmedBytes(),
+                    settings.flushTimeout());
         }
 
         /** Reader thread: queues the pending batch, waiting while the shard holds too many bytes. */
@@ -286,7 +282,7 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
         @Override
         public void run() {
             List<Item> items = new ArrayList<>(DRAIN);
-            List<Work> run = new ArrayList<>(DRAIN);
+            List<BatchPublisher.Work> run = new ArrayList<>(DRAIN);
             CompletableFuture<Long> runPosition = null;
             try {
                 while (true) {
@@ -323,13 +319,13 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
         }
 
         /** Builds, matches, checks and publishes a run of changes in order; records the first failure. */
-        private void process(List<Work> run, CompletableFuture<Long> registryPosition) {
+        private void process(List<BatchPublisher.Work> run, CompletableFuture<Long> registryPosition) {
             if (run.isEmpty() || failure != null) {
                 return; // after a failure the rest of the batch is re-read from the slot anyway
             }
             try {
                 registry.awaitApplied(registryPosition);
-                checkAndPublish(run);
+                batches.publish(run);
             } catch (CdcFailure e) {
                 failure = e;
             } catch (FencedException e) {
@@ -347,106 +343,6 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
                 failure = CdcFailure.retriable(CdcReason.ERROR, e.toString(), e);
             }
         }
-
-        private String subject(BuiltEvent e) {
-            if (subjects.size() > 10_000) {
-                subjects.clear(); // a bound: tables come and go
-            }
-            return subjects.computeIfAbsent(
-                    e.projectId() + '\u0000' + e.table(), k -> Subjects.changes(e.projectId(), e.table()));
-        }
-
-        private void checkAndPublish(List<Work> run)
-                throws CdcFailure, FencedException, SQLException, IOException, InterruptedException {
-            if (!registry.synchronised()) {
-                // matching against a registry that lacks re-put bindings would drop their changes
-                // and let the slot advance past them; fail the batch so it is re-read
-                throw CdcFailure.retriable(
-                        CdcReason.NATS_UNAVAILABLE,
-                        "subscription registry re-synchronising after a NATS reconnect (waiting for "
-                                + registry.awaitedReplicas() + ")",
-                        null);
-            }
-            List<AccessPolicy.Candidates> candidates = new ArrayList<>(run.size());
-            List<MessageRows.Rendered> messages = new ArrayList<>();
-            for (Work w : run) {
-                if (MessageRows.isMessageRow(w.change(), w.projectId())) {
-                    // Broadcast from Database (docs/design.md H2): published in this run's commit
-                    // order; ws-front applies the channel's read check
-                    MessageRows.Rendered m = messageRows.render(w.change(), w.projectId(), publisher.maxPayload());
-                    if (m != null) {
-                        candidates.add(null);
-                        messages.add(m);
-                    }
-                    continue;
-                }
-                BuiltEvent e = builder.build(w.change(), w.projectId());
-                List<SubscriptionEntry> matched = matcher.match(e, registry.candidates(w.projectId(), e));
-                candidates.add(new AccessPolicy.Candidates(e, matched));
-            }
-            List<AccessPolicy.Candidates> changes = new ArrayList<>(candidates.size());
-            for (AccessPolicy.Candidates c : candidates) {
-                if (c != null) {
-                    changes.add(c);
-                }
-            }
-            List<List<Delivery>> allowed = policy.allowed(changes);
-            LeaderGate g = gate;
-            int change = 0;
-            int message = 0;
-            for (AccessPolicy.Candidates candidate : candidates) {
-                if (candidate == null) {
-                    MessageRows.Rendered m = messages.get(message++);
-                    if (g != null) {
-                        g.checkFence();
-                    }
-                    publisher.publish(m.subject(), m.eventId(), g == null ? 0 : g.leaseEpoch(), m.body());
-                    metrics.eventsPublished.increment();
-                    unconfirmed += m.body().length;
-                    if (unconfirmed > settings.unconfirmedBytes()) {
-                        publisher.flush(settings.flushTimeout());
-                        unconfirmed = 0;
-                    }
-                    continue;
-                }
-                List<Delivery> deliveries = allowed.get(change++);
-                BuiltEvent e = candidate.event();
-                if (deliveries.isEmpty()) {
-                    metrics.eventsUnmatched.increment();
-                    continue;
-                }
-                for (Delivery d : deliveries) {
-                    if (g != null) {
-                        g.checkFence();
-                    }
-                    byte[] body = render(e, d);
-                    publisher.publish(subject(e), EventRenderer.messageId(e, d), g == null ? 0 : g.leaseEpoch(), body);
-                    metrics.eventsPublished.increment();
-                    unconfirmed += body.length;
-                    if (unconfirmed > settings.unconfirmedBytes()) {
-                        // bounds what jnats holds for the socket: wait until NATS confirmed it
-                        publisher.flush(settings.flushTimeout());
-                        unconfirmed = 0;
-                    }
-                }
-            }
-        }
-    }
-
-    /**
-     * The message of one delivery; when it exceeds what NATS accepts ({@code max_payload}), the
-     * event's rows are cut to their small values with {@code Error 413} (docs/design.md C6)
-     * rather than failing the batch for ever.
-     */
-    private byte[] render(BuiltEvent e, Delivery d) throws IOException {
-        byte[] body = renderer.render(e, d);
-        if (body.length > publisher.maxPayload()) {
-            body = renderer.render(builder.cutToSmallValues(e), d);
-            metrics.eventsTooLarge.increment();
-        } else if (e.payloadTooLarge()) {
-            metrics.eventsTooLarge.increment();
-        }
-        return body;
     }
 
     /** Interrupts the shards and waits for each at most the flush timeout. Idempotent. */

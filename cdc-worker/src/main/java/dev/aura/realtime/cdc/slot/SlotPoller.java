@@ -17,6 +17,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.stream.Collectors;
 
 /**
  * The poll source, {@code CDC_SOURCE=poll} (docs/design.md C4): the SQL interface.
@@ -63,10 +64,11 @@ public final class SlotPoller extends SlotReader {
     static final int PART_BYTES = 32_768;
     /** Bytes the driver holds at most for one result row: a part's hex text, plus the row's other columns. */
     private static final int RESULT_ROW_BYTES = 2 * PART_BYTES + 1024;
-    /** The same wal2json options as the stream source ({@code SlotStreamer.start}). */
-    private static final String OPTIONS =
-            "'format-version', '2', 'include-transaction', '1', 'include-timestamp', '1', "
-                    + "'include-type-oids', '1', 'include-types', '0', 'include-pk', '1', 'include-lsn', '1', 'add-tables', ?";
+    /** {@link #WAL2JSON_OPTIONS} as the peek's arguments, then {@code add-tables} as a parameter. */
+    private static final String OPTIONS = WAL2JSON_OPTIONS.entrySet().stream()
+                    .map(o -> "'" + o.getKey() + "', '" + o.getValue() + "', ")
+                    .collect(Collectors.joining())
+            + "'add-tables', ?";
     /**
      * A row too large to hold two records of the limit ({@code ? = } its byte bound), as JSON with
      * every value of more than 64 bytes replaced by {@code "cut": true} (json, not jsonb: jsonb
@@ -155,7 +157,7 @@ public final class SlotPoller extends SlotReader {
             metrics.polls.increment();
             metrics.batchRows.record(rows);
             sample.stop(metrics.pollDuration);
-            state.pollSucceeded();
+            state.readSucceeded();
             long maxBatch = (long) settings.batchSize() * MAX_BATCH_GROWTH;
             batch = full
                     ? (int) Math.min(Math.min((long) batch * 4, maxBatch), Integer.MAX_VALUE)

@@ -21,6 +21,9 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Properties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,6 +43,25 @@ import org.slf4j.LoggerFactory;
  * are read again (at least once).
  */
 public abstract class SlotReader implements LeaderWork {
+    /**
+     * wal2json's options, the same for both sources so both decode identical rows (format v2 with
+     * begin/commit rows, commit timestamps, type OIDs, primary keys and LSNs); each source adds
+     * {@code add-tables} ({@link dev.aura.realtime.cdc.platform.EnabledTables#addTablesOption}).
+     */
+    static final Map<String, String> WAL2JSON_OPTIONS = wal2jsonOptions();
+
+    private static Map<String, String> wal2jsonOptions() {
+        Map<String, String> o = new LinkedHashMap<>();
+        o.put("format-version", "2");
+        o.put("include-transaction", "1");
+        o.put("include-timestamp", "1");
+        o.put("include-type-oids", "1");
+        o.put("include-types", "0");
+        o.put("include-pk", "1");
+        o.put("include-lsn", "1");
+        return Collections.unmodifiableMap(o);
+    }
+
     private static final Logger log = LoggerFactory.getLogger(SlotReader.class);
     static final long INSPECT_EVERY_MS = 2000;
 
@@ -114,7 +136,7 @@ public abstract class SlotReader implements LeaderWork {
                 Thread.currentThread().interrupt();
                 break;
             } catch (RuntimeException e) {
-                log.error("[PollLoopFailed] unexpected failure reading the slot; retrying", e);
+                log.error("[SlotReadFailed] unexpected failure reading the slot; retrying", e);
                 report(CdcReason.ERROR, e.toString(), true);
             }
             // Reset the backoff only after a poll succeeded: a failure that recurs right after the

@@ -116,7 +116,7 @@ public final class SlotStreamer extends SlotReader {
         }
         metrics.polls.increment();
         metrics.batchRows.record(0);
-        state.pollSucceeded();
+        state.readSucceeded();
         Thread.sleep(settings.idleBackoff().toMillis());
         return confirmed;
     }
@@ -151,15 +151,8 @@ public final class SlotStreamer extends SlotReader {
                 .withStartPosition(
                         from == null ? LogSequenceNumber.INVALID_LSN : LogSequenceNumber.valueOf(from.value()))
                 .withStatusInterval((int) settings.statusInterval().toMillis(), TimeUnit.MILLISECONDS);
-        // the poll source's options (SlotPoller.OPTIONS), so both decode identical rows
-        builder.withSlotOption("format-version", "2")
-                .withSlotOption("include-transaction", "1")
-                .withSlotOption("include-timestamp", "1")
-                .withSlotOption("include-type-oids", "1")
-                .withSlotOption("include-types", "0")
-                .withSlotOption("include-pk", "1")
-                .withSlotOption("include-lsn", "1")
-                .withSlotOption("add-tables", enabled.addTablesOption());
+        WAL2JSON_OPTIONS.forEach(builder::withSlotOption);
+        builder.withSlotOption("add-tables", enabled.addTablesOption());
         return builder.start();
     }
 
@@ -252,7 +245,7 @@ public final class SlotStreamer extends SlotReader {
                 }
                 metrics.polls.increment();
                 metrics.batchRows.record(0);
-                state.pollSucceeded();
+                state.readSucceeded();
                 lastTick = now;
             }
             if (now - lastInspect >= INSPECT_EVERY_MS) {
@@ -298,7 +291,7 @@ public final class SlotStreamer extends SlotReader {
         metrics.polls.increment();
         metrics.batchRows.record(p.rows());
         metrics.pollDuration.record(System.nanoTime() - p.startedNanos(), TimeUnit.NANOSECONDS);
-        state.pollSucceeded();
+        state.readSucceeded();
         return p.commitEnd();
     }
 }

@@ -2,6 +2,7 @@ package dev.aura.realtime.cdc.decode;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.aura.realtime.cdc.EventFixture;
 import dev.aura.realtime.cdc.event.RawValue;
 import dev.aura.realtime.cdc.event.RowChange;
 import dev.aura.realtime.common.lsn.Lsn;
@@ -14,7 +15,8 @@ class Wal2JsonDecoderTest {
     private final Wal2JsonDecoder decoder = new Wal2JsonDecoder();
 
     private RowChange change(String row) throws Exception {
-        decoder.decode(
+        EventFixture.decode(
+                decoder,
                 AT,
                 "{\"action\":\"B\",\"lsn\":\"0/16B3700\",\"nextlsn\":\"0/16B3800\",\"timestamp\":\"2026-01-02 03:04:05.5+00\"}");
         // the row sits in the middle of a larger array: slices are absolute positions

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.aura.realtime.cdc.EventFixture;
 import dev.aura.realtime.cdc.event.BuiltEvent;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import java.util.List;
@@ -88,13 +89,11 @@ class MatcherTest {
     }
 
     private static BuiltEvent change(String type, ObjectNode record, ObjectNode oldRecord) {
-        return new BuiltEvent(
-                "0/1:0",
+        return EventFixture.event(
                 "p",
                 "project_p",
                 "messages",
                 type,
-                JSON.objectNode(),
                 record,
                 oldRecord,
                 Map.of("id", "int8", "body", "text"),

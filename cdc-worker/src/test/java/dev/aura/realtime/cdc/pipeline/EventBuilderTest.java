@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import dev.aura.realtime.cdc.EventFixture;
 import dev.aura.realtime.cdc.event.BuiltEvent;
 import dev.aura.realtime.cdc.event.DecodedColumn;
 import dev.aura.realtime.cdc.event.RowChange;
@@ -112,11 +113,11 @@ class EventBuilderTest {
     }
 
     private static DecodedColumn col(String name, long oid, JsonNode value) {
-        return new DecodedColumn(name, oid, value);
+        return EventFixture.column(name, oid, value);
     }
 
     private static RowChange change(char action, List<DecodedColumn> columns, List<DecodedColumn> identity) {
-        return new RowChange(
+        return EventFixture.change(
                 action,
                 "project_p1",
                 "messages",

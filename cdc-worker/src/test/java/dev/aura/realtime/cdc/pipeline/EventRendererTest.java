@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import dev.aura.realtime.cdc.EventFixture;
 import dev.aura.realtime.cdc.event.BuiltEvent;
 import dev.aura.realtime.cdc.event.DecodedColumn;
 import dev.aura.realtime.cdc.event.Delivery;
-import dev.aura.realtime.cdc.event.RowChange;
 import dev.aura.realtime.cdc.event.View;
 import dev.aura.realtime.common.lsn.Lsn;
 import java.util.List;
@@ -90,7 +90,7 @@ class EventRendererTest {
     private BuiltEvent update() {
         try {
             return builder.build(
-                    new RowChange(
+                    EventFixture.change(
                             'U',
                             "project_p1",
                             "people",
@@ -113,6 +113,6 @@ class EventRendererTest {
     }
 
     private static DecodedColumn col(String name, long oid, JsonNode value) {
-        return new DecodedColumn(name, oid, value);
+        return EventFixture.column(name, oid, value);
     }
 }

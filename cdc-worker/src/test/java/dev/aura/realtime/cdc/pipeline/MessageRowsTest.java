@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import dev.aura.realtime.cdc.EventFixture;
 import dev.aura.realtime.cdc.event.DecodedColumn;
 import dev.aura.realtime.cdc.event.RawValue;
 import dev.aura.realtime.cdc.event.RowChange;
@@ -28,17 +29,17 @@ class MessageRowsTest {
     private static RowChange row(char action, String schema, String topic, String extension, String payload) {
         List<DecodedColumn> columns = new ArrayList<>();
         if (topic != null) {
-            columns.add(new DecodedColumn("topic", 25, JSON.textNode(topic)));
+            columns.add(EventFixture.column("topic", 25, JSON.textNode(topic)));
         }
         if (extension != null) {
-            columns.add(new DecodedColumn("extension", 25, JSON.textNode(extension)));
+            columns.add(EventFixture.column("extension", 25, JSON.textNode(extension)));
         }
-        columns.add(new DecodedColumn("payload", 3802, payload == null ? JSON.nullNode() : JSON.textNode(payload)));
-        columns.add(new DecodedColumn("event", 25, JSON.textNode("INSERT")));
-        columns.add(new DecodedColumn("private", 16, JSON.booleanNode(true)));
-        columns.add(new DecodedColumn("id", 2950, JSON.textNode(ID)));
-        columns.add(new DecodedColumn("seq", 20, JSON.numberNode(7)));
-        return new RowChange(
+        columns.add(EventFixture.column("payload", 3802, payload == null ? JSON.nullNode() : JSON.textNode(payload)));
+        columns.add(EventFixture.column("event", 25, JSON.textNode("INSERT")));
+        columns.add(EventFixture.column("private", 16, JSON.booleanNode(true)));
+        columns.add(EventFixture.column("id", 2950, JSON.textNode(ID)));
+        columns.add(EventFixture.column("seq", 20, JSON.numberNode(7)));
+        return EventFixture.change(
                 action,
                 schema,
                 "messages",
@@ -110,7 +111,7 @@ class MessageRowsTest {
         RowChange cut = row('I', RT, "t", "broadcast", "{}");
         List<DecodedColumn> columns = new ArrayList<>(cut.columns());
         columns.replaceAll(c -> c.name().equals("payload") ? new DecodedColumn("payload", 3802, RawValue.CUT) : c);
-        RowChange cutRow = new RowChange(
+        RowChange cutRow = EventFixture.change(
                 'I', RT, "messages", columns, List.of(), List.of("id"), cut.commitLsn(), 3, cut.commitTimestamp());
         String stub = "{\"error\":\"Error 413: Payload Too Large\",\"id\":\"" + ID + "\"}";
         assertThat(body(rows.render(cutRow, PROJECT)).path("payload").toString())

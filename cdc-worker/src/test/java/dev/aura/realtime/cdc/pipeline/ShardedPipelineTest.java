@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
-import dev.aura.realtime.cdc.event.DecodedColumn;
+import dev.aura.realtime.cdc.EventFixture;
 import dev.aura.realtime.cdc.event.Delivery;
 import dev.aura.realtime.cdc.event.RowChange;
 import dev.aura.realtime.cdc.event.View;
@@ -352,8 +352,8 @@ class ShardedPipelineTest {
                 "project_" + project,
                 "t",
                 List.of(
-                        new DecodedColumn("id", INT4, JSON.numberNode(id)),
-                        new DecodedColumn("body", 25, JSON.textNode("x".repeat((int) bytes)))),
+                        EventFixture.column("id", INT4, JSON.numberNode(id)),
+                        EventFixture.column("body", 25, JSON.textNode("x".repeat((int) bytes)))),
                 List.of(),
                 List.of("id"),
                 Lsn.parse("0/" + Integer.toHexString(0x1000 + id).toUpperCase()),
@@ -379,11 +379,11 @@ class ShardedPipelineTest {
     }
 
     private static RowChange change(String project, int id) {
-        return new RowChange(
+        return EventFixture.change(
                 'I',
                 "project_" + project,
                 "t",
-                List.of(new DecodedColumn("id", INT4, JSON.numberNode(id))),
+                List.of(EventFixture.column("id", INT4, JSON.numberNode(id))),
                 List.of(),
                 List.of("id"),
                 Lsn.parse("0/" + Integer.toHexString(0x1000 + id).toUpperCase()),
@@ -393,17 +393,17 @@ class ShardedPipelineTest {
 
     /** An INSERT into the project's messages table: a broadcast on topic {@code room}. */
     private static RowChange message(String project, int n, String event) {
-        return new RowChange(
+        return EventFixture.change(
                 'I',
                 "project_" + project + "_realtime",
                 "messages",
                 List.of(
-                        new DecodedColumn("topic", 25, JSON.textNode("room")),
-                        new DecodedColumn("extension", 25, JSON.textNode("broadcast")),
-                        new DecodedColumn("event", 25, JSON.textNode(event)),
-                        new DecodedColumn("payload", 3802, JSON.textNode("{\"n\": " + n + "}")),
-                        new DecodedColumn("private", 16, JSON.booleanNode(true)),
-                        new DecodedColumn("id", 2950, JSON.textNode("id-" + n))),
+                        EventFixture.column("topic", 25, JSON.textNode("room")),
+                        EventFixture.column("extension", 25, JSON.textNode("broadcast")),
+                        EventFixture.column("event", 25, JSON.textNode(event)),
+                        EventFixture.column("payload", 3802, JSON.textNode("{\"n\": " + n + "}")),
+                        EventFixture.column("private", 16, JSON.booleanNode(true)),
+                        EventFixture.column("id", 2950, JSON.textNode("id-" + n))),
                 List.of(),
                 List.of("id"),
                 Lsn.parse("0/" + Integer.toHexString(0x1000 + n).toUpperCase()),

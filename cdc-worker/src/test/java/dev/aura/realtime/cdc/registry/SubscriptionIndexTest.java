@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.aura.realtime.cdc.EventFixture;
 import dev.aura.realtime.cdc.event.BuiltEvent;
 import dev.aura.realtime.cdc.match.Matcher;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
@@ -185,9 +186,9 @@ class SubscriptionIndexTest {
                     .put("n", v)
                     .put("b", v)
                     .put("s", v);
-            BuiltEvent event = new BuiltEvent("1/0:0", "p1", "s", "notes", "INSERT", null, row, null, types, List.of());
+            BuiltEvent event = EventFixture.event("p1", "s", "notes", "INSERT", row, null, types, List.of());
             List<SubscriptionEntry> matched = matcher.match(event, all);
-            assertThat(index.candidates("p1", "notes", () -> row, types, NOW))
+            assertThat(index.candidates("p1", "notes", event::record, types, NOW))
                     .as("row value %s", v)
                     .containsAll(matched);
         }

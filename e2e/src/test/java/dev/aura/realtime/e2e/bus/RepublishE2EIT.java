@@ -43,7 +43,7 @@ class RepublishE2EIT {
                 Connection observer = nats.connect()) {
             String secondSlot =
                     "aura_e2e_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
-            int secondPort = Ports.free();
+            int secondPort = Ports.forService();
             try (ServiceProcess second = ServiceProcess.startJar(
                     "cdc-worker-2",
                     Jars.cdcWorker(),

@@ -47,7 +47,7 @@ final class CdcJar implements AutoCloseable, AfterEachCallback {
     final String slot =
             "aura_e_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     /** The worker's HTTP port; a new one when the previous was taken before the worker bound it. */
-    int httpPort = Ports.free();
+    int httpPort = Ports.forService();
     /** Event ids and record ids in arrival order (guarded by {@code this}). */
     final List<String> eventIds = new ArrayList<>();
 
@@ -115,7 +115,7 @@ final class CdcJar implements AutoCloseable, AfterEachCallback {
                 if (attempt >= 3 || !process.logTail(40).contains("Address already in use")) {
                     throw e;
                 }
-                httpPort = Ports.free();
+                httpPort = Ports.forService();
                 http = new ServiceHttp(httpPort);
             }
         }

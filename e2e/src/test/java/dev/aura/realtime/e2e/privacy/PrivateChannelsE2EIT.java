@@ -340,8 +340,12 @@ class PrivateChannelsE2EIT {
             }
             long t0 = System.nanoTime();
             member.channel("org-acme:calm", Map.of("private", true));
+            // The outcome: A's member is subscribed (subscribeAndAwait fails unless SUBSCRIBED
+            // arrives within T) while B's six denied joins are in flight, and B's joins are denied
+            // (below). An "elapsed < T" after a call that already waits at most T checked nothing,
+            // so it went; the time is printed.
             member.subscribeAndAwait("org-acme:calm", T);
-            assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(T);
+            System.out.printf("private join beside a hostile project: %d ms%n", (System.nanoTime() - t0) / 1_000_000);
             JsonNode denied = hostile.awaitEvent(
                     e -> "status".equals(e.path("type").asText())
                             && "room-0".equals(e.path("channel").asText()),

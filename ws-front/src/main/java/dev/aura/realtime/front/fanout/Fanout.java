@@ -13,7 +13,6 @@ import dev.aura.realtime.front.protocol.FanoutFrames;
 import dev.aura.realtime.front.protocol.Framing;
 import dev.aura.realtime.front.protocol.OutFrame;
 import dev.aura.realtime.front.protocol.Reasons;
-import dev.aura.realtime.front.protocol.SystemMessages;
 import dev.aura.realtime.front.protocol.Topics;
 import dev.aura.realtime.front.protocol.UserBroadcast;
 import dev.aura.realtime.front.relay.RelayListener;
@@ -35,7 +34,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Delivers broadcasts, postgres changes and CDC status to local channels, and replays broadcast
+ * Delivers broadcasts and postgres changes to local channels (CDC status goes to {@link CdcHealth}), and replays broadcast
  * history to one channel. Each outgoing frame is built once per (channel, framing) — for changes
  * once per (channel, ids, framing) around a {@code data} object serialised once per event — as the
  * complete bytes of a server frame, and shared by reference between sockets.
@@ -45,12 +44,6 @@ import org.slf4j.LoggerFactory;
  * {@link DeliveryBatch} for changes),
  * which writes, flushes once per socket per turn and bounds the wait (docs/design.md D8), so a
  * slow recipient never blocks others and an overloaded loop sheds instead of queueing without end.
- *
- * <p><b>The replica's own NATS link.</b> While it is down, changes are published to nobody here,
- * so it counts as an inactive CDC ({@link #relayLinkLost}): postgres_changes subscribers get the
- * same {@code system} error, and {@code ok} only once the link is back, the registry re-put, and
- * a status from an active cdc-worker arrived over the new link ({@link #relayLinkRestored}),
- * which proves that changes reach this replica again.
  */
 public final class Fanout implements RelayListener {
     private static final Logger log = LoggerFactory.getLogger(Fanout.class);
@@ -65,14 +58,7 @@ public final class Fanout implements RelayListener {
     private final QueueLimits queueLimits;
     private final LongSupplier nanoTime;
     private final Map<EventLoop, LoopOutbox> outboxes = new ConcurrentHashMap<>();
-    private volatile Boolean cdcActive;
-    private volatile String cdcReason;
-    /** When the last status message arrived (this replica's clock), 0 before the first. */
-    private volatile long lastCdcStatusAtMs;
-
-    private volatile String lastGapTo;
-    /** The NATS link is down (or back, but not yet re-registered): statuses are stale, CDC counts as inactive. */
-    private volatile boolean linkDown;
+    private final CdcHealth cdc;
 
     public Fanout(
             LocalTopics topics,
@@ -82,7 +68,8 @@ public final class Fanout implements RelayListener {
             Clock clock,
             HistoryStore history,
             QueueLimits queueLimits,
-            LongSupplier nanoTime) {
+            LongSupplier nanoTime,
+            CdcHealth cdc) {
         this.topics = topics;
         this.frames = frames;
         this.alloc = alloc;
@@ -91,6 +78,7 @@ public final class Fanout implements RelayListener {
         this.history = history;
         this.queueLimits = queueLimits;
         this.nanoTime = nanoTime;
+        this.cdc = cdc;
     }
 
     /** The write path of an event loop (one per loop, created on first use). Any thread. */
@@ -262,92 +250,9 @@ public final class Fanout implements RelayListener {
         return sb.append(']').toString();
     }
 
+    /** Status messages are {@link CdcHealth}'s: this replica's delivery does not depend on them. */
     @Override
     public void onCdcStatus(CdcStatus status) {
-        if (linkDown) {
-            return; // read before the link dropped, or before re-registration: it says nothing about now
-        }
-        lastCdcStatusAtMs = clock.millis();
-        applyCdcStatus(status.active(), status.reason(), status.gapTo());
-    }
-
-    /**
-     * This replica's NATS link dropped: tells postgres_changes subscribers as an inactive CDC
-     * would (unless they already were told). Called on jnats' connection-listener thread.
-     */
-    public void relayLinkLost() {
-        linkDown = true;
-        metrics.relayLinkLost();
-        LogCode.RelayLinkLost.warn(
-                log,
-                "NATS link lost; telling {} postgres_changes channels",
-                topics.withPostgresBindings().size());
-        applyCdcStatus(false, Reasons.RELAY_LINK_LOST, null);
-    }
-
-    /**
-     * The link is back and this replica's registry entries are re-put: the next status of an
-     * active cdc-worker sends {@code ok} (at once when no cdc-worker was ever heard from, so
-     * there is no status to wait for).
-     */
-    public void relayLinkRestored() {
-        linkDown = false;
-        if (lastCdcStatusAtMs == 0) {
-            applyCdcStatus(true, null, null);
-        }
-    }
-
-    /**
-     * Declares CDC inactive when a cdc-worker was heard from once but has been silent for longer
-     * than {@code timeoutMs} (the leader publishes a status every {@link CdcStatus#HEARTBEAT}; a
-     * killed worker publishes no inactive status of its own). Called periodically by
-     * {@link CdcWatchdog}.
-     */
-    public void checkCdcSilence(long timeoutMs) {
-        if (linkDown) {
-            return; // already reported as the link's loss
-        }
-        long last = lastCdcStatusAtMs;
-        long silentMs = clock.millis() - last;
-        if (last == 0 || silentMs <= timeoutMs || Boolean.FALSE.equals(cdcActive)) {
-            return;
-        }
-        applyCdcStatus(false, Reasons.cdcSilent(silentMs / 1000), null);
-    }
-
-    private synchronized void applyCdcStatus(boolean active, String reason, String gapTo) {
-        Boolean previous = cdcActive;
-        cdcReason = reason;
-        cdcActive = active;
-        boolean flippedDown = !active && !Boolean.FALSE.equals(previous);
-        boolean recovered = active && Boolean.FALSE.equals(previous);
-        // a lost slot is a gap clients must hear about even when CDC was already inactive (e.g.
-        // "starting" after the worker restarted): an inactive status with a new gap is pushed too
-        boolean newGap = !active && gapTo != null && !gapTo.equals(lastGapTo);
-        if (gapTo != null) {
-            lastGapTo = gapTo;
-        }
-        if (!flippedDown && !recovered && !newGap) {
-            return;
-        }
-        log.info("CDC status changed to {} ({})", active ? "active" : "inactive", reason);
-        for (Subscriber s : topics.withPostgresBindings()) {
-            s.push(
-                    "system",
-                    recovered
-                            ? SystemMessages.ok(SystemMessages.EXT_POSTGRES, Reasons.SUBSCRIBED, s.channelName())
-                            : SystemMessages.error(SystemMessages.EXT_POSTGRES, inactiveMessage(), s.channelName()));
-        }
-    }
-
-    /** True only when the last status said the cdc-worker is not active (unknown counts as active). */
-    public boolean cdcKnownInactive() {
-        return Boolean.FALSE.equals(cdcActive);
-    }
-
-    /** The message sent to postgres_changes subscribers while CDC is inactive. */
-    public String inactiveMessage() {
-        String reason = cdcReason;
-        return reason == null || reason.isBlank() ? "CDC unavailable" : reason;
+        cdc.onStatus(status);
     }
 }

@@ -77,6 +77,8 @@ public enum LogCode {
     RelayLinkLost,
     /** An SSE event could not be written; the stream's write fails and the connection closes. */
     SseEncodeFailed,
+    /** A component raised while being closed; the others are still closed. */
+    StopFailed,
     /**
      * This replica's per-project usage report could not be published, or another's could not be
      * decoded; per-project limits count without it until the next one.

@@ -2,6 +2,7 @@ package dev.aura.realtime.front.session;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.auth.JwtVerifier;
+import dev.aura.realtime.front.fanout.CdcHealth;
 import dev.aura.realtime.front.fanout.Fanout;
 import dev.aura.realtime.front.fanout.LocalTopics;
 import dev.aura.realtime.front.metrics.FrontMetrics;
@@ -21,7 +22,8 @@ import java.time.Clock;
  * @param registry the subscription registry (JetStream KV)
  * @param publisher publishes broadcasts to the other replicas
  * @param topics local channel index
- * @param fanout local delivery of broadcasts, changes and CDC status
+ * @param fanout local delivery of broadcasts and changes
+ * @param cdc whether changes reach this replica (CDC status, silence, the NATS link)
  * @param presence the presence seam
  * @param sessions open connections
  * @param limits per-connection limits
@@ -40,6 +42,7 @@ public record ChannelServices(
         BroadcastPublisher publisher,
         LocalTopics topics,
         Fanout fanout,
+        CdcHealth cdc,
         PresenceExtension presence,
         Sessions sessions,
         Limits limits,

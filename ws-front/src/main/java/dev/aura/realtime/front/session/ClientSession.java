@@ -60,7 +60,7 @@ public final class ClientSession implements Recipient, LoopOutbox.Flushable {
     private Consumer<String> disconnector = message -> {};
 
     final Map<String, Membership> memberships = new HashMap<>();
-    final Map<String, Object> pendingJoins = new HashMap<>();
+    final Map<String, PendingJoin> pendingJoins = new HashMap<>();
     final RateWindow joins;
     final RateWindow events;
     final RateWindow presenceEvents;

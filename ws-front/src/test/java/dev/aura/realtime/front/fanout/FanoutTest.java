@@ -42,6 +42,7 @@ class FanoutTest {
     private final FrontMetrics metrics = new FrontMetrics(new SimpleMeterRegistry());
     private final LocalTopics topics = new LocalTopics();
     private final HistoryStore history = new HistoryStore(3, 100, 1 << 20, 600_000, 100, 1 << 20);
+    private final CdcHealth cdc = new CdcHealth(topics, metrics, clock);
     private final Fanout fanout = new Fanout(
             topics,
             new FanoutFrames(json, new BinaryFrames(json)),
@@ -50,7 +51,8 @@ class FanoutTest {
             clock,
             history,
             new QueueLimits(Duration.ofSeconds(5), 1 << 20),
-            () -> clock.millis() * 1_000_000L);
+            () -> clock.millis() * 1_000_000L,
+            cdc);
     private final EmbeddedChannel loop = new EmbeddedChannel();
     private final List<ByteBuf> written = new ArrayList<>();
 
@@ -343,7 +345,7 @@ class FanoutTest {
         assertThat(plain.pushes)
                 .as("channels without postgres_changes hear nothing")
                 .isEmpty();
-        assertThat(fanout.cdcKnownInactive()).isFalse();
+        assertThat(cdc.knownInactive()).isFalse();
     }
 
     @Test
@@ -352,31 +354,31 @@ class FanoutTest {
         Sub plain = new Sub(new Conn(Framing.V1), "room");
         fanout.onCdcStatus(new CdcStatus("w", true, null, null, null, 0));
 
-        fanout.relayLinkLost();
+        cdc.relayLinkLost();
         assertThat(db.pushes).singleElement().asString().contains("\"status\":\"error\"", "RealtimeLinkLost");
-        assertThat(fanout.cdcKnownInactive()).as("a join meanwhile is told too").isTrue();
+        assertThat(cdc.knownInactive()).as("a join meanwhile is told too").isTrue();
         fanout.onCdcStatus(new CdcStatus("w", true, null, null, null, 0));
         clock.advance(Duration.ofSeconds(60));
-        fanout.checkCdcSilence(15_000);
+        cdc.checkSilence(15_000);
         assertThat(db.pushes)
                 .as("a status read before the drop, and silence while down, say nothing new")
                 .hasSize(1);
 
-        fanout.relayLinkRestored();
+        cdc.relayLinkRestored();
         assertThat(db.pushes)
                 .as("no ok before a cdc-worker was heard over the new link")
                 .hasSize(1);
         fanout.onCdcStatus(new CdcStatus("w", true, null, null, null, 0));
         assertThat(db.pushes).last().asString().contains("\"status\":\"ok\"", "Subscribed to PostgreSQL");
         assertThat(plain.pushes).isEmpty();
-        assertThat(fanout.cdcKnownInactive()).isFalse();
+        assertThat(cdc.knownInactive()).isFalse();
     }
 
     @Test
     void whenNoCdcWorkerWasEverHeardTheRestoredLinkIsOkAtOnce() {
         Sub db = new Sub(new Conn(Framing.V1), "db", binding(1, "s1"));
-        fanout.relayLinkLost();
-        fanout.relayLinkRestored();
+        cdc.relayLinkLost();
+        cdc.relayLinkRestored();
         assertThat(db.pushes).hasSize(2);
         assertThat(db.pushes.get(1)).contains("Subscribed to PostgreSQL");
     }
@@ -384,21 +386,21 @@ class FanoutTest {
     @Test
     void aSilentCdcWorkerIsReportedInactiveAfterTheTimeout() {
         Sub db = new Sub(new Conn(Framing.V1), "db", binding(1, "s1"));
-        fanout.checkCdcSilence(15_000);
+        cdc.checkSilence(15_000);
         assertThat(db.pushes).as("never heard of a worker: nothing to miss").isEmpty();
 
         fanout.onCdcStatus(new CdcStatus("w", true, null, null, null, 0));
         clock.advance(Duration.ofSeconds(15));
-        fanout.checkCdcSilence(15_000);
+        cdc.checkSilence(15_000);
         assertThat(db.pushes).isEmpty();
         clock.advance(Duration.ofSeconds(1));
-        fanout.checkCdcSilence(15_000);
-        fanout.checkCdcSilence(15_000);
+        cdc.checkSilence(15_000);
+        cdc.checkSilence(15_000);
 
         assertThat(db.pushes).hasSize(1);
         assertThat(db.pushes.get(0)).contains("CdcWorkerSilent: no status from the cdc-worker for 16 seconds");
-        assertThat(fanout.cdcKnownInactive()).isTrue();
-        assertThat(fanout.inactiveMessage()).startsWith("CdcWorkerSilent");
+        assertThat(cdc.knownInactive()).isTrue();
+        assertThat(cdc.inactiveMessage()).startsWith("CdcWorkerSilent");
     }
 
     @Test

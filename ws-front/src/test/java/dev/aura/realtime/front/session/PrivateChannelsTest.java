@@ -397,6 +397,7 @@ class PrivateChannelsTest {
                 s.publisher(),
                 s.topics(),
                 s.fanout(),
+                s.cdc(),
                 recording,
                 s.sessions(),
                 s.limits(),

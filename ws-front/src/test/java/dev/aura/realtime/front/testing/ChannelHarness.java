@@ -6,6 +6,7 @@ import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.common.wire.ChannelAccess;
 import dev.aura.realtime.common.wire.WireJson;
+import dev.aura.realtime.front.fanout.CdcHealth;
 import dev.aura.realtime.front.fanout.Fanout;
 import dev.aura.realtime.front.fanout.LocalTopics;
 import dev.aura.realtime.front.fanout.QueueLimits;
@@ -62,6 +63,7 @@ public final class ChannelHarness {
     /** The clock of the event loops' delivery queues (nanoseconds), moved by hand with {@link #clock}. */
     public final LongSupplier nanoTime = () -> clock.millis() * 1_000_000L;
 
+    public final CdcHealth cdc = new CdcHealth(topics, metrics, clock);
     public final Fanout fanout = new Fanout(
             topics,
             new FanoutFrames(json, binary),
@@ -70,7 +72,8 @@ public final class ChannelHarness {
             clock,
             history,
             new QueueLimits(Duration.ofSeconds(5), 1 << 20),
-            nanoTime);
+            nanoTime,
+            cdc);
     public final Sessions sessions = new Sessions();
     public final JwtVerifier verifier = new JwtVerifier(FrontFixture.SECRET, clock);
     /** Tokens whose iat and exp count from {@link #clock}. */
@@ -119,6 +122,7 @@ public final class ChannelHarness {
             publisher,
             topics,
             fanout,
+            cdc,
             new PresenceExtension.Unavailable(),
             sessions,
             new Limits(100, 100, 10, 1 << 20, 5, 128),
