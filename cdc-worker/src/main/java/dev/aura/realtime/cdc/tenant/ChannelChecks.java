@@ -77,16 +77,19 @@ public final class ChannelChecks {
             String topic)
             throws Unavailable, Busy {
         try {
-            return onTopic(claims, projectSchema, topic, Mode.WRITE_ROLLBACK, c -> {
-                List<String[]> rows = TenantSessions.viaRunner(
-                        c,
-                        project.runner(clientRole),
-                        "SELECT ARRAY[r.read_broadcast::text, r.read_presence::text]"
-                                + " FROM aura_rls.channel_read($1[1], $1[2]) r",
-                        new Object[] {realtimeSchema, topic});
-                String[] row = rows.get(0);
-                return new ReadVerdict("true".equals(row[0]), "true".equals(row[1]), null);
-            });
+            String[] row = viaRunner(
+                            project,
+                            clientRole,
+                            claims,
+                            projectSchema,
+                            topic,
+                            Mode.WRITE_ROLLBACK,
+                            "SELECT ARRAY[r.read_broadcast::text, r.read_presence::text]"
+                                    + " FROM aura_rls.channel_read($1[1], $1[2]) r",
+                            realtimeSchema,
+                            topic)
+                    .get(0);
+            return new ReadVerdict("true".equals(row[0]), "true".equals(row[1]), null);
         } catch (TenantSessions.TenantFailure f) {
             return new ReadVerdict(false, false, f.failure);
         }
@@ -106,17 +109,19 @@ public final class ChannelChecks {
             String extension)
             throws Unavailable, Busy {
         try {
-            return onTopic(claims, projectSchema, topic, Mode.WRITE_ROLLBACK, c -> {
-                // no RETURNING: the insert policy alone decides, not the SELECT policies
-                TenantSessions.viaRunner(
-                        c,
-                        project.runner(clientRole),
-                        "WITH w AS (INSERT INTO " + ident(realtimeSchema)
-                                + ".messages(topic, extension, private, event)"
-                                + " VALUES ($1[1], $1[2], true, 'aura_write_check')) SELECT ARRAY['ok']",
-                        new Object[] {topic, extension});
-                return new WriteVerdict(true, null, null);
-            });
+            // no RETURNING: the insert policy alone decides, not the SELECT policies
+            viaRunner(
+                    project,
+                    clientRole,
+                    claims,
+                    projectSchema,
+                    topic,
+                    Mode.WRITE_ROLLBACK,
+                    "WITH w AS (INSERT INTO " + ident(realtimeSchema) + ".messages(topic, extension, private, event)"
+                            + " VALUES ($1[1], $1[2], true, 'aura_write_check')) SELECT ARRAY['ok']",
+                    topic,
+                    extension);
+            return new WriteVerdict(true, null, null);
         } catch (TenantSessions.TenantFailure f) {
             return new WriteVerdict(false, null, f.failure);
         }
@@ -180,23 +185,27 @@ public final class ChannelChecks {
             int limit)
             throws Unavailable, Busy {
         try {
-            return onTopic(claims, projectSchema, topic, Mode.READ_ONLY, c -> {
-                List<StoredMessage> out = new ArrayList<>();
-                for (String[] row : TenantSessions.viaRunner(
-                        c,
-                        project.runner(clientRole),
-                        "SELECT ARRAY[id::text, coalesce(event, ''), coalesce(payload, '{}'::jsonb)::text,"
-                                + " floor(extract(epoch FROM inserted_at) * 1000)::bigint::text] FROM "
-                                + ident(realtimeSchema) + ".messages"
-                                + " WHERE topic = $1[1] AND extension = 'broadcast' AND private"
-                                + " AND inserted_at >= to_timestamp($1[2]::double precision / 1000)"
-                                + " ORDER BY seq DESC LIMIT $1[3]::integer",
-                        new Object[] {topic, Long.toString(sinceMs), Integer.toString(limit)})) {
-                    out.add(new StoredMessage(row[0], row[1], row[2], Long.parseLong(row[3])));
-                }
-                Collections.reverse(out);
-                return out;
-            });
+            List<StoredMessage> out = new ArrayList<>();
+            for (String[] row : viaRunner(
+                    project,
+                    clientRole,
+                    claims,
+                    projectSchema,
+                    topic,
+                    Mode.READ_ONLY,
+                    "SELECT ARRAY[id::text, coalesce(event, ''), coalesce(payload, '{}'::jsonb)::text,"
+                            + " floor(extract(epoch FROM inserted_at) * 1000)::bigint::text] FROM "
+                            + ident(realtimeSchema) + ".messages"
+                            + " WHERE topic = $1[1] AND extension = 'broadcast' AND private"
+                            + " AND inserted_at >= to_timestamp($1[2]::double precision / 1000)"
+                            + " ORDER BY seq DESC LIMIT $1[3]::integer",
+                    topic,
+                    Long.toString(sinceMs),
+                    Integer.toString(limit))) {
+                out.add(new StoredMessage(row[0], row[1], row[2], Long.parseLong(row[3])));
+            }
+            Collections.reverse(out);
+            return out;
         } catch (TenantSessions.TenantFailure f) {
             return null;
         }
@@ -246,6 +255,28 @@ public final class ChannelChecks {
     @FunctionalInterface
     private interface Work<T> {
         T run() throws Unavailable, TenantSessions.TenantFailure;
+    }
+
+    /**
+     * One call of the project's runner for {@code clientRole}: {@code query} with {@code args} as
+     * its {@code $1}, in a session of the shared login set up by {@link #onTopic}.
+     */
+    private List<String[]> viaRunner(
+            ProjectIdentity project,
+            String clientRole,
+            String claims,
+            String projectSchema,
+            String topic,
+            Mode mode,
+            String query,
+            String... args)
+            throws Unavailable, Busy, TenantSessions.TenantFailure {
+        return onTopic(
+                claims,
+                projectSchema,
+                topic,
+                mode,
+                c -> TenantSessions.viaRunner(c, project.runner(clientRole), query, args));
     }
 
     /**
