@@ -23,9 +23,10 @@ import javax.crypto.spec.SecretKeySpec;
  *       function owned by that role, executable only by the shared tenant login. Inside it Postgres
  *       refuses {@code SET ROLE}, {@code RESET ROLE} and {@code set_config('role')}, and signals,
  *       password changes and reads are checked against the project role;
- *   <li>{@code <base>_login}: a LOGIN NOINHERIT role, member of the two project roles only, for the
- *       statements that commit (persisted broadcasts, the janitor): tenant code that resets its
- *       role there is still inside the project.
+ *   <li>{@code <base>_login}: a LOGIN NOINHERIT role, a member of nothing, allowed to execute the
+ *       project's runners, for the statements that commit (persisted broadcasts, the janitor):
+ *       tenant code that runs there outside a runner (a deferred trigger at {@code COMMIT}) holds
+ *       no privilege and can {@code SET ROLE} to nothing.
  * </ul>
  *
  * @param projectId the project's id, lower case

@@ -61,12 +61,14 @@ final class ProjectIdentities {
                     + (superuser ? " NOSUPERUSER NOREPLICATION NOBYPASSRLS" : ""));
             s.execute("ALTER ROLE " + ident(id.login()) + " RESET ALL");
             // memberships: exactly these, whatever was granted meanwhile
-            reconcile(c, s, anon, List.of(ProjectIdentity.ANON), List.of(id.login()));
-            reconcile(c, s, authenticated, List.of(ProjectIdentity.AUTHENTICATED), List.of(id.login()));
-            reconcile(c, s, id.login(), List.of(anon, authenticated), List.of());
+            // the project login is a member of nothing: it reaches the project's roles only through
+            // the runners, so code running on it outside one (a deferred trigger at COMMIT) can
+            // SET ROLE to nothing, not even, through a project role, to a shared one
+            reconcile(c, s, anon, List.of(ProjectIdentity.ANON), List.of());
+            reconcile(c, s, authenticated, List.of(ProjectIdentity.AUTHENTICATED), List.of());
+            reconcile(c, s, id.login(), List.of(), List.of());
             s.execute("GRANT " + ProjectIdentity.ANON + " TO " + ident(anon));
             s.execute("GRANT " + ProjectIdentity.AUTHENTICATED + " TO " + ident(authenticated));
-            s.execute("GRANT " + ident(anon) + ", " + ident(authenticated) + " TO " + ident(id.login()));
 
             if (!superuser) {
                 s.execute("GRANT " + ident(anon) + ", " + ident(authenticated) + " TO CURRENT_USER");
@@ -77,6 +79,7 @@ final class ProjectIdentities {
                 s.execute("CREATE OR REPLACE FUNCTION " + runner + String.format(RUNNER, ident(projectSchema)));
                 s.execute("ALTER FUNCTION " + runner + "(text, text[]) OWNER TO " + ident(id.role(clientRole)));
                 s.execute("REVOKE ALL ON FUNCTION " + runner + "(text, text[]) FROM PUBLIC");
+                s.execute("GRANT EXECUTE ON FUNCTION " + runner + "(text, text[]) TO " + ident(id.login()));
                 if (tenantLogin != null) {
                     s.execute("GRANT EXECUTE ON FUNCTION " + runner + "(text, text[]) TO " + ident(tenantLogin));
                 }

@@ -6,7 +6,6 @@ import dev.aura.realtime.cdc.tenant.TenantDb.Unavailable;
 import dev.aura.realtime.cdc.tenant.TenantSessions.Mode;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -32,7 +31,8 @@ import java.util.concurrent.TimeUnit;
  * <p>The read check, the write check and replay run on the shared login, each through one call of
  * the project's runner (docs/design.md I); the first two insert and are always rolled back, so they
  * run read-write. Persisted broadcasts and the janitor commit, so they run on the project's own
- * login ({@link ProjectLogins}): deferred triggers fire at {@code COMMIT} outside the runner.
+ * login ({@link ProjectLogins}), again through one runner call: deferred triggers fire at
+ * {@code COMMIT} outside the runner, as that login, which holds no role and no privilege.
  */
 public final class ChannelChecks {
     /** A read check's answer; {@code failure} is non-null when the check could not decide (denied). */
@@ -147,21 +147,18 @@ public final class ChannelChecks {
         try {
             return admitted(
                     projectSchema,
-                    () -> db.projectSession(
-                            project, project.role(clientRole), claims, projectSchema, Mode.WRITE_COMMIT, c -> {
-                                setTopic(c, topic);
-                                try (PreparedStatement ps = c.prepareStatement("INSERT INTO "
-                                        + ident(realtimeSchema)
+                    () -> db.projectSession(project, claims, projectSchema, Mode.WRITE_COMMIT, c -> {
+                        setTopic(c, topic);
+                        TenantSessions.viaRunner(
+                                c,
+                                project.runner(clientRole),
+                                "WITH w AS (INSERT INTO " + ident(realtimeSchema)
                                         + ".messages(id, topic, extension, private, event, payload)"
-                                        + " VALUES (?, ?, 'broadcast', true, ?, ?::jsonb)")) {
-                                    ps.setObject(1, id);
-                                    ps.setString(2, topic);
-                                    ps.setString(3, event);
-                                    ps.setString(4, payloadJson);
-                                    ps.executeUpdate();
-                                }
-                                return new WriteVerdict(true, id.toString(), null);
-                            }));
+                                        + " VALUES ($1[1]::uuid, $1[2], 'broadcast', true, $1[3], $1[4]::jsonb))"
+                                        + " SELECT ARRAY['ok']",
+                                new Object[] {id.toString(), topic, event, payloadJson});
+                        return new WriteVerdict(true, id.toString(), null);
+                    }));
         } catch (TenantSessions.TenantFailure f) {
             return new WriteVerdict(false, null, f.failure);
         }
@@ -224,22 +221,14 @@ public final class ChannelChecks {
         try {
             return admitted(
                     projectSchema,
-                    () -> db.projectSession(
-                            project,
-                            project.role(ProjectIdentity.AUTHENTICATED),
-                            "{}",
-                            projectSchema,
-                            Mode.WRITE_COMMIT,
-                            c -> {
-                                try (PreparedStatement ps =
-                                        c.prepareStatement("SELECT " + ident(realtimeSchema) + ".aura_janitor(?)")) {
-                                    ps.setInt(1, maxRows);
-                                    try (ResultSet rs = ps.executeQuery()) {
-                                        rs.next();
-                                        return rs.getInt(1);
-                                    }
-                                }
-                            }));
+                    () -> db.projectSession(project, "{}", projectSchema, Mode.WRITE_COMMIT, c -> {
+                        List<String[]> rows = TenantSessions.viaRunner(
+                                c,
+                                project.runner(ProjectIdentity.AUTHENTICATED),
+                                "SELECT ARRAY[" + ident(realtimeSchema) + ".aura_janitor($1[1]::integer)::text]",
+                                new Object[] {Integer.toString(maxRows)});
+                        return Integer.parseInt(rows.get(0)[0]);
+                    }));
         } catch (TenantSessions.TenantFailure f) {
             return -1;
         }

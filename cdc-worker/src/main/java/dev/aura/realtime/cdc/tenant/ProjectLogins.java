@@ -14,8 +14,9 @@ import org.postgresql.ds.PGSimpleDataSource;
  * Sessions of the project logins ({@link ProjectIdentity#login}, docs/design.md I), for the tenant
  * statements that commit: persisted broadcasts and the janitor. A committing transaction runs
  * deferred triggers at {@code COMMIT}, outside any security-definer context, as whoever the
- * session is: here that is a login holding one project's privileges only, so tenant code that
- * resets its role there is still inside its project.
+ * session is: here that is a login that is a member of nothing and may only execute its project's
+ * runners, so tenant code running there outside a runner can reach nothing (it may change this
+ * login's own password: {@code refused} repairs it).
  *
  * <p>One small pool per project, opened on first use ({@value #PER_PROJECT} connections, closed
  * after a minute idle); at most {@value #MAX_POOLS} pools, the least recently used closed first.

@@ -14,7 +14,8 @@ final class HostileCode {
      * Creates {@code A.hostile()}, SECURITY INVOKER, returning true: as the role it is called with,
      * after {@code RESET ROLE}, and after {@code SET ROLE r} and {@code set_config('role', r)} for
      * every shared or victim role r, it changes the password and expiry of {@code session_user}
-     * and {@code current_user}, sets their per-role settings, grants itself into the client roles
+     * and {@code current_user}, sets their per-role settings, makes the runners it owns
+     * {@code SECURITY INVOKER}, grants itself into the client roles
      * and them to itself, and takes advisory locks (the worker's own keys too) it leaves held; then,
      * as the login, it cancels and terminates every other backend, and finally returns to the role
      * it was called with (so the statement that called it goes on). It runs once per transaction
@@ -39,6 +40,11 @@ final class HostileCode {
                     + "', 'pg_read_all_data', 'pg_signal_backend'] LOOP\n  "
                     + each.formatted("EXECUTE format('GRANT %I TO %I', g, " + target + ")") + "END LOOP;\n");
         }
+        // every function of aura_rls the role owns (a project's runners) made SECURITY INVOKER, so
+        // the next check on the shared login would run tenant code as that login (docs/design.md I)
+        attempts.append("FOR g IN SELECT p.oid::regprocedure::text FROM pg_proc p"
+                + " WHERE p.pronamespace = 'aura_rls'::regnamespace AND pg_has_role(p.proowner, 'USAGE') LOOP\n  "
+                + each.formatted("EXECUTE format('ALTER FUNCTION %s SECURITY INVOKER', g)") + "END LOOP;\n");
         for (long key : List.of(22L, BOOTSTRAP_LOCK, BOOTSTRAP_LOCK + 1)) {
             attempts.append(each.formatted("PERFORM pg_try_advisory_lock(" + key + ")"));
         }
