@@ -43,6 +43,9 @@ import org.junit.jupiter.api.Test;
  *       (both runs) while A's write checks held B's table in ACCESS EXCLUSIVE mode; B's private
  *       channel kept working and the lock was not left held.
  * </ul>
+ *
+ * <p>With the per-project identity (docs/design.md I) every case passes: A's code runs as A's role,
+ * which has no USAGE on B's schemas (no read, no lock) and can signal no backend.
  */
 class ProjectCrossingE2EIT {
     private HostileProjects h;

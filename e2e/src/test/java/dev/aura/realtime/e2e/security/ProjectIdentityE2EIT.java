@@ -41,6 +41,10 @@ import org.junit.jupiter.params.provider.EnumSource;
  *   <li>{@link #aJoinTimeCastOfAHostileDomainChangesNothing}: passes (the cast's transaction is
  *       read-only, so neither {@code setval} nor {@code ALTER ROLE} lands).
  * </ul>
+ *
+ * <p>With the per-project identity (docs/design.md I) every case passes: the checks reach tenant
+ * code only through the project's runner, persist and the janitor commit on a project login that
+ * is a member of nothing, and a commit whose runners were altered is refused.
  */
 class ProjectIdentityE2EIT {
     private HostileProjects h;
