@@ -102,7 +102,10 @@ class TenantIsolationE2EIT {
             for (int i = 0; i < 8; i++) {
                 String body = "sleep-case-" + i;
                 stack.sql("INSERT INTO " + feed + "(body) VALUES ('" + body + "')");
-                victim.awaitEvent(e -> insertOf(e, body), Duration.ofSeconds(1));
+                // 10 s: far above what B may wait by design (A's time per shard run is bounded by two
+                // statement timeouts, 250 ms each, docs/security.md), far below A's 30 s sleeps, so
+                // only B waiting behind A's checks can miss it, not a loaded machine
+                victim.awaitEvent(e -> insertOf(e, body), Duration.ofSeconds(10));
             }
             writer.shutdownNow();
             assertThat(hostile.events()).noneMatch(e -> insertOf(e, "zzz"));
