@@ -20,7 +20,6 @@ import dev.aura.realtime.cdc.platform.EnabledTablesCache;
 import dev.aura.realtime.cdc.platform.PlatformDb;
 import dev.aura.realtime.cdc.platform.PlatformSchema;
 import dev.aura.realtime.cdc.platform.ProjectCatalog;
-import dev.aura.realtime.cdc.platform.ProjectLimitsTable;
 import dev.aura.realtime.cdc.platform.RealtimeSchemas;
 import dev.aura.realtime.cdc.platform.TableSecurity;
 import dev.aura.realtime.cdc.platform.TenantLoginProvisioning;
@@ -29,9 +28,6 @@ import dev.aura.realtime.cdc.publish.EventPublisher;
 import dev.aura.realtime.cdc.publish.StatusPublisher;
 import dev.aura.realtime.cdc.registry.RegistryWatch;
 import dev.aura.realtime.cdc.rls.RlsPolicy;
-import dev.aura.realtime.cdc.rpc.ChannelAccessService;
-import dev.aura.realtime.cdc.rpc.ProjectLimitsService;
-import dev.aura.realtime.cdc.rpc.SubscriptionCheckService;
 import dev.aura.realtime.cdc.slot.ReaderSettings;
 import dev.aura.realtime.cdc.slot.SlotManager;
 import dev.aura.realtime.cdc.slot.SlotPoller;
@@ -39,7 +35,6 @@ import dev.aura.realtime.cdc.slot.SlotReader;
 import dev.aura.realtime.cdc.slot.SlotStreamer;
 import dev.aura.realtime.cdc.tenant.TenantDb;
 import dev.aura.realtime.cdc.tenant.TenantSqlStatus;
-import dev.aura.realtime.cdc.upkeep.RealtimeUpkeep;
 import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.common.wire.KvBuckets;
 import dev.aura.realtime.common.wire.Subjects;
@@ -265,38 +260,16 @@ public final class CdcWorker implements AutoCloseable {
     /** Starts everything after the platform schema and the registry; called once, holding this. */
     private void startCdc(PlatformDb platform, TenantDb tenant, RegistryWatch watch) throws Exception {
         TableSecurity security = new TableSecurity(platform, clock, timings.tableSecurityTtl());
-        // each project's identity (docs/design.md I): its runners are granted to the tenant login
-        RealtimeSchemas realtimeSchemas =
-                new RealtimeSchemas(platform, config.messages().retention(), config.jwtSecret(), () -> {
-                    TenantSqlStatus s = tenant.status();
-                    return s.usable() ? s.login() : config.tenantSql().provisionedLogin();
-                });
-        tenant.onProjectLoginRefused(realtimeSchemas::repairLogin);
-        this.realtimeSchemas = realtimeSchemas;
-        SubscriptionCheckService checks = new SubscriptionCheckService(
+        RealtimeSchemas realtimeSchemas = TenantServices.start(
+                config,
+                timings,
                 nats,
-                new ProjectCatalog(platform),
+                platform,
+                tenant,
                 security,
-                tenant,
-                timings.extraPoolConnections(),
-                realtimeSchemas::ready);
-        checks.start();
-        started.push(checks);
-        // two at a time: a primary-key look-up each, asked once per project per ws-front refresh period
-        ProjectLimitsService limits = new ProjectLimitsService(nats, new ProjectLimitsTable(platform), 2);
-        limits.start();
-        started.push(limits);
-        ChannelAccessService channels =
-                new ChannelAccessService(nats, new ProjectCatalog(platform), realtimeSchemas, tenant);
-        channels.start();
-        started.push(channels);
-        RealtimeUpkeep upkeep = new RealtimeUpkeep(
-                realtimeSchemas,
-                new ProjectCatalog(platform),
-                tenant,
-                () -> state.snapshot().leader());
-        upkeep.start(config.tableRefresh(), config.messages().janitorPeriod());
-        started.push(upkeep);
+                () -> state.snapshot().leader(),
+                started);
+        this.realtimeSchemas = realtimeSchemas;
 
         EventPublisher publisher = new EventPublisher(nats, config.instanceId());
         started.push(publisher);

@@ -2,6 +2,10 @@ package dev.aura.realtime.cdc.tenant;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.aura.realtime.cdc.identity.ProjectIdentity;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -75,6 +79,48 @@ final class ProjectLogins implements AutoCloseable {
             }
         }
         return e.sessions();
+    }
+
+    /**
+     * Runs {@code body} on the project's login, ending as {@code mode} says. {@code body} reaches
+     * tenant code through one call of the project's runner; before a commit the runners are
+     * verified as provisioned ({@link #runnersIntact}), since tenant code inside one may
+     * {@code ALTER FUNCTION} them and a commit would keep that.
+     */
+    <T> T run(
+            ProjectIdentity project,
+            String claims,
+            String schema,
+            TenantSessions.Mode mode,
+            TenantSessions.Body<T> body)
+            throws TenantDb.Unavailable, TenantSessions.TenantFailure {
+        return sessions(project).run(null, claims, schema, settings.statementTimeout(), mode, c -> {
+            T result = body.run(c);
+            if (mode == TenantSessions.Mode.WRITE_COMMIT && !runnersIntact(c, project)) {
+                // raised as a tenant error: the transaction is rolled back, the request denied
+                throw new SQLException(
+                        "the project's runners were altered in this transaction; not committed", "42501");
+            }
+            return result;
+        });
+    }
+
+    /**
+     * Whether both of the project's runners still exist as provisioned: {@code SECURITY DEFINER},
+     * owned by the project role they are named after. Their owner could change that (not their
+     * body or name: that needs {@code CREATE} on {@code aura_rls}).
+     */
+    static boolean runnersIntact(Connection c, ProjectIdentity project) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("""
+                SELECT count(*) = 2 AND coalesce(bool_and(p.prosecdef AND p.proowner = r.oid), false)
+                  FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_roles r ON r.rolname = p.proname
+                 WHERE p.pronamespace = 'aura_rls'::regnamespace AND p.proname = ANY (?)""")) {
+            Object[] names = {project.role(ProjectIdentity.ANON), project.role(ProjectIdentity.AUTHENTICATED)};
+            ps.setArray(1, c.createArrayOf("text", names));
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        }
     }
 
     private Entry open(ProjectIdentity project) {

@@ -62,7 +62,8 @@ public final class EnvVars {
             "POSTGRES_TENANT_URL",
             "(unset: the worker provisions login <CDC_SLOT_NAME>_tenant)",
             "",
-            "JDBC URL with the credentials of the unprivileged login that runs tenant SQL (RLS checks, filter casts);"
+            "JDBC URL with the credentials of the unprivileged login that runs the checks of tenant SQL (through"
+                    + " each project's runner); its host and database also serve the project logins;"
                     + " see docs/security.md");
     public static final EnvVar CDC_TENANT_STATEMENT_TIMEOUT_MS = new EnvVar(
             "CDC_TENANT_STATEMENT_TIMEOUT_MS",
