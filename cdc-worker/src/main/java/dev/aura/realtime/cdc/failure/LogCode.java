@@ -89,6 +89,11 @@ public enum LogCode {
     // private channels, Broadcast from Database (docs/design.md H1, H2)
     /** A project's realtime schema could not be created or handed to the project's owner; retried. */
     REALTIME_SCHEMA_FAILED,
+    // per-project database identity (docs/design.md I)
+    /** A project's schema is usable by PUBLIC, a shared client role or another project's role. */
+    PROJECT_SCHEMA_SHARED,
+    /** A project login's password was refused (its tenant code may change it) and was set again. */
+    PROJECT_LOGIN_REPAIRED,
     /** A channel-access request (private check, replay, persist) failed on the database (answered "try again"). */
     CHANNEL_ACCESS_DB_FAILED,
     /** A captured message's payload is over the limit: delivered with an {@code Error 413} payload instead. */
