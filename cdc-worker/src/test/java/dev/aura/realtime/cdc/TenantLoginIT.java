@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
@@ -73,6 +74,32 @@ class TenantLoginIT {
                     .isNull();
             assertThat(fx.health().get("tenant_sql").get("rls_checks").asBoolean())
                     .isTrue();
+        }
+    }
+
+    @Test
+    void anOperatorMadeTenantLoginWithNoMembershipRunsTheChecksThroughTheProjectsRunners() throws Exception {
+        String login =
+                "op_tenant_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
+        PostgresServer.shared().execute("CREATE ROLE " + login + " LOGIN NOINHERIT PASSWORD 'op-secret-42'");
+        try (CdcFixture fx = new CdcFixture(PostgresServer.shared(), NatsServer.shared())) {
+            // security.md, "Managed Postgres": the operator creates the login, grants it nothing
+            fx.startWorker(Map.of("POSTGRES_TENANT_URL", fx.pg.jdbcUrl(login, "op-secret-42")));
+            fx.createProject();
+            JsonNode tenantSql = fx.health().get("tenant_sql");
+            assertThat(tenantSql.get("rls_checks").asBoolean())
+                    .as(tenantSql.toString())
+                    .isTrue();
+            assertThat(tenantSql.get("login").asText()).isEqualTo(login);
+            rlsTable(fx, "guarded");
+            String anon = fx.subscribeAs(fx.projectId, "guarded", "*", null, "anon", null);
+            fx.awaitCaptured("guarded");
+            fx.sql("INSERT INTO " + fx.table("guarded") + "(body) VALUES ('x')");
+            List<CdcFixture.Received> got = fx.await(r -> !r.isEmpty(), Duration.ofSeconds(15));
+            assertThat(allowed(got.get(0))).containsExactly(anon);
+            assertThat(fx.queryOne("SELECT has_function_privilege('" + login + "', 'aura_rls.\"project_"
+                            + fx.projectId.replace('-', '_') + "_anon\"(text, text[])', 'EXECUTE')::text"))
+                    .isEqualTo("true");
         }
     }
 
