@@ -1,11 +1,7 @@
 package dev.aura.realtime.cdc.config;
 
-import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
+import dev.aura.realtime.cdc.identity.ProjectIdentity;
 import java.time.Duration;
-import java.util.Base64;
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 
 /**
  * How the worker reaches Postgres for <em>tenant SQL</em>, the statements that evaluate SQL a
@@ -56,15 +52,7 @@ public record TenantSqlConfig(
      * {@code service_role} tokens of every project, which see more than this login can.
      */
     public static String passwordFor(String sharedSecret, String login) {
-        try {
-            Mac mac = Mac.getInstance("HmacSHA256");
-            mac.init(new SecretKeySpec(sharedSecret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
-            byte[] digest =
-                    mac.doFinal(("aura-realtime tenant login v1\u0000" + login).getBytes(StandardCharsets.UTF_8));
-            return Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("HmacSHA256 is part of every JDK", e);
-        }
+        return ProjectIdentity.derivedPassword(sharedSecret, "aura-realtime tenant login v1", login);
     }
 
     /** Never prints the URL (it may carry a password) nor the password. */

@@ -70,15 +70,24 @@ public record ProjectIdentity(String projectId) {
     }
 
     /**
-     * The password of a project login: HMAC-SHA256 of its name under the shared secret, base64url,
-     * so every replica computes the same one and a repaired login is usable by all of them.
+     * The password of a project login: {@link #derivedPassword} with purpose
+     * {@code "aura-realtime project login v1"}, so every replica computes the same one and a
+     * repaired login is usable by all of them.
      */
     public static String password(String sharedSecret, String login) {
+        return derivedPassword(sharedSecret, "aura-realtime project login v1", login);
+    }
+
+    /**
+     * A login's password derived from the secret all replicas share: base64url of
+     * HMAC-SHA256({@code sharedSecret}, {@code purpose} NUL {@code login}). The one derivation of
+     * both the tenant login's and the project logins' passwords.
+     */
+    public static String derivedPassword(String sharedSecret, String purpose, String login) {
         try {
             Mac mac = Mac.getInstance("HmacSHA256");
             mac.init(new SecretKeySpec(sharedSecret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
-            byte[] digest =
-                    mac.doFinal(("aura-realtime project login v1\u0000" + login).getBytes(StandardCharsets.UTF_8));
+            byte[] digest = mac.doFinal((purpose + "\u0000" + login).getBytes(StandardCharsets.UTF_8));
             return Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("HmacSHA256 is part of every JDK", e);
