@@ -268,6 +268,7 @@ public final class CdcWorker implements AutoCloseable {
                 tenant,
                 security,
                 () -> state.snapshot().leader(),
+                metrics,
                 started);
         this.realtimeSchemas = realtimeSchemas;
 

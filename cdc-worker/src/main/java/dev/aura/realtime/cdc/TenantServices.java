@@ -1,6 +1,7 @@
 package dev.aura.realtime.cdc;
 
 import dev.aura.realtime.cdc.config.CdcConfig;
+import dev.aura.realtime.cdc.metrics.CdcMetrics;
 import dev.aura.realtime.cdc.platform.PlatformDb;
 import dev.aura.realtime.cdc.platform.ProjectCatalog;
 import dev.aura.realtime.cdc.platform.ProjectLimitsTable;
@@ -36,6 +37,7 @@ final class TenantServices {
             TenantDb tenant,
             TableSecurity security,
             BooleanSupplier leading,
+            CdcMetrics metrics,
             Deque<AutoCloseable> started)
             throws Exception {
         // each project's identity (docs/design.md I): its runners are granted to the tenant login
@@ -51,15 +53,16 @@ final class TenantServices {
                 security,
                 tenant,
                 timings.extraPoolConnections(),
-                realtimeSchemas::ready);
+                realtimeSchemas::ready,
+                metrics);
         checks.start();
         started.push(checks);
         // two at a time: a primary-key look-up each, asked once per project per ws-front refresh period
         ProjectLimitsService limits = new ProjectLimitsService(nats, new ProjectLimitsTable(platform), 2);
         limits.start();
         started.push(limits);
-        ChannelAccessService channels =
-                new ChannelAccessService(nats, new ProjectCatalog(platform), realtimeSchemas, tenant);
+        ChannelAccessService channels = new ChannelAccessService(
+                nats, new ProjectCatalog(platform), realtimeSchemas, tenant, timings.tenantJoinConnections());
         channels.start();
         started.push(channels);
         RealtimeUpkeep upkeep = new RealtimeUpkeep(realtimeSchemas, new ProjectCatalog(platform), tenant, leading);

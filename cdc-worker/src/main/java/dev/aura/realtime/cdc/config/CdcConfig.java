@@ -139,7 +139,7 @@ public record CdcConfig(
                 4,
                 Duration.ofSeconds(5),
                 Duration.ofMillis(500),
-                2,
+                4,
                 Duration.ofSeconds(30),
                 Duration.ofSeconds(3));
     }

@@ -27,6 +27,9 @@ public final class CdcMetrics {
     public final Counter rlsWithheld;
     public final Counter registryEntriesInvalid;
     public final Timer registrySync;
+    public final Counter joinChecksJudged;
+    public final Counter joinChecksReused;
+    public final Counter joinChecksBusy;
     private final AtomicLong lagBytes = new AtomicLong();
     private final AtomicLong redecodeBytes = new AtomicLong();
     private final AtomicLong retainedBytes = new AtomicLong();
@@ -58,6 +61,20 @@ public final class CdcMetrics {
                 "aura.cdc.publish.failures",
                 "Batches not confirmed by NATS (slot not advanced, batch retried)");
         rlsQueries = counter(registry, "aura.cdc.rls.queries", "RLS check queries issued");
+        joinChecksJudged = counter(
+                registry,
+                "aura.cdc.join.checks.judged",
+                "Distinct postgres_changes bindings judged on the catalog at join (new, or their table's catalog"
+                        + " version changed)");
+        joinChecksReused = counter(
+                registry,
+                "aura.cdc.join.checks.reused",
+                "Join-time binding checks answered from an earlier judgement at the same catalog version, or"
+                        + " together with an identical check of the same batch");
+        joinChecksBusy = counter(
+                registry,
+                "aura.cdc.join.checks.busy",
+                "Join-time checks told to try again: their project's queue was full or they waited over a second");
         rlsDenied = counter(registry, "aura.cdc.rls.denied", "(change, subscriber) pairs denied by RLS");
         rlsErrors = counter(
                 registry,

@@ -204,6 +204,53 @@ public final class ProjectCatalog {
         return out;
     }
 
+    /** The version of the whole project's settings: what a binding on table {@code *} depends on. */
+    public static final String ANY_TABLE = "*";
+
+    /**
+     * The catalog version of each of {@code tables} of the project, in one statement: a value that
+     * changes whenever anything a join-time check reads of it changes (docs/design.md C7, "Join
+     * storms"): the project's row (schema, settings), the table's {@code realtime_tables} row, and
+     * the table's {@code pg_class} row (table grants, row level security, renames), its columns'
+     * {@code pg_attribute} rows (added, dropped or retyped columns, column grants) and its primary
+     * key's {@code pg_index} rows; each is its row's {@code xmin}, which any {@code UPDATE},
+     * {@code GRANT}, {@code REVOKE} or {@code ALTER} of that row changes. {@link #ANY_TABLE} gives
+     * the project row's version alone.
+     *
+     * @return table to version; empty for an unknown project
+     */
+    public java.util.Map<String, String> versions(UUID project, java.util.Collection<String> tables)
+            throws SQLException {
+        String sql = """
+                SELECT t.name, p.xmin::text
+                       || ':' || coalesce((SELECT n.xmin::text FROM pg_namespace n WHERE n.nspname = p.schema_name), '-')
+                       || '/' || coalesce(r.xmin::text || ':' || r.enabled::text, '-')
+                       || '/' || coalesce(k.oid::text || ':' || k.xmin::text, '-')
+                       || '/' || coalesce((SELECT string_agg(a.attnum || ':' || a.xmin::text, ',' ORDER BY a.attnum)
+                                             FROM pg_attribute a WHERE a.attrelid = k.oid AND a.attnum > 0), '')
+                       || '/' || coalesce((SELECT string_agg(i.indexrelid::text || ':' || i.xmin::text, ','
+                                                             ORDER BY i.indexrelid)
+                                             FROM pg_index i WHERE i.indrelid = k.oid AND i.indisprimary), '')
+                  FROM aura_platform.projects p
+                 CROSS JOIN unnest(?::text[]) AS t(name)
+                  LEFT JOIN aura_platform.realtime_tables r ON r.project_id = p.project_id AND r.table_name = t.name
+                  LEFT JOIN pg_class k ON t.name <> '*'
+                                      AND k.oid = to_regclass(format('%I.%I', p.schema_name, t.name))
+                 WHERE p.project_id = ?""";
+        java.util.Map<String, String> out = new java.util.HashMap<>();
+        try (Connection c = db.connection();
+                PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setArray(1, c.createArrayOf("text", tables.toArray()));
+            ps.setObject(2, project);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.put(rs.getString(1), rs.getString(2));
+                }
+            }
+        }
+        return out;
+    }
+
     private static String schemaOf(Connection c, UUID project) throws SQLException {
         try (PreparedStatement ps =
                 c.prepareStatement("SELECT schema_name FROM aura_platform.projects WHERE project_id = ?")) {

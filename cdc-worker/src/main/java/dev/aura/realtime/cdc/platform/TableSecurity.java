@@ -107,6 +107,19 @@ public final class TableSecurity {
         return f;
     }
 
+    /**
+     * The facts read from the catalog now (and cached for {@link #facts}): for a join-time check
+     * judged because the table's catalog version changed ({@code ProjectCatalog.versions}).
+     */
+    public Facts freshFacts(String projectId, String schema, String table) throws SQLException {
+        Facts f = load(new ProjectIdentity(projectId), schema, table);
+        if (cache.size() > 100_000) {
+            cache.clear();
+        }
+        cache.put(projectId + "\u0000" + schema + "\u0000" + table, new Cached(f, clock.millis()));
+        return f;
+    }
+
     private Facts load(ProjectIdentity project, String schema, String table) throws SQLException {
         try (Connection c = db.connection();
                 PreparedStatement ps = c.prepareStatement(SQL)) {

@@ -61,7 +61,8 @@ final class BindingRules {
                     if (!identityReady.test(project.toString())) {
                         throw new SQLException("project " + project + " has no database identity yet");
                     }
-                    return security.facts(project.toString(), schema, table);
+                    // read now: a check is judged only when its catalog version changed (JudgedCache)
+                    return security.freshFacts(project.toString(), schema, table);
                 }
             };
         }

@@ -68,13 +68,17 @@ public final class ChannelAccessService implements AutoCloseable {
     private final ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor();
     private final ConcurrentHashMap<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
     private final Semaphore inFlightBytes = new Semaphore(MAX_IN_FLIGHT_BYTES);
+    private final ReadCheckBatches reads;
     private Dispatcher dispatcher;
 
-    public ChannelAccessService(Connection nats, ProjectCatalog projects, RealtimeSchemas schemas, TenantDb tenant) {
+    /** @param readWorkers read-check batches at once (the lane's connections, {@code tenant.ChannelChecks}) */
+    public ChannelAccessService(
+            Connection nats, ProjectCatalog projects, RealtimeSchemas schemas, TenantDb tenant, int readWorkers) {
         this.nats = nats;
         this.projects = projects;
         this.schemas = schemas;
         this.tenant = tenant;
+        this.reads = new ReadCheckBatches(projects, schemas, tenant, readWorkers, this::reply);
     }
 
     public void start() {
@@ -85,6 +89,9 @@ public final class ChannelAccessService implements AutoCloseable {
 
     private void answer(Message msg) {
         int bytes = msg.getData().length;
+        if (queuedRead(msg)) {
+            return;
+        }
         if (!inFlightBytes.tryAcquire(bytes)) {
             reply(msg, ChannelAccess.Reply.failed(TRY_AGAIN));
             return;
@@ -127,10 +134,39 @@ public final class ChannelAccessService implements AutoCloseable {
         return reply;
     }
 
+    /**
+     * A read check of a client role (not {@code service_role}, answered without a query) goes to
+     * its project's batches ({@link ReadCheckBatches}); true when it was queued or refused there.
+     */
+    private boolean queuedRead(Message msg) {
+        ChannelAccess.Request req;
+        UUID project;
+        try {
+            req = mapper.readValue(msg.getData(), ChannelAccess.Request.class);
+            project = UUID.fromString(String.valueOf(req.projectId()));
+        } catch (IOException | RuntimeException e) {
+            return false; // answered (refused) by the general path
+        }
+        String pgRole = ClientRoles.of(req.role());
+        if (!ChannelAccess.OP_READ.equals(req.op()) || req.topic() == null || pgRole == null) {
+            return false;
+        }
+        String claims = req.claims() == null ? "{}" : req.claims();
+        if (!reads.offer(new ReadCheckBatches.Ask(
+                project, pgRole, claims, req.topic(), msg.getData().length, msg.getReplyTo()))) {
+            reply(msg.getReplyTo(), ChannelAccess.Reply.failed(TRY_AGAIN));
+        }
+        return true;
+    }
+
     private void reply(Message msg, ChannelAccess.Reply reply) {
-        if (msg.getReplyTo() != null) {
+        reply(msg.getReplyTo(), reply);
+    }
+
+    private void reply(String replyTo, ChannelAccess.Reply reply) {
+        if (replyTo != null) {
             try {
-                nats.publish(msg.getReplyTo(), mapper.writeValueAsBytes(reply));
+                nats.publish(replyTo, mapper.writeValueAsBytes(reply));
             } catch (Exception e) {
                 log.debug("could not reply to a channel access request: {}", e.toString());
             }
@@ -293,7 +329,7 @@ public final class ChannelAccessService implements AutoCloseable {
         return ChannelAccess.Reply.replayed(privateOnly, kept, truncated);
     }
 
-    private static void logDenied(String what, UUID project, String topic, TenantDb.Failure f) {
+    static void logDenied(String what, UUID project, String topic, TenantDb.Failure f) {
         String text = f.tenantText() == null ? "" : f.tenantText().replaceAll("\\p{Cntrl}", " ");
         log.info(
                 "{} of project {} topic {} denied: {} {} {}",
@@ -310,6 +346,7 @@ public final class ChannelAccessService implements AutoCloseable {
         if (dispatcher != null) {
             nats.closeDispatcher(dispatcher);
         }
+        reads.close();
         workers.shutdownNow();
     }
 }

@@ -2,6 +2,7 @@ package dev.aura.realtime.cdc.rpc;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.cdc.identity.ProjectIdentity;
+import dev.aura.realtime.cdc.metrics.CdcMetrics;
 import dev.aura.realtime.cdc.platform.ProjectCatalog;
 import dev.aura.realtime.cdc.platform.TableSecurity;
 import dev.aura.realtime.cdc.tenant.TenantDb;
@@ -10,13 +11,17 @@ import dev.aura.realtime.common.wire.SubscriptionCheck;
 import dev.aura.realtime.common.wire.WireJson;
 import io.nats.client.Connection;
 import io.nats.client.Dispatcher;
-import io.nats.client.Message;
 import java.io.IOException;
 import java.sql.SQLException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,29 +39,48 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The rules are {@link BindingRules}: project, table, column and grant lookups on platform SQL
  * ({@link ProjectCatalog}, {@link TableSecurity}); this class adds the NATS plumbing, admission
- * and the casts of filter values, which evaluate the tenant's type and runs as tenant SQL under the
- * subscriber's role ({@link TenantDb#casts}).
+ * and the casts of filter values, which evaluate the tenant's type and run as tenant SQL under the
+ * project's role ({@link TenantDb#castAll}).
  *
- * <p>Threads: replies are computed on virtual threads, never on the jnats dispatcher thread; at
- * most {@code maxConcurrent} at once.
+ * <p><b>Join storms</b> (docs/design.md C7). Checks wait in a {@link FairQueue} per project and
+ * are answered in batches of one project: one catalog-version statement for the batch
+ * ({@link ProjectCatalog#versions}), the rules' answers reused from a {@link JudgedCache} while
+ * the version holds (identical checks of a batch are judged once), and all the batch's casts in one
+ * tenant transaction. A project's flood queues behind itself; the other projects' checks take the
+ * next turns.
  */
 public final class SubscriptionCheckService implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SubscriptionCheckService.class);
     static final String QUEUE = "aura-cdc-worker";
-    /** How long a check waits to be admitted; ws-front gives up after SUBSCRIPTION_CHECK_TIMEOUT_MS (2 s). */
-    private static final long ADMISSION_WAIT_MS = 1_000;
+    /** How long a check may wait for its turn; ws-front gives up after SUBSCRIPTION_CHECK_TIMEOUT_MS (2 s). */
+    static final Duration MAX_WAIT = Duration.ofSeconds(1);
+    /** Checks of one project answered together. */
+    static final int MAX_BATCH = 256;
+    /** Checks of one project waiting at once on this replica; more are told to try again. */
+    static final int MAX_PENDING_PER_PROJECT = 4_096;
+    /** Request bytes of all projects waiting at once on this replica. */
+    static final long MAX_PENDING_BYTES = 16L * 1024 * 1024;
+    /** Bytes of the rules' cached answers. */
+    static final long CACHE_BYTES = 16L * 1024 * 1024;
+
+    static final String BUSY = "DatabaseUnavailable: too many subscription checks at once, try again";
+    static final String DB_FAILED = "DatabaseUnavailable: could not validate the subscription, try again";
+
+    private record Pending(SubscriptionCheck.Request request, String replyTo, int bytes) {}
 
     private final Connection nats;
+    private final ProjectCatalog projects;
     private final BindingRules rules;
     private final TenantDb tenant;
+    private final JudgedCache cache = new JudgedCache(CACHE_BYTES);
     private final ObjectMapper mapper = WireJson.mapper();
-    private final ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor();
-    private final Semaphore admission;
+    private final FairQueue<Pending> queue;
+    private final CdcMetrics metrics;
     private Dispatcher dispatcher;
 
     /**
-     * @param maxConcurrent checks answered at once; the rest wait up to a second, then are told to
-     *     retry, so a flood of joins cannot take the platform pool the shards also read the catalog on
+     * @param workers batches answered at once (each holds at most one platform connection), so a
+     *     flood of joins cannot take the platform pool the shards also read the catalog on
      * @param identityReady whether a project's database identity is in place, provisioning it if not
      */
     public SubscriptionCheckService(
@@ -64,93 +88,182 @@ public final class SubscriptionCheckService implements AutoCloseable {
             ProjectCatalog projects,
             TableSecurity security,
             TenantDb tenant,
-            int maxConcurrent,
-            Predicate<String> identityReady) {
+            int workers,
+            Predicate<String> identityReady,
+            CdcMetrics metrics) {
+        this.metrics = metrics;
         this.nats = nats;
-        this.admission = new Semaphore(maxConcurrent);
+        this.projects = projects;
         this.rules = new BindingRules(BindingRules.Catalog.of(projects, security, identityReady));
         this.tenant = tenant;
+        this.queue = new FairQueue<>(
+                "aura-subscription-check",
+                new FairQueue.Limits(
+                        workers,
+                        Math.max(1, workers / 2),
+                        MAX_BATCH,
+                        MAX_PENDING_PER_PROJECT,
+                        MAX_PENDING_BYTES,
+                        MAX_WAIT),
+                Pending::bytes,
+                this::answerBatch);
     }
 
     public void start() {
-        dispatcher = nats.createDispatcher();
-        dispatcher.subscribe(Subjects.SUBSCRIPTION_CHECK, QUEUE, msg -> workers.execute(() -> answer(msg)));
+        dispatcher = nats.createDispatcher(msg -> {
+            SubscriptionCheck.Request req;
+            try {
+                req = mapper.readValue(msg.getData(), SubscriptionCheck.Request.class);
+            } catch (IOException e) {
+                reply(msg.getReplyTo(), fail("MalformedMessage: subscription check request is not valid JSON"));
+                return;
+            }
+            Pending p = new Pending(req, msg.getReplyTo(), msg.getData().length);
+            if (!queue.offer(String.valueOf(req.projectId()), p)) {
+                metrics.joinChecksBusy.increment();
+                reply(p.replyTo(), fail(BUSY));
+            }
+        });
+        dispatcher.subscribe(Subjects.SUBSCRIPTION_CHECK, QUEUE);
     }
 
-    private void answer(Message msg) {
-        SubscriptionCheck.Reply reply;
-        boolean admitted = false;
+    private List<Pending> answerBatch(String project, List<Pending> batch, List<Pending> expired) {
+        metrics.joinChecksBusy.increment(expired.size());
+        expired.forEach(p -> reply(p.replyTo(), fail(BUSY)));
+        Map<JudgedCache.Key, List<Pending>> byKey = new LinkedHashMap<>();
+        for (Pending p : batch) {
+            byKey.computeIfAbsent(JudgedCache.Key.of(p.request()), k -> new ArrayList<>())
+                    .add(p);
+        }
+        Map<JudgedCache.Key, SubscriptionCheck.Reply> replies;
         try {
-            admitted = admission.tryAcquire(ADMISSION_WAIT_MS, TimeUnit.MILLISECONDS);
-            if (!admitted) {
-                reply = new SubscriptionCheck.Reply(
-                        false, "DatabaseUnavailable: too many subscription checks at once, try again", null);
-            } else {
-                SubscriptionCheck.Request req = mapper.readValue(msg.getData(), SubscriptionCheck.Request.class);
-                reply = check(req);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return;
-        } catch (IOException e) {
-            reply = new SubscriptionCheck.Reply(
-                    false, "MalformedMessage: subscription check request is not valid JSON", null);
+            replies = judge(project, byKey);
         } catch (SQLException | TenantDb.Unavailable e) {
-            log.warn("[SubscriptionCheckDbFailed] subscription check failed on the database: {}", e.getMessage());
-            reply = new SubscriptionCheck.Reply(
-                    false, "DatabaseUnavailable: could not validate the subscription, try again", null);
+            log.warn(
+                    "[SubscriptionCheckDbFailed] subscription checks of project {} failed on the database: {}",
+                    project,
+                    e.getMessage());
+            replies = Map.of();
         } catch (RuntimeException e) {
             // e.g. tenant SQL switched off between the status check and the cast
-            log.warn("[SubscriptionCheckDbFailed] subscription check failed: {}", e.toString());
-            reply = new SubscriptionCheck.Reply(
-                    false, "DatabaseUnavailable: could not validate the subscription, try again", null);
-        } finally {
-            if (admitted) {
-                admission.release();
+            log.warn("[SubscriptionCheckDbFailed] subscription checks of project {} failed: {}", project, e.toString());
+            replies = Map.of();
+        }
+        for (Map.Entry<JudgedCache.Key, List<Pending>> e : byKey.entrySet()) {
+            SubscriptionCheck.Reply reply = replies.getOrDefault(e.getKey(), fail(DB_FAILED));
+            e.getValue().forEach(p -> reply(p.replyTo(), reply));
+        }
+        return List.of();
+    }
+
+    /** One reply per distinct binding of one project's batch. */
+    private Map<JudgedCache.Key, SubscriptionCheck.Reply> judge(
+            String project, Map<JudgedCache.Key, List<Pending>> byKey) throws SQLException, TenantDb.Unavailable {
+        Map<JudgedCache.Key, SubscriptionCheck.Reply> out = new HashMap<>();
+        UUID id;
+        try {
+            id = UUID.fromString(project);
+        } catch (RuntimeException e) {
+            byKey.keySet().forEach(k -> out.put(k, fail("Unauthorized: unknown project " + project)));
+            return out;
+        }
+        Set<String> tables = new LinkedHashSet<>();
+        byKey.keySet().forEach(k -> tables.add(k.versionTable()));
+        Map<String, String> versions = projects.versions(id, tables);
+        Map<JudgedCache.Key, BindingRules.Outcome.Valid> toCast = new LinkedHashMap<>();
+        for (Map.Entry<JudgedCache.Key, List<Pending>> e : byKey.entrySet()) {
+            JudgedCache.Key key = e.getKey();
+            String version = versions.get(key.versionTable());
+            BindingRules.Outcome outcome = version == null ? null : cache.get(key, version);
+            metrics.joinChecksReused.increment(e.getValue().size() - (outcome == null ? 1 : 0));
+            if (outcome == null) {
+                metrics.joinChecksJudged.increment();
+                try {
+                    outcome = rules.judge(e.getValue().get(0).request());
+                } catch (SQLException ex) {
+                    log.warn(
+                            "[SubscriptionCheckDbFailed] subscription check failed on the database: {}",
+                            ex.getMessage());
+                    out.put(key, fail(DB_FAILED));
+                    continue;
+                }
+                if (version != null) {
+                    cache.put(key, version, outcome);
+                }
+            }
+            if (outcome instanceof BindingRules.Outcome.Refused refused) {
+                out.put(key, fail(refused.reason()));
+            } else if (outcome instanceof BindingRules.Outcome.Valid valid) {
+                if (valid.casts().isEmpty()) {
+                    out.put(key, valid.reply());
+                } else {
+                    toCast.put(key, valid);
+                }
             }
         }
-        if (msg.getReplyTo() != null) {
-            try {
-                nats.publish(msg.getReplyTo(), mapper.writeValueAsBytes(reply));
-            } catch (Exception e) {
-                log.debug("could not reply to a subscription check: {}", e.toString());
+        if (!toCast.isEmpty()) {
+            cast(id, toCast, out);
+        }
+        return out;
+    }
+
+    /** Every filter value of the batch cast in one tenant transaction; a binding is valid when all of its cast. */
+    private void cast(
+            UUID project,
+            Map<JudgedCache.Key, BindingRules.Outcome.Valid> toCast,
+            Map<JudgedCache.Key, SubscriptionCheck.Reply> out)
+            throws TenantDb.Unavailable {
+        if (tenant.status().off()) {
+            toCast.keySet()
+                    .forEach(k -> out.put(
+                            k,
+                            fail("DatabaseUnavailable: filter values cannot be checked on this server right now, try"
+                                    + " again")));
+            return;
+        }
+        List<TenantDb.CastAsk> asks = new ArrayList<>();
+        String schema = null;
+        for (BindingRules.Outcome.Valid valid : toCast.values()) {
+            schema = valid.schema();
+            for (BindingRules.Cast cast : valid.casts()) {
+                asks.add(new TenantDb.CastAsk(
+                        valid.castRole(), cast.value(), cast.type().formatted()));
             }
+        }
+        Map<TenantDb.CastAsk, TenantDb.CastVerdict> verdicts =
+                tenant.castAll(new ProjectIdentity(project.toString()), schema, asks);
+        for (Map.Entry<JudgedCache.Key, BindingRules.Outcome.Valid> e : toCast.entrySet()) {
+            BindingRules.Outcome.Valid valid = e.getValue();
+            SubscriptionCheck.Reply reply = valid.reply();
+            for (BindingRules.Cast cast : valid.casts()) {
+                TenantDb.CastVerdict v = verdicts.get(new TenantDb.CastAsk(
+                        valid.castRole(), cast.value(), cast.type().formatted()));
+                String invalid = "PostgresChangesInvalidFilter: invalid value for filter " + cast.column() + ": '"
+                        + cast.value() + "'";
+                if (v == TenantDb.CastVerdict.INVALID) {
+                    reply = fail(invalid + " is not a valid " + cast.type().formatted());
+                } else if (v == TenantDb.CastVerdict.TIMED_OUT) {
+                    reply = fail(invalid + " could not be checked within the time limit");
+                } else if (v != TenantDb.CastVerdict.CASTS) {
+                    reply = fail(BUSY);
+                }
+                if (!reply.ok()) {
+                    break;
+                }
+            }
+            out.put(e.getKey(), reply);
         }
     }
 
-    private SubscriptionCheck.Reply check(SubscriptionCheck.Request req) throws SQLException, TenantDb.Unavailable {
-        BindingRules.Outcome outcome = rules.judge(req);
-        if (outcome instanceof BindingRules.Outcome.Refused refused) {
-            return fail(refused.reason());
+    private void reply(String replyTo, SubscriptionCheck.Reply reply) {
+        if (replyTo == null) {
+            return;
         }
-        BindingRules.Outcome.Valid valid = (BindingRules.Outcome.Valid) outcome;
-        if (valid.casts().isEmpty()) {
-            return valid.reply();
+        try {
+            nats.publish(replyTo, mapper.writeValueAsBytes(reply));
+        } catch (Exception e) {
+            log.debug("could not reply to a subscription check: {}", e.toString());
         }
-        if (tenant.status().off()) {
-            return fail("DatabaseUnavailable: filter values cannot be checked on this server right now, try again");
-        }
-        for (BindingRules.Cast cast : valid.casts()) {
-            String value = cast.value();
-            ProjectCatalog.ColumnType type = cast.type();
-            String column = cast.column();
-            switch (tenant.casts(
-                    new ProjectIdentity(req.projectId()), valid.castRole(), valid.schema(), value, type.formatted())) {
-                case CASTS -> {}
-                case INVALID -> {
-                    return fail("PostgresChangesInvalidFilter: invalid value for filter " + column + ": '" + value
-                            + "' is not a valid " + type.formatted());
-                }
-                case TIMED_OUT -> {
-                    return fail("PostgresChangesInvalidFilter: invalid value for filter " + column + ": '" + value
-                            + "' could not be checked within the time limit");
-                }
-                case BUSY -> {
-                    return fail("DatabaseUnavailable: too many subscription checks at once, try again");
-                }
-            }
-        }
-        return valid.reply();
     }
 
     private static SubscriptionCheck.Reply fail(String reason) {
@@ -162,6 +275,6 @@ public final class SubscriptionCheckService implements AutoCloseable {
         if (dispatcher != null) {
             nats.closeDispatcher(dispatcher);
         }
-        workers.shutdownNow();
+        queue.close();
     }
 }

@@ -76,22 +76,62 @@ public final class ChannelChecks {
             String realtimeSchema,
             String topic)
             throws Unavailable, Busy {
+        return readAll(project, projectSchema, realtimeSchema, List.of(new ReadAsk(clientRole, claims, topic)), null)
+                .get(0);
+    }
+
+    /** One read check of a batch: the subscriber's client role and claims, and the topic. */
+    public record ReadAsk(String clientRole, String claims, String topic) {}
+
+    /**
+     * The read checks of many joins of one project in one transaction, each in its own savepoint
+     * with its own claims, topic, {@code statement_timeout} and watchdog, rolled back before the
+     * next ({@link TenantSessions#runEach}): one slow or failing policy denies its own check only.
+     * Stops starting checks once {@code slice} has passed, so one project's slow policies hold a
+     * connection of the lane for one check's timeout at most before the others' turn.
+     *
+     * @return the verdicts of the first asks, in order (all, unless the slice ran out)
+     */
+    public List<ReadVerdict> readAll(
+            ProjectIdentity project, String projectSchema, String realtimeSchema, List<ReadAsk> asks, Duration slice)
+            throws Unavailable, Busy {
+        String query = "SELECT ARRAY[r.read_broadcast::text, r.read_presence::text]"
+                + " FROM aura_rls.channel_read($1[1], $1[2]) r";
+        List<TenantSessions.Item<String[]>> items = new ArrayList<>();
+        for (ReadAsk ask : asks) {
+            items.add(new TenantSessions.Item<>() {
+                @Override
+                public String claims() {
+                    return ask.claims();
+                }
+
+                @Override
+                public String topic() {
+                    return ask.topic();
+                }
+
+                @Override
+                public String[] run(Connection c) throws SQLException {
+                    return TenantSessions.viaRunner(c, project.runner(ask.clientRole()), query, new Object[] {
+                                realtimeSchema, ask.topic()
+                            })
+                            .get(0);
+                }
+            });
+        }
         try {
-            String[] row = viaRunner(
-                            project,
-                            clientRole,
-                            claims,
-                            projectSchema,
-                            topic,
-                            Mode.WRITE_ROLLBACK,
-                            "SELECT ARRAY[r.read_broadcast::text, r.read_presence::text]"
-                                    + " FROM aura_rls.channel_read($1[1], $1[2]) r",
-                            realtimeSchema,
-                            topic)
-                    .get(0);
-            return new ReadVerdict("true".equals(row[0]), "true".equals(row[1]), null);
+            List<TenantSessions.Outcome<String[]>> outcomes =
+                    admitted(projectSchema, () -> db.eachSession(projectSchema, Mode.WRITE_ROLLBACK, items, slice));
+            List<ReadVerdict> out = new ArrayList<>(outcomes.size());
+            for (TenantSessions.Outcome<String[]> o : outcomes) {
+                out.add(
+                        o.failure() != null
+                                ? new ReadVerdict(false, false, o.failure())
+                                : new ReadVerdict("true".equals(o.value()[0]), "true".equals(o.value()[1]), null));
+            }
+            return out;
         } catch (TenantSessions.TenantFailure f) {
-            return new ReadVerdict(false, false, f.failure);
+            throw new IllegalStateException("a batch reports failures per check", f);
         }
     }
 

@@ -13,7 +13,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -109,6 +108,12 @@ public final class TenantDb implements AutoCloseable {
         record Failed(Failure failure) implements Verdict {}
     }
 
+    /**
+     * A join-time cast to ask: {@code value} to {@code formattedType} (a {@code format_type} name
+     * read from the catalog) as {@code clientRole}.
+     */
+    public record CastAsk(String clientRole, String value, String formattedType) {}
+
     /** The outcome of a join-time cast. */
     public enum CastVerdict {
         CASTS,
@@ -133,7 +138,7 @@ public final class TenantDb implements AutoCloseable {
     private final ScheduledExecutorService scheduler;
     private final TenantSessions sessions;
     private final ProjectLogins logins;
-    private final Semaphore joinLane;
+    private final JoinCasts joinCasts;
     private final ChannelChecks channels;
     private volatile TenantSqlStatus status;
     private volatile TenantSqlStatus missing;
@@ -155,7 +160,8 @@ public final class TenantDb implements AutoCloseable {
                 scheduler,
                 half.compareTo(GRACE) > 0 ? half : GRACE,
                 p -> ProjectIdentity.password(settings.projectLoginSecret(), p.login()));
-        this.joinLane = new Semaphore(settings.joinConnections());
+        this.joinCasts = new JoinCasts(
+                this, sessions, settings.joinConnections(), settings.checkoutTimeout(), settings.statementTimeout());
         this.channels = new ChannelChecks(this, settings.joinConnections(), settings.checkoutTimeout());
         this.status = TenantSqlStatus.not(settings.user(), TenantSqlStatus.STARTING, "verifying the tenant login");
     }
@@ -313,35 +319,14 @@ public final class TenantDb implements AutoCloseable {
     }
 
     /**
-     * Whether {@code value} casts to the type as the project's {@code clientRole}, asked of
-     * Postgres itself so "castable" means exactly what the database accepts (a join-time filter
-     * check; the type's input function and domain checks are tenant code).
+     * Whether each value casts to its type as the project's client role (join-time filter checks),
+     * one project's asks in one transaction ({@link JoinCasts}).
      *
-     * @param formattedType a {@code format_type} name read from the catalog
      * @throws Unavailable when Postgres did not answer
      */
-    public CastVerdict casts(
-            ProjectIdentity project, String clientRole, String schema, String value, String formattedType)
+    public Map<CastAsk, CastVerdict> castAll(ProjectIdentity project, String schema, List<CastAsk> asks)
             throws Unavailable {
-        try {
-            if (!joinLane.tryAcquire(settings.checkoutTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
-                return CastVerdict.BUSY;
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return CastVerdict.BUSY;
-        }
-        try {
-            return session("{}", schema, settings.statementTimeout(), c -> {
-                TenantSessions.viaRunner(
-                        c, project.runner(clientRole), KeyQueries.cast(formattedType), new Object[] {value});
-                return CastVerdict.CASTS;
-            });
-        } catch (TenantSessions.TenantFailure f) {
-            return f.failure.kind() == Kind.TIMEOUT ? CastVerdict.TIMED_OUT : CastVerdict.INVALID;
-        } finally {
-            joinLane.release();
-        }
+        return joinCasts.castAll(project, schema, asks);
     }
 
     /** The keys' column values, column after column (for {@link KeyQueries#batch}). */
@@ -379,6 +364,16 @@ public final class TenantDb implements AutoCloseable {
             throw new IllegalStateException("tenant SQL is off: " + status.reasonCode());
         }
         return sessions.run(null, claims, schema, timeout, mode, body);
+    }
+
+    /** Runs one project's checks in one transaction of the shared login, each in its savepoint ({@link TenantSessions#runEach}). */
+    <R> List<TenantSessions.Outcome<R>> eachSession(
+            String schema, TenantSessions.Mode mode, List<? extends TenantSessions.Item<R>> items, Duration slice)
+            throws Unavailable {
+        if (status.off()) {
+            throw new IllegalStateException("tenant SQL is off: " + status.reasonCode());
+        }
+        return sessions.runEach(schema, settings.statementTimeout(), mode, items, slice);
     }
 
     /**

@@ -26,6 +26,9 @@ import org.postgresql.ds.PGSimpleDataSource;
 final class TenantSessions {
     private static final String SETUP = "SELECT set_config('role', ?, true), set_config('request.jwt.claims', ?, true),"
             + " set_config('search_path', ?, true), set_config('statement_timeout', ?, true)";
+    /** A {@link #runEach} item's own savepoint, claims and topic (our SQL only, no tenant code). */
+    private static final String ITEM_SETUP = "SAVEPOINT aura_check; SELECT pg_catalog.set_config('request.jwt.claims',"
+            + " ?, true), pg_catalog.set_config('realtime.topic', ?, true)";
 
     /**
      * How the transaction ends. Tenant transactions are read-only unless a private-channel check
@@ -140,6 +143,112 @@ final class TenantSessions {
                 usable &= !guard.fired();
             }
             release(c, usable);
+        }
+    }
+
+    /** One check of a {@link #runEach} batch: its claims, its {@code realtime.topic}, and its one runner call. */
+    interface Item<R> {
+        String claims();
+
+        /** The topic {@code realtime.topic()} answers, or null for none. */
+        String topic();
+
+        R run(Connection c) throws SQLException;
+    }
+
+    /** An item's outcome: {@code value}, or how its tenant code failed. */
+    record Outcome<R>(R value, Failure failure) {}
+
+    /**
+     * Runs many checks of one project in one transaction of the shared login, each inside its own
+     * {@code SAVEPOINT} with its own claims, topic, {@code statement_timeout} and {@link Watchdog}
+     * guard, and each rolled back to its savepoint before the next: whatever tenant code did in one
+     * (settings, rows, DDL such as an {@code ALTER FUNCTION} of its runner) is undone before the next
+     * runs, exactly as one call per transaction, and one check that raises or times out fails alone.
+     * A check whose backend the watchdog ended (or tenant code ended) fails alone too; the rest run
+     * on a fresh session. Items must be one project's (one runner owner): the batch shares a session.
+     *
+     * @param slice null, or how long the batch may start new items: once it has run for that long,
+     *     the outcomes so far are returned (at least one), and the caller queues the rest again
+     * @return the outcomes of the first items, in order: all of them unless {@code slice} ran out
+     * @throws Unavailable when Postgres does not answer (the items without an outcome yet)
+     */
+    <R> List<Outcome<R>> runEach(
+            String schema, Duration timeout, Mode mode, List<? extends Item<R>> items, Duration slice)
+            throws Unavailable {
+        if (mode == Mode.WRITE_COMMIT) {
+            throw new IllegalArgumentException("a batch of checks never commits");
+        }
+        Duration limit = timeout.compareTo(statementTimeout) < 0 ? timeout : statementTimeout;
+        List<Outcome<R>> out = new ArrayList<>(items.size());
+        int broken = 0;
+        long start = System.nanoTime();
+        long sliceNanos = slice == null ? Long.MAX_VALUE : slice.toNanos();
+        while (out.size() < items.size() && (out.isEmpty() || System.nanoTime() - start < sliceNanos)) {
+            Connection c = prepared(null, "{}", schema, limit, mode != Mode.READ_ONLY);
+            boolean usable = true;
+            try {
+                int pid = c.unwrap(PGConnection.class).getBackendPID();
+                while (usable
+                        && out.size() < items.size()
+                        && (out.isEmpty() || System.nanoTime() - start < sliceNanos)) {
+                    Item<R> item = items.get(out.size());
+                    try (PreparedStatement ps = c.prepareStatement(ITEM_SETUP)) {
+                        ps.setString(1, item.claims());
+                        ps.setString(2, item.topic() == null ? "" : item.topic());
+                        ps.execute();
+                    }
+                    Watchdog.Guard guard = watchdog.watch(pid, limit);
+                    Outcome<R> outcome;
+                    try {
+                        outcome = new Outcome<>(item.run(c), null);
+                    } catch (SQLException e) {
+                        outcome = null;
+                        String state = e.getSQLState();
+                        if (guard.fired() || "57014".equals(state) || "55P03".equals(state)) {
+                            usable = !guard.fired();
+                            outcome = new Outcome<>(null, new Failure(Kind.TIMEOUT, state, e.getMessage()));
+                        } else if (rolledBack(c)) {
+                            outcome = new Outcome<>(null, new Failure(Kind.ERROR, state, e.getMessage()));
+                        } else {
+                            usable = false;
+                            pool.evictConnection(c);
+                            if (!freshSessionAnswers()) {
+                                throw new Unavailable(
+                                        "Postgres does not answer the tenant login (SQLState " + state + ")", null);
+                            }
+                            outcome = new Outcome<>(
+                                    null, new Failure(Kind.ERROR, state, "session ended: " + e.getMessage()));
+                        }
+                    } finally {
+                        guard.close();
+                        usable &= !guard.fired();
+                    }
+                    out.add(outcome);
+                    if (usable && !rolledBack(c)) {
+                        usable = false; // the savepoint is gone: nothing more runs on this session
+                    }
+                }
+            } catch (SQLException e) {
+                // our own statements failed: the session broke between checks
+                usable = false;
+                if (++broken > 1 || !freshSessionAnswers()) {
+                    throw new Unavailable("the tenant login's session broke: " + e.getMessage(), e);
+                }
+            } finally {
+                release(c, usable);
+            }
+        }
+        return out;
+    }
+
+    /** Rolls back to the item's savepoint; false when the session cannot (it is then not reused). */
+    private static boolean rolledBack(Connection c) {
+        try (Statement s = c.createStatement()) {
+            s.execute("ROLLBACK TO SAVEPOINT aura_check");
+            return true;
+        } catch (SQLException e) {
+            return false;
         }
     }
 

@@ -1,0 +1,100 @@
+package dev.aura.realtime.cdc.tenant;
+
+import dev.aura.realtime.cdc.identity.ProjectIdentity;
+import dev.aura.realtime.cdc.tenant.TenantDb.CastAsk;
+import dev.aura.realtime.cdc.tenant.TenantDb.CastVerdict;
+import dev.aura.realtime.cdc.tenant.TenantDb.Kind;
+import dev.aura.realtime.cdc.tenant.TenantDb.Unavailable;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The join-time casts of filter values (docs/design.md C7): whether each value casts to its
+ * column's type as the project's client role, asked of Postgres so "castable" means what the
+ * database accepts (the type's input function and domain checks are tenant code). One project's
+ * casts of a batch of joins run in one transaction of the shared login, each in its own savepoint
+ * through the project's runner ({@link TenantSessions#runEach}), on at most {@code lane}
+ * connections, so join-time casts never starve the RLS checks. Thread-safe.
+ */
+final class JoinCasts {
+    private final TenantDb db;
+    private final TenantSessions sessions;
+    private final Semaphore lane;
+    private final Duration checkout;
+    private final Duration timeout;
+
+    JoinCasts(TenantDb db, TenantSessions sessions, int lane, Duration checkout, Duration timeout) {
+        this.db = db;
+        this.sessions = sessions;
+        this.lane = new Semaphore(Math.max(1, lane));
+        this.checkout = checkout;
+        this.timeout = timeout;
+    }
+
+    /** The verdict of each distinct ask; every ask is {@link CastVerdict#BUSY} when no connection was free. */
+    Map<CastAsk, CastVerdict> castAll(ProjectIdentity project, String schema, List<CastAsk> asks) throws Unavailable {
+        List<CastAsk> distinct = List.copyOf(new LinkedHashSet<>(asks));
+        Map<CastAsk, CastVerdict> out = new LinkedHashMap<>();
+        if (distinct.isEmpty()) {
+            return out;
+        }
+        if (db.status().off()) {
+            throw new IllegalStateException("tenant SQL is off: " + db.status().reasonCode());
+        }
+        try {
+            if (!lane.tryAcquire(checkout.toMillis(), TimeUnit.MILLISECONDS)) {
+                distinct.forEach(a -> out.put(a, CastVerdict.BUSY));
+                return out;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            distinct.forEach(a -> out.put(a, CastVerdict.BUSY));
+            return out;
+        }
+        try {
+            List<TenantSessions.Item<Boolean>> items = new ArrayList<>();
+            for (CastAsk a : distinct) {
+                items.add(new TenantSessions.Item<>() {
+                    @Override
+                    public String claims() {
+                        return "{}";
+                    }
+
+                    @Override
+                    public String topic() {
+                        return null;
+                    }
+
+                    @Override
+                    public Boolean run(Connection c) throws java.sql.SQLException {
+                        TenantSessions.viaRunner(
+                                c, project.runner(a.clientRole()), KeyQueries.cast(a.formattedType()), new Object[] {
+                                    a.value()
+                                });
+                        return true;
+                    }
+                });
+            }
+            List<TenantSessions.Outcome<Boolean>> outcomes =
+                    sessions.runEach(schema, timeout, TenantSessions.Mode.READ_ONLY, items, null);
+            for (int i = 0; i < distinct.size(); i++) {
+                TenantDb.Failure f = outcomes.get(i).failure();
+                out.put(
+                        distinct.get(i),
+                        f == null
+                                ? CastVerdict.CASTS
+                                : f.kind() == Kind.TIMEOUT ? CastVerdict.TIMED_OUT : CastVerdict.INVALID);
+            }
+            return out;
+        } finally {
+            lane.release();
+        }
+    }
+}
