@@ -46,6 +46,73 @@ public final class RawWebSocket {
         return frame.toByteArray();
     }
 
+    /**
+     * One masked frame: {@code fin} and {@code opcode} as given (1 text, 2 binary, 0 continuation),
+     * any payload length (7, 16 or 64-bit length field), for fragmented messages.
+     */
+    public static byte[] maskedFrame(boolean fin, int opcode, byte[] payload) {
+        ByteArrayOutputStream frame = new ByteArrayOutputStream();
+        frame.write((fin ? 0x80 : 0) | opcode);
+        if (payload.length < 126) {
+            frame.write(0x80 | payload.length);
+        } else if (payload.length <= 0xFFFF) {
+            frame.write(0x80 | 126);
+            frame.write(payload.length >>> 8);
+            frame.write(payload.length & 0xFF);
+        } else {
+            frame.write(0x80 | 127);
+            for (int shift = 56; shift >= 0; shift -= 8) {
+                frame.write((int) ((long) payload.length >>> shift) & 0xFF);
+            }
+        }
+        frame.writeBytes(MASK);
+        for (int i = 0; i < payload.length; i++) {
+            frame.write(payload[i] ^ MASK[i % 4]);
+        }
+        return frame.toByteArray();
+    }
+
+    /**
+     * Reads server frames (unmasked) from {@code in} until a close frame, skipping the others.
+     *
+     * @return the close code (1005 when the close frame carries none) and reason, as {@code "1009 reason"}
+     * @throws IOException when the connection ends before a close frame
+     */
+    public static String readClose(InputStream in) throws IOException {
+        while (true) {
+            int b0 = readByte(in);
+            int b1 = readByte(in);
+            long length = b1 & 0x7F;
+            if (length == 126) {
+                length = ((long) readByte(in) << 8) | readByte(in);
+            } else if (length == 127) {
+                length = 0;
+                for (int i = 0; i < 8; i++) {
+                    length = (length << 8) | readByte(in);
+                }
+            }
+            byte[] payload = in.readNBytes((int) length);
+            if (payload.length < length) {
+                throw new IOException("connection closed inside a frame");
+            }
+            if ((b0 & 0x0F) == 8) {
+                if (payload.length < 2) {
+                    return "1005";
+                }
+                int code = ((payload[0] & 0xFF) << 8) | (payload[1] & 0xFF);
+                return code + " " + new String(payload, 2, payload.length - 2, StandardCharsets.UTF_8);
+            }
+        }
+    }
+
+    private static int readByte(InputStream in) throws IOException {
+        int b = in.read();
+        if (b < 0) {
+            throw new IOException("connection closed before a close frame");
+        }
+        return b;
+    }
+
     /** A masked ping frame without payload. */
     public static byte[] maskedPing() {
         byte[] ping = {(byte) 0x89, (byte) 0x80, 0, 0, 0, 0};

@@ -187,7 +187,8 @@ public final class FrontApp implements AutoCloseable {
                     nats::isConnected,
                     meters::scrape,
                     config.sseHeartbeat(),
-                    new RestBroadcasts(services));
+                    new RestBroadcasts(services),
+                    config.connectionBounds());
             FrontServer server = new FrontServer(
                     transport,
                     config.wsPort(),

@@ -152,6 +152,21 @@ public final class EnvVars {
             "60000",
             "ms",
             "A socket with no inbound frame for this long is closed (clients heartbeat every 25 s)");
+    public static final EnvVar WS_FRAGMENT_TIMEOUT_MS = new EnvVar(
+            "WS_FRAGMENT_TIMEOUT_MS",
+            "10000",
+            "ms",
+            "A fragmented WebSocket message not completed within this is closed with 1008");
+    public static final EnvVar HTTP_KEEP_ALIVE_TIMEOUT_MS = new EnvVar(
+            "HTTP_KEEP_ALIVE_TIMEOUT_MS",
+            "75000",
+            "ms",
+            "A keep-alive HTTP connection whose next request head is not complete this long after a response is closed");
+    public static final EnvVar HTTP_BODY_TIMEOUT_MS = new EnvVar(
+            "HTTP_BODY_TIMEOUT_MS",
+            "10000",
+            "ms",
+            "A request body not complete this long after its head is answered 408 and closed");
     public static final EnvVar WS_MAX_CHANNELS_PER_CONNECTION = new EnvVar(
             "WS_MAX_CHANNELS_PER_CONNECTION",
             "100",
@@ -360,6 +375,9 @@ public final class EnvVars {
             WS_IO_THREADS,
             WS_MAX_FRAME_BYTES,
             WS_IDLE_TIMEOUT_MS,
+            WS_FRAGMENT_TIMEOUT_MS,
+            HTTP_KEEP_ALIVE_TIMEOUT_MS,
+            HTTP_BODY_TIMEOUT_MS,
             WS_MAX_CHANNELS_PER_CONNECTION,
             WS_MAX_JOINS_PER_SECOND,
             WS_MAX_EVENTS_PER_SECOND,

@@ -55,6 +55,8 @@ import java.time.Duration;
  *     history per project
  * @param historyMaxBytesPerProject {@code HISTORY_MAX_BYTES_PER_PROJECT} (8 MiB) history per project
  * @param projectLimits per-project limits' defaults ({@link ProjectLimitsConfig})
+ * @param connectionBounds timeouts of HTTP connections and fragmented WebSocket messages
+ *     ({@link ConnectionBounds})
  */
 public record FrontConfig(
         NatsSettings nats,
@@ -92,7 +94,8 @@ public record FrontConfig(
         int maxPresencePayloadBytes,
         int historyMaxChannelsPerProject,
         long historyMaxBytesPerProject,
-        ProjectLimitsConfig projectLimits) {
+        ProjectLimitsConfig projectLimits,
+        ConnectionBounds connectionBounds) {
 
     public FrontConfig {
         if (writeBufferLowBytes > writeBufferHighBytes) {
@@ -152,6 +155,7 @@ public record FrontConfig(
                 env.integer(EnvVars.WS_MAX_PRESENCE_PAYLOAD_BYTES, 2, 64 * 1024 * 1024),
                 env.integer(EnvVars.HISTORY_MAX_CHANNELS_PER_PROJECT, 1, 10_000_000),
                 env.longValue(EnvVars.HISTORY_MAX_BYTES_PER_PROJECT, 1024, Long.MAX_VALUE),
-                ProjectLimitsConfig.load(env));
+                ProjectLimitsConfig.load(env),
+                ConnectionBounds.load(env));
     }
 }

@@ -3,6 +3,8 @@ package dev.aura.realtime.front.metrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.EnumMap;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -15,7 +17,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * dropped slow clients ({@code aura_ws_slow_clients_dropped_total}), connections closed by the
  * event loops' overload bound ({@code aura_ws_overload_shed_total}), bytes waiting in the event
  * loops' delivery queues ({@code aura_ws_queued_bytes}), postgres_changes frames sent
- * ({@code aura_ws_postgres_changes_delivered_total}). Thread-safe.
+ * ({@code aura_ws_postgres_changes_delivered_total}), connections closed by a connection-level
+ * time bound ({@code aura_ws_connection_timeouts_total{kind}}, {@link Timeout}). Thread-safe.
  */
 public final class FrontMetrics {
     private final AtomicInteger connections = new AtomicInteger();
@@ -34,6 +37,25 @@ public final class FrontMetrics {
     private final Counter relayDuplicates;
     private final Counter relayLinkLosses;
     private final Counter changeDeliveries;
+    private final Map<Timeout, Counter> timeouts = new EnumMap<>(Timeout.class);
+
+    /** The connection-level time bounds, as the {@code kind} tag of {@code aura_ws_connection_timeouts_total}. */
+    public enum Timeout {
+        /** No first request head within 5 s of connecting (slowloris, or a browser's unused preconnect). */
+        FIRST_REQUEST("first_request"),
+        /** No complete next request head within {@code HTTP_KEEP_ALIVE_TIMEOUT_MS} of a response. */
+        KEEP_ALIVE("keep_alive"),
+        /** A request body not complete within {@code HTTP_BODY_TIMEOUT_MS} (answered 408). */
+        REQUEST_BODY("request_body"),
+        /** A fragmented WebSocket message not complete within {@code WS_FRAGMENT_TIMEOUT_MS} (closed 1008). */
+        WS_FRAGMENT("ws_fragment");
+
+        private final String tag;
+
+        Timeout(String tag) {
+            this.tag = tag;
+        }
+    }
 
     public FrontMetrics(MeterRegistry registry) {
         Gauge.builder("aura.ws.connections", connections, AtomicInteger::get)
@@ -63,6 +85,14 @@ public final class FrontMetrics {
         relayLinkLosses =
                 counter(registry, "aura.relay.link.losses", "NATS link drops (postgres_changes subscribers were told)");
         changeDeliveries = counter(registry, "aura.ws.postgres.changes.delivered", "postgres_changes frames sent");
+        for (Timeout kind : Timeout.values()) {
+            timeouts.put(
+                    kind,
+                    Counter.builder("aura.ws.connection.timeouts")
+                            .tag("kind", kind.tag)
+                            .description("connections closed by a connection-level time bound")
+                            .register(registry));
+        }
     }
 
     private static Counter counter(MeterRegistry registry, String name, String description) {
@@ -154,6 +184,11 @@ public final class FrontMetrics {
     /** This replica's NATS link dropped. */
     public void relayLinkLost() {
         relayLinkLosses.increment();
+    }
+
+    /** A connection was closed by the time bound {@code kind}. */
+    public void timedOut(Timeout kind) {
+        timeouts.get(kind).increment();
     }
 
     public void changesDelivered(int n) {

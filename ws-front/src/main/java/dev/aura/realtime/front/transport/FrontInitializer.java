@@ -10,7 +10,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.HttpServerCodec;
-import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketServerHandshaker;
 import io.netty.handler.timeout.IdleStateHandler;
 import java.time.Duration;
@@ -21,25 +20,27 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * The pipelines of the one port, and nothing else. Every accepted socket starts as HTTP:
  *
  * <pre>
- * wire → http (codec) → first-request-deadline → http-aggregator → router ({@link HttpRouter})
+ * wire → http (codec) → http-deadlines ({@link HttpDeadlines}) → http-aggregator → router ({@link HttpRouter})
  * </pre>
  *
  * The router answers plain requests itself; an accepted WebSocket upgrade or SSE request
  * replaces it with one of:
  *
  * <pre>
- * WebSocket: wire → ws encoder/decoder (the handshake's, in place of http) → ws-aggregator → ws-idle
+ * WebSocket: wire → ws encoder/decoder (the handshake's, in place of http) → ws-aggregator
+ *            ({@link WebSocketMessageBounds}) → ws-idle
  *            → ws-control → ws-slow → phoenix-codec → session
  * SSE:       wire → http → sse-encoder → sse-slow → session
  * </pre>
  *
+ * Both drop {@code http-deadlines}: a WebSocket has its idle timeout, an SSE stream its
+ * heartbeats and no read timeout at all.
  * {@code wire} ({@link WireHead}) stays first: the fan-out's shared frames, already complete
  * WebSocket frames or HTTP chunks, are written from it straight to the socket.
  *
  * Sharable: holds only immutable settings; handlers with state are created per socket.
  */
 final class FrontInitializer extends ChannelInitializer<Channel> {
-    /** Largest HTTP request (head and body) before the upgrade. */
     /**
      * Largest HTTP request body: a REST broadcast batch (docs/design.md H3). Larger requests get
      * {@code 413 {"error": ...}} and the connection is closed.
@@ -69,14 +70,26 @@ final class FrontInitializer extends ChannelInitializer<Channel> {
         ch.pipeline()
                 .addLast(WireHead.NAME, WireHead.INSTANCE)
                 .addLast("http", new HttpServerCodec())
-                .addLast("first-request-deadline", new FirstRequestDeadline(FIRST_REQUEST_DEADLINE))
+                .addLast(
+                        HttpDeadlines.NAME,
+                        new HttpDeadlines(
+                                FIRST_REQUEST_DEADLINE,
+                                context.bounds(),
+                                context.services().metrics()))
                 .addLast("http-aggregator", new JsonHttpAggregator(MAX_HTTP_REQUEST_BYTES))
                 .addLast("router", new HttpRouter(context, draining, this));
     }
 
     /** Replaces the handler named {@code router} with the WebSocket handlers (before the handshake). */
     void webSocket(ChannelPipeline p, String router, WebSocketServerHandshaker handshaker, Vsn vsn, Claims claims) {
-        p.addAfter(router, "ws-aggregator", new WebSocketFrameAggregator(context.maxFrameBytes()));
+        p.remove(HttpDeadlines.NAME);
+        p.addAfter(
+                router,
+                "ws-aggregator",
+                new WebSocketMessageBounds(
+                        context.maxFrameBytes(),
+                        context.bounds().fragment(),
+                        context.services().metrics()));
         p.addAfter(
                 "ws-aggregator",
                 "ws-idle",
@@ -102,6 +115,7 @@ final class FrontInitializer extends ChannelInitializer<Channel> {
      * @return the name of the handler to fire the channel's join from
      */
     String sse(ChannelPipeline p, String router, Claims claims, String channel) {
+        p.remove(HttpDeadlines.NAME);
         p.addAfter(
                 router,
                 "sse-encoder",

@@ -168,6 +168,22 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
         return node.toString();
     }
 
+    /**
+     * Answers {@code status} with {@code {"error": message}} outside any request's handling (an
+     * oversized or timed-out request), then closes the connection. Carries
+     * {@code Access-Control-Allow-Origin: *}: a browser's REST broadcast must be able to read why.
+     */
+    static void respondAndClose(ChannelHandlerContext ctx, HttpResponseStatus status, String message) {
+        FullHttpResponse res = new DefaultFullHttpResponse(
+                HttpVersion.HTTP_1_1, status, Unpooled.copiedBuffer(error(message), StandardCharsets.UTF_8));
+        res.headers()
+                .set(HttpHeaderNames.CONTENT_TYPE, "application/json")
+                .set(HttpHeaderNames.ACCESS_CONTROL_ALLOW_ORIGIN, "*")
+                .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        HttpUtil.setContentLength(res, res.content().readableBytes());
+        ctx.writeAndFlush(res).addListener(ChannelFutureListener.CLOSE);
+    }
+
     static void respond(
             ChannelHandlerContext ctx,
             FullHttpRequest req,

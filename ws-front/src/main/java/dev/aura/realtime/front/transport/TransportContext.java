@@ -1,6 +1,7 @@
 package dev.aura.realtime.front.transport;
 
 import dev.aura.realtime.common.auth.JwtVerifier;
+import dev.aura.realtime.front.config.ConnectionBounds;
 import dev.aura.realtime.front.protocol.BinaryFrames;
 import dev.aura.realtime.front.protocol.JsonFrames;
 import dev.aura.realtime.front.session.ChannelServices;
@@ -24,6 +25,8 @@ import java.util.function.Supplier;
  * @param prometheusScrape {@code /metrics} body
  * @param sseHeartbeat interval of SSE keep-alive comments ({@code SSE_HEARTBEAT_MS})
  * @param restBroadcasts the channel side of REST broadcast
+ * @param bounds keep-alive, body and fragment timeouts ({@code HTTP_KEEP_ALIVE_TIMEOUT_MS},
+ *     {@code HTTP_BODY_TIMEOUT_MS}, {@code WS_FRAGMENT_TIMEOUT_MS})
  */
 public record TransportContext(
         ChannelServices services,
@@ -36,4 +39,5 @@ public record TransportContext(
         BooleanSupplier natsConnected,
         Supplier<String> prometheusScrape,
         Duration sseHeartbeat,
-        RestBroadcasts restBroadcasts) {}
+        RestBroadcasts restBroadcasts,
+        ConnectionBounds bounds) {}

@@ -45,7 +45,9 @@ class RestBroadcastEndpointTest {
             () -> true,
             () -> "",
             Duration.ofSeconds(15),
-            new RestBroadcasts(h.services));
+            new RestBroadcasts(h.services),
+            new dev.aura.realtime.front.config.ConnectionBounds(
+                    Duration.ofSeconds(75), Duration.ofSeconds(10), Duration.ofSeconds(10)));
     private final List<EmbeddedChannel> sockets = new ArrayList<>();
     private final List<ChannelHarness.Conn> conns = new ArrayList<>();
     private final String anon = h.token(Duration.ofHours(1));

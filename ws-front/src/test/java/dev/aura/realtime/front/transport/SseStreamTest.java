@@ -28,7 +28,9 @@ class SseStreamTest {
             () -> true,
             () -> "",
             Duration.ofSeconds(15),
-            new dev.aura.realtime.front.session.RestBroadcasts(h.services));
+            new dev.aura.realtime.front.session.RestBroadcasts(h.services),
+            new dev.aura.realtime.front.config.ConnectionBounds(
+                    Duration.ofSeconds(75), Duration.ofSeconds(10), Duration.ofSeconds(10)));
     private EmbeddedChannel socket;
 
     @AfterEach
