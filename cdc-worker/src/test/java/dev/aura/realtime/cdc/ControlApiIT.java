@@ -205,10 +205,11 @@ class ControlApiIT {
     void projectLimitsAreAnsweredFromTheProjectsRowAndDefaultWithoutOne() throws Exception {
         assertThat(limitsOf(fx.projectId)).isEqualTo(ProjectLimits.DEFAULTS);
         assertThat(limitsOf("not-a-uuid")).isEqualTo(ProjectLimits.DEFAULTS);
-        fx.sql("INSERT INTO aura_platform.project_limits(project_id, max_concurrent_users, max_payload_size_in_kb)"
-                + " VALUES ('" + fx.projectId + "', 3, 64)");
+        fx.sql("INSERT INTO aura_platform.project_limits(project_id, max_concurrent_users, max_payload_size_in_kb,"
+                + " max_checks_per_second, max_presence_bytes) VALUES ('" + fx.projectId + "', 3, 64, 50, 5000000000)");
         try {
-            assertThat(limitsOf(fx.projectId)).isEqualTo(new ProjectLimits(3, null, null, null, null, 64, null));
+            assertThat(limitsOf(fx.projectId))
+                    .isEqualTo(new ProjectLimits(3, null, null, null, null, 64, null, 50, null, 5_000_000_000L));
         } finally {
             fx.sql("DELETE FROM aura_platform.project_limits WHERE project_id = '" + fx.projectId + "'");
         }

@@ -66,6 +66,9 @@ public final class ServiceEnv {
         env.put("PROJECT_MAX_JOINS_PER_SECOND", "1000000");
         env.put("PROJECT_MAX_BYTES_PER_SECOND", "100000000000");
         env.put("PROJECT_MAX_PRESENCE_EVENTS_PER_SECOND", "1000000");
+        // and each project may use the whole registry and presence buckets (the default is 1/40 of each)
+        env.put("PROJECT_MAX_REGISTRY_BYTES", "1099511627776");
+        env.put("PROJECT_MAX_PRESENCE_BYTES", "1099511627776");
         return env;
     }
 }

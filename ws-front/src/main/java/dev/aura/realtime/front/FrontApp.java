@@ -3,6 +3,7 @@ package dev.aura.realtime.front;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.common.wire.KvBuckets;
+import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.front.config.FrontConfig;
 import dev.aura.realtime.front.fanout.CdcHealth;
@@ -17,6 +18,7 @@ import dev.aura.realtime.front.protocol.BinaryFrames;
 import dev.aura.realtime.front.protocol.FanoutFrames;
 import dev.aura.realtime.front.protocol.JsonFrames;
 import dev.aura.realtime.front.protocol.Reasons;
+import dev.aura.realtime.front.relay.BucketLedger;
 import dev.aura.realtime.front.relay.KvSubscriptionRegistry;
 import dev.aura.realtime.front.relay.NatsConnection;
 import dev.aura.realtime.front.relay.NatsProjectLimits;
@@ -90,15 +92,46 @@ public final class FrontApp implements AutoCloseable {
         try {
             NatsConnection nats = NatsConnection.connect(config.nats(), "ws-front " + config.instanceId());
             started.push(nats);
+            // each project's bytes in the two KV buckets, counted here and shared in the usage report (D8)
+            BucketLedger registryBytes = new BucketLedger(SubscriptionEntry.BUCKET, SubscriptionEntry.MAX_AGE, clock);
+            BucketLedger presenceBytes =
+                    new BucketLedger(PresenceService.BUCKET, config.presence().maxAge(), clock);
+            NatsUsageExchange usage = new NatsUsageExchange(
+                    nats.connection(),
+                    config.instanceId(),
+                    mapper,
+                    clock,
+                    config.projectLimits().usageInterval());
+            started.push(usage);
+            ProjectQuotas quotas = new ProjectQuotas(
+                    ProjectQuota.defaults(config),
+                    new NatsProjectLimits(
+                            nats.connection(),
+                            mapper,
+                            clock,
+                            config.projectLimits().limitsRefresh(),
+                            config.subscriptionCheckTimeout()),
+                    usage,
+                    clock,
+                    registryBytes,
+                    presenceBytes);
             KvSubscriptionRegistry registry = new KvSubscriptionRegistry(
                     nats.connection(),
                     KvBuckets.registry(config.registryBucketMaxBytes()),
                     config.subscriptionRefresh(),
-                    mapper);
+                    mapper,
+                    registryBytes,
+                    quotas.registryShares());
             started.push(registry);
             registry.start();
-            PresenceService presence =
-                    new PresenceService(nats.connection(), config.presence(), config.instanceId(), clock, mapper);
+            PresenceService presence = new PresenceService(
+                    nats.connection(),
+                    config.presence(),
+                    config.instanceId(),
+                    clock,
+                    mapper,
+                    presenceBytes,
+                    quotas.presenceShares());
             started.push(presence);
             presence.start();
             nats.onReconnect(presence::onReconnect);
@@ -133,23 +166,6 @@ public final class FrontApp implements AutoCloseable {
                     System::nanoTime,
                     cdc);
             Sessions sessions = new Sessions();
-            NatsUsageExchange usage = new NatsUsageExchange(
-                    nats.connection(),
-                    config.instanceId(),
-                    mapper,
-                    clock,
-                    config.projectLimits().usageInterval());
-            started.push(usage);
-            ProjectQuotas quotas = new ProjectQuotas(
-                    ProjectQuota.defaults(config),
-                    new NatsProjectLimits(
-                            nats.connection(),
-                            mapper,
-                            clock,
-                            config.projectLimits().limitsRefresh(),
-                            config.subscriptionCheckTimeout()),
-                    usage,
-                    clock);
             usage.start(quotas::usage);
             ChannelServices services = new ChannelServices(
                     verifier,

@@ -94,6 +94,13 @@ public final class PlatformSchema {
         // schema (RealtimeSchemas) is provisioned.
         "ALTER TABLE aura_platform.projects ADD COLUMN IF NOT EXISTS private_only boolean NOT NULL DEFAULT false",
         "ALTER TABLE aura_platform.projects ADD COLUMN IF NOT EXISTS realtime_schema_version integer NOT NULL DEFAULT 0",
+        // issue 23: what a join costs in subscription checks, and each project's share of the KV buckets
+        "ALTER TABLE aura_platform.project_limits ADD COLUMN IF NOT EXISTS max_checks_per_second integer"
+                + " CHECK (max_checks_per_second > 0)",
+        "ALTER TABLE aura_platform.project_limits ADD COLUMN IF NOT EXISTS max_registry_bytes bigint"
+                + " CHECK (max_registry_bytes > 0)",
+        "ALTER TABLE aura_platform.project_limits ADD COLUMN IF NOT EXISTS max_presence_bytes bigint"
+                + " CHECK (max_presence_bytes > 0)",
         // The read check of a private channel, as Supabase makes it: probe rows for the topic are
         // inserted (by the project's SECURITY DEFINER probe, so no insert policy is needed), then
         // selected in a new statement under the caller's client role and claims, so the tenant's

@@ -14,7 +14,7 @@ import java.util.UUID;
 public final class ProjectLimitsTable {
     private static final String SELECT = "SELECT max_concurrent_users, max_events_per_second, max_joins_per_second,"
             + " max_channels_per_client, max_bytes_per_second, max_payload_size_in_kb,"
-            + " max_presence_events_per_second FROM aura_platform.project_limits WHERE project_id = ?";
+            + " max_presence_events_per_second, max_checks_per_second, max_registry_bytes, max_presence_bytes FROM aura_platform.project_limits WHERE project_id = ?";
 
     private final PlatformDb db;
 
@@ -44,9 +44,17 @@ public final class ProjectLimitsTable {
                         integer(rs, 4),
                         integer(rs, 5),
                         integer(rs, 6),
-                        integer(rs, 7));
+                        integer(rs, 7),
+                        integer(rs, 8),
+                        bigint(rs, 9),
+                        bigint(rs, 10));
             }
         }
+    }
+
+    private static Long bigint(ResultSet rs, int column) throws SQLException {
+        long v = rs.getLong(column);
+        return rs.wasNull() ? null : v;
     }
 
     private static Integer integer(ResultSet rs, int column) throws SQLException {

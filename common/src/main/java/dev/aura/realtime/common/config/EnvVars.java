@@ -224,6 +224,21 @@ public final class EnvVars {
             "20",
             "events/s",
             "Presence track/untrack per second per project across replicas (ClientPresenceRateLimitReached)");
+    public static final EnvVar PROJECT_MAX_CHECKS_PER_SECOND = new EnvVar(
+            "PROJECT_MAX_CHECKS_PER_SECOND",
+            "0",
+            "checks/s",
+            "Subscription checks per second per project across replicas that joins may cause: one per distinct postgres_changes binding, one per private channel (SubscriptionCheckRateLimitReached); 0: ten times the project's max_joins_per_second");
+    public static final EnvVar PROJECT_MAX_REGISTRY_BYTES = new EnvVar(
+            "PROJECT_MAX_REGISTRY_BYTES",
+            "0",
+            "bytes",
+            "Bytes one project's postgres_changes bindings may occupy in the aura_subscriptions bucket across replicas (RegistryQuotaExceeded); 0: REGISTRY_BUCKET_MAX_BYTES / 40");
+    public static final EnvVar PROJECT_MAX_PRESENCE_BYTES = new EnvVar(
+            "PROJECT_MAX_PRESENCE_BYTES",
+            "0",
+            "bytes",
+            "Bytes one project's presences may occupy in the aura_presence bucket across replicas (PresenceQuotaExceeded); 0: PRESENCE_BUCKET_MAX_BYTES / 40");
     public static final EnvVar PROJECT_USAGE_INTERVAL_MS = new EnvVar(
             "PROJECT_USAGE_INTERVAL_MS",
             "1000",
@@ -390,6 +405,9 @@ public final class EnvVars {
             PROJECT_MAX_JOINS_PER_SECOND,
             PROJECT_MAX_BYTES_PER_SECOND,
             PROJECT_MAX_PRESENCE_EVENTS_PER_SECOND,
+            PROJECT_MAX_CHECKS_PER_SECOND,
+            PROJECT_MAX_REGISTRY_BYTES,
+            PROJECT_MAX_PRESENCE_BYTES,
             PROJECT_USAGE_INTERVAL_MS,
             PROJECT_LIMITS_REFRESH_MS,
             WS_WRITE_BUFFER_LOW_BYTES,

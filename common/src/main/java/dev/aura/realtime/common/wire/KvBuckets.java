@@ -88,6 +88,27 @@ public final class KvBuckets {
         return nats.keyValue(spec.name());
     }
 
+    /**
+     * What nats-server's memory store charges against {@code max_bytes} for a value of
+     * {@code valueBytes} under {@code key}: the subject {@code $KV.<bucket>.<key>}, the value and
+     * its fixed per-message overhead (16 bytes in nats-server's memstore; 32 counted here).
+     */
+    public static long storedBytes(String bucket, String key, long valueBytes) {
+        return SUBJECT_PREFIX_BYTES + bucket.length() + 1 + key.length() + valueBytes + MESSAGE_OVERHEAD_BYTES;
+    }
+
+    /**
+     * What a delete (or purge) marker of {@code key} occupies until the bucket's max age drops it:
+     * the subject, the {@code KV-Operation} header (counted as 64 bytes) and the per-message overhead.
+     */
+    public static long markerBytes(String bucket, String key) {
+        return storedBytes(bucket, key, MARKER_HEADER_BYTES);
+    }
+
+    private static final int SUBJECT_PREFIX_BYTES = "$KV.".length();
+    private static final int MESSAGE_OVERHEAD_BYTES = 32;
+    private static final int MARKER_HEADER_BYTES = 64;
+
     private static KeyValueConfiguration configuration(Spec spec, Duration maxAge) {
         return KeyValueConfiguration.builder()
                 .name(spec.name())

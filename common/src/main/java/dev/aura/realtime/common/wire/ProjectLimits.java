@@ -17,6 +17,10 @@ import com.fasterxml.jackson.annotation.JsonProperty;
  * @param maxBytesPerSecond client message payload bytes per second, across replicas
  * @param maxPayloadSizeInKb largest broadcast payload, in KB of 1,024 bytes
  * @param maxPresenceEventsPerSecond presence track/untrack per second, across replicas
+ * @param maxChecksPerSecond subscription checks per second that joins may cause (one per distinct
+ *     postgres_changes binding, one per private channel), across replicas
+ * @param maxRegistryBytes bytes the project's entries may occupy in the registry bucket, across replicas
+ * @param maxPresenceBytes bytes the project's presences may occupy in the presence bucket, across replicas
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record ProjectLimits(
@@ -26,10 +30,36 @@ public record ProjectLimits(
         @JsonProperty("max_channels_per_client") Integer maxChannelsPerClient,
         @JsonProperty("max_bytes_per_second") Integer maxBytesPerSecond,
         @JsonProperty("max_payload_size_in_kb") Integer maxPayloadSizeInKb,
-        @JsonProperty("max_presence_events_per_second") Integer maxPresenceEventsPerSecond) {
+        @JsonProperty("max_presence_events_per_second") Integer maxPresenceEventsPerSecond,
+        @JsonProperty("max_checks_per_second") Integer maxChecksPerSecond,
+        @JsonProperty("max_registry_bytes") Long maxRegistryBytes,
+        @JsonProperty("max_presence_bytes") Long maxPresenceBytes) {
 
     /** No overrides: every limit is the global default. */
-    public static final ProjectLimits DEFAULTS = new ProjectLimits(null, null, null, null, null, null, null);
+    public static final ProjectLimits DEFAULTS =
+            new ProjectLimits(null, null, null, null, null, null, null, null, null, null);
+
+    /** Overrides of the rate and size limits only; checks and bucket shares are the defaults. */
+    public ProjectLimits(
+            Integer maxConcurrentUsers,
+            Integer maxEventsPerSecond,
+            Integer maxJoinsPerSecond,
+            Integer maxChannelsPerClient,
+            Integer maxBytesPerSecond,
+            Integer maxPayloadSizeInKb,
+            Integer maxPresenceEventsPerSecond) {
+        this(
+                maxConcurrentUsers,
+                maxEventsPerSecond,
+                maxJoinsPerSecond,
+                maxChannelsPerClient,
+                maxBytesPerSecond,
+                maxPayloadSizeInKb,
+                maxPresenceEventsPerSecond,
+                null,
+                null,
+                null);
+    }
 
     /** The question: the overrides of {@code projectId}. */
     public record Request(@JsonProperty("project_id") String projectId) {}

@@ -23,11 +23,25 @@ public record UsageReport(
      * @param events client messages admitted in the last whole second
      * @param bytes client message payload bytes admitted in the last whole second
      * @param presence presence events admitted in the last whole second
+     * @param checks subscription checks (distinct postgres_changes bindings and private channels'
+     *     read checks) of the joins admitted in the last whole second; 0 from a replica that predates it
+     * @param registryBytes bytes this replica's live registry entries (and their recent delete
+     *     markers) of the project occupy in the registry bucket now
+     * @param presenceBytes the same in the presence bucket
      */
     public record Counts(
             @JsonProperty("u") int users,
             @JsonProperty("j") int joins,
             @JsonProperty("e") int events,
             @JsonProperty("b") long bytes,
-            @JsonProperty("p") int presence) {}
+            @JsonProperty("p") int presence,
+            @JsonProperty("c") int checks,
+            @JsonProperty("rb") long registryBytes,
+            @JsonProperty("pb") long presenceBytes) {
+
+        /** The counts of a report without checks and bucket bytes (as older replicas send). */
+        public Counts(int users, int joins, int events, long bytes, int presence) {
+            this(users, joins, events, bytes, presence, 0, 0, 0);
+        }
+    }
 }

@@ -1,5 +1,6 @@
 package dev.aura.realtime.front.presence;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -7,6 +8,7 @@ import dev.aura.realtime.front.config.PresenceConfig;
 import dev.aura.realtime.front.protocol.PhoenixMessage;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.Replies;
+import dev.aura.realtime.front.relay.BucketLedger;
 import io.nats.client.Connection;
 import java.time.Clock;
 import java.util.Map;
@@ -21,6 +23,10 @@ import org.slf4j.LoggerFactory;
  * this membership's entry, {@code untrack} and leaving delete it; every replica watches the
  * bucket and turns changes into {@code presence_diff} pushes for its local channels that enabled
  * presence, which first get a {@code presence_state}.
+ *
+ * <p>Quota: a track charges its entry's stored bytes to the project's {@link BucketLedger}; one
+ * that would put the project over its share of the bucket (across replicas) is refused with
+ * {@link Reasons#presenceQuotaExceeded} and the previous state stays (docs/design.md D8).
  *
  * <p>Threads. Event loops call the {@link PresenceExtension} methods; they never block: KV
  * writes go to {@link PresenceKv} ({@code aura-presence-kv}), and the view, listeners and pushes
@@ -46,15 +52,35 @@ public final class PresenceService implements PresenceExtension, AutoCloseable {
         }
     }
 
+    /** The presence bucket's name, for its {@link BucketLedger}. */
+    public static final String BUCKET = PresenceBucket.NAME;
+
     private final String instanceId;
+    private final ObjectMapper mapper;
+    private final BucketLedger ledger;
+    private final BucketLedger.Shares shares;
     private final PresenceKv kv;
     private final PresenceFeed feed;
     private final Map<PresenceMember, Tracked> tracked = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
 
+    /**
+     * @param ledger this replica's bytes per project in the bucket: a track charges its entry, an
+     *     untrack or leave releases it
+     * @param shares each project's share of the bucket and the other replicas' bytes of it
+     */
     public PresenceService(
-            Connection connection, PresenceConfig config, String instanceId, Clock clock, ObjectMapper mapper) {
+            Connection connection,
+            PresenceConfig config,
+            String instanceId,
+            Clock clock,
+            ObjectMapper mapper,
+            BucketLedger ledger,
+            BucketLedger.Shares shares) {
         this.instanceId = instanceId;
+        this.mapper = mapper;
+        this.ledger = ledger;
+        this.shares = shares;
         this.feed = new PresenceFeed(clock, config.maxAge());
         this.kv = new PresenceKv(
                 new PresenceBucket(connection, config.maxAge(), config.bucketMaxBytes(), mapper), feed, config, clock);
@@ -105,7 +131,7 @@ public final class PresenceService implements PresenceExtension, AutoCloseable {
         }
         Tracked t = tracked.computeIfAbsent(m, k -> new Tracked(presenceKey(m)));
         PresenceEntry previous = t.entry;
-        t.entry = new PresenceEntry(
+        PresenceEntry next = new PresenceEntry(
                 m.projectId(),
                 m.channelKey(),
                 t.key,
@@ -114,14 +140,37 @@ public final class PresenceService implements PresenceExtension, AutoCloseable {
                 previous == null ? null : previous.ref(),
                 ((ObjectNode) meta).deepCopy(),
                 instanceId);
+        if (!charge(next)) {
+            // the previous state (if any) stays tracked, as after a payload over the size limit
+            reply(m, push, "error", Replies.reason(Reasons.presenceQuotaExceeded(shares.share(m.projectId()))));
+            return;
+        }
+        t.entry = next;
         kv.put(t.entry);
         reply(m, push, "ok", Replies.empty());
+    }
+
+    /** Charges the entry's stored bytes to its project; false when the project's share has no room for it. */
+    private boolean charge(PresenceEntry entry) {
+        long valueBytes;
+        try {
+            valueBytes = mapper.writeValueAsBytes(entry).length;
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("a presence entry is not serialisable", e);
+        }
+        String project = entry.projectId();
+        return ledger.charge(
+                project,
+                entry.kvKey(),
+                ledger.storedBytes(entry.kvKey(), valueBytes),
+                shares.share(project) - shares.elsewhere(project));
     }
 
     private void untrack(PresenceMember m) {
         Tracked t = tracked.get(m);
         if (t != null && t.entry != null) {
             kv.delete(t.entry.kvKey());
+            ledger.release(t.entry.projectId(), t.entry.kvKey());
             t.entry = null;
         }
     }

@@ -46,6 +46,27 @@ public final class Reasons {
         return "PayloadTooLarge: Presence payload exceeds the limit of " + limitBytes + " bytes";
     }
 
+    /**
+     * A join whose subscription checks (one per distinct postgres_changes binding, one for a
+     * private channel) would exceed the project's checks per second, across replicas.
+     */
+    public static String tooManyChecks(int needed, int perSecond) {
+        return "SubscriptionCheckRateLimitReached: Too many subscription checks per second (this join needs " + needed
+                + "; the project allows " + perSecond + " per second)";
+    }
+
+    /** A join whose registry entries would put the project over its share of the registry bucket. */
+    public static String registryQuotaExceeded(long shareBytes) {
+        return "RegistryQuotaExceeded: This project's postgres_changes subscriptions would exceed its share of the"
+                + " subscription registry (" + shareBytes + " bytes); leave channels or remove bindings first";
+    }
+
+    /** A track that would put the project over its share of the presence bucket; the previous state stays. */
+    public static String presenceQuotaExceeded(long shareBytes) {
+        return "PresenceQuotaExceeded: This project's tracked presences would exceed its share of the presence"
+                + " store (" + shareBytes + " bytes); untrack or leave channels first";
+    }
+
     private Reasons() {}
 
     /** Supabase's refusal of a postgres_changes binding it cannot serve. */

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.wire.KvBuckets;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.front.log.LogCode;
+import dev.aura.realtime.front.protocol.Reasons;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.KeyValue;
@@ -25,6 +26,10 @@ import org.slf4j.LoggerFactory;
  * not know or claims too large) is not written: its put fails, so the client is told at join
  * instead of subscribing to nothing.
  *
+ * <p>Quota: every put charges the entry's stored bytes to its project in a {@link BucketLedger};
+ * one that would put the project over its share (across replicas) fails at once with
+ * {@link SubscriptionRegistry.QuotaExceeded} and writes nothing (docs/design.md D8).
+ *
  * <p>Threads: one {@link KvThread} {@code aura-registry} does every KV call (they block on the
  * JetStream ack), so puts and deletes of one key keep their order and event loops never block.
  * Every {@code SUBSCRIPTION_REFRESH_MS} it re-puts all live entries, keeping them younger than
@@ -37,15 +42,29 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
     private final KvBuckets.Spec bucket;
     private final ObjectMapper mapper;
     private final Map<String, SubscriptionEntry> live = new ConcurrentHashMap<>();
+    private final BucketLedger ledger;
+    private final BucketLedger.Shares shares;
     private final KvThread worker;
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile KeyValue kv;
     /** Completed by the first full refresh after a reconnect (KV thread only). */
     private CompletableFuture<Void> reput = CompletableFuture.completedFuture(null);
 
-    /** @param bucket the registry bucket ({@link KvBuckets#registry}) */
-    public KvSubscriptionRegistry(Connection connection, KvBuckets.Spec bucket, Duration refresh, ObjectMapper mapper) {
+    /**
+     * @param bucket the registry bucket ({@link KvBuckets#registry})
+     * @param ledger this replica's bytes per project in the bucket, charged on put, released on remove
+     * @param shares each project's share of the bucket and the other replicas' bytes of it
+     */
+    public KvSubscriptionRegistry(
+            Connection connection,
+            KvBuckets.Spec bucket,
+            Duration refresh,
+            ObjectMapper mapper,
+            BucketLedger ledger,
+            BucketLedger.Shares shares) {
         this.connection = connection;
+        this.ledger = ledger;
+        this.shares = shares;
         this.bucket = bucket;
         this.mapper = mapper;
         this.worker = new KvThread("aura-registry", LogCode.RegistryCloseTimeout);
@@ -69,9 +88,26 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
     @Override
     public CompletableFuture<Void> put(SubscriptionEntry entry) {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        String problem = problem(entry);
+        byte[] value;
+        try {
+            value = mapper.writeValueAsBytes(entry);
+        } catch (Exception e) {
+            done.completeExceptionally(new IllegalArgumentException("registry entry not serialisable: " + e));
+            return done;
+        }
+        String problem = problem(entry, value.length);
         if (problem != null) {
             done.completeExceptionally(new IllegalArgumentException("registry entry refused: " + problem));
+            return done;
+        }
+        String project = entry.projectId();
+        long share = shares.share(project);
+        if (!ledger.charge(
+                project,
+                entry.key(),
+                ledger.storedBytes(entry.key(), value.length),
+                share - shares.elsewhere(project))) {
+            done.completeExceptionally(new QuotaExceeded(Reasons.registryQuotaExceeded(share)));
             return done;
         }
         live.put(entry.key(), entry);
@@ -90,20 +126,15 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         return done;
     }
 
-    /** What the cdc-worker would refuse this entry for (its shape, or its size), or null. */
-    private String problem(SubscriptionEntry entry) {
+    /** What the cdc-worker would refuse this entry of {@code size} bytes for (its shape, or its size), or null. */
+    private static String problem(SubscriptionEntry entry, int size) {
         String problem = entry.problem(entry.key());
         if (problem != null) {
             return problem;
         }
-        try {
-            int size = mapper.writeValueAsBytes(entry).length;
-            return size > SubscriptionEntry.MAX_BYTES
-                    ? size + " bytes, more than " + SubscriptionEntry.MAX_BYTES + " (claims too large)"
-                    : null;
-        } catch (Exception e) {
-            return "not serialisable: " + e;
-        }
+        return size > SubscriptionEntry.MAX_BYTES
+                ? size + " bytes, more than " + SubscriptionEntry.MAX_BYTES + " (claims too large)"
+                : null;
     }
 
     private void write(SubscriptionEntry entry) throws Exception {
@@ -120,9 +151,11 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
 
     @Override
     public void remove(String key) {
-        if (live.remove(key) == null) {
+        SubscriptionEntry removed = live.remove(key);
+        if (removed == null) {
             return;
         }
+        ledger.release(removed.projectId(), key);
         try {
             worker.execute(() -> {
                 try {

@@ -85,6 +85,9 @@ public final class NatsUsageExchange implements UsageBoard, AutoCloseable {
         int events = 0;
         long bytes = 0;
         int presence = 0;
+        int checks = 0;
+        long registryBytes = 0;
+        long presenceBytes = 0;
         for (Stamped s : byReplica.values()) {
             if (s.atMs() < oldest) {
                 continue;
@@ -94,8 +97,11 @@ public final class NatsUsageExchange implements UsageBoard, AutoCloseable {
             events += s.counts().events();
             bytes += s.counts().bytes();
             presence += s.counts().presence();
+            checks += s.counts().checks();
+            registryBytes += s.counts().registryBytes();
+            presenceBytes += s.counts().presenceBytes();
         }
-        return new UsageReport.Counts(users, joins, events, bytes, presence);
+        return new UsageReport.Counts(users, joins, events, bytes, presence, checks, registryBytes, presenceBytes);
     }
 
     private void publish(Supplier<Map<String, UsageReport.Counts>> local) {

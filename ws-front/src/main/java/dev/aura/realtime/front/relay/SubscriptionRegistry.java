@@ -10,7 +10,21 @@ import java.util.concurrent.CompletableFuture;
  * Thread-safe; calls never block the caller.
  */
 public interface SubscriptionRegistry extends AutoCloseable {
-    /** Adds or replaces the entry under {@link SubscriptionEntry#key()}; the future fails when the write failed. */
+    /**
+     * Why a put was refused before anything was written: the entry would put its project over its
+     * share of the bucket ({@link #getMessage()} is the reason to tell the client).
+     */
+    final class QuotaExceeded extends RuntimeException {
+        public QuotaExceeded(String reason) {
+            super(reason, null, false, false);
+        }
+    }
+
+    /**
+     * Adds or replaces the entry under {@link SubscriptionEntry#key()}; the future fails when the
+     * write failed, with {@link QuotaExceeded} (at once, nothing written) when the project's share
+     * of the bucket has no room for it.
+     */
     CompletableFuture<Void> put(SubscriptionEntry entry);
 
     /** Forgets and deletes the entry with this key (no-op when unknown). */

@@ -6,7 +6,7 @@ import dev.aura.realtime.common.wire.UsageReport;
 public interface UsageBoard {
     UsageReport.Counts others(String projectId);
 
-    UsageReport.Counts ZERO = new UsageReport.Counts(0, 0, 0, 0, 0);
+    UsageReport.Counts ZERO = new UsageReport.Counts(0, 0, 0, 0, 0, 0, 0, 0);
 
     /** A single replica: nobody else counts. */
     UsageBoard ALONE = projectId -> ZERO;

@@ -19,6 +19,10 @@ import dev.aura.realtime.front.protocol.Topics;
  * {@code phx_close} carrying the old join ref, as Phoenix does. History is replayed right after
  * the ok reply: {@code config.broadcast.replay}, or the SSE endpoint's {@code Last-Event-ID}.
  *
+ * <p>A join costs the project one join and the subscription checks it causes (its distinct
+ * bindings, plus a private channel's read check), both counted across replicas
+ * ({@link ProjectQuotas#admitJoin}); identical bindings are checked and registered once.
+ *
  * <p>Every join also passes its gate ({@link PrivateChannels#gate}), asked together with the
  * binding checks: a private channel's read check (refused with Supabase's "Unauthorized: You do not
  * have permissions to read from this Channel topic"), or the project's {@code private_only} for a
@@ -68,9 +72,19 @@ final class JoinFlow {
             replyError(j, Reasons.TOO_MANY_JOINS);
             return;
         }
+        // parsed first (locally, bounded by the per-connection join rate) for what the join costs;
+        // a payload refusal is still replied in its place below
+        JoinRequest request = null;
+        String refusal = null;
+        try {
+            request = JoinRequest.parse(j.payload(), services.limits().maxBindingsPerJoin());
+        } catch (JoinRequest.Refused e) {
+            refusal = e.reason();
+        }
         String projectId = session.apiKeyClaims().projectId();
-        if (!services.quotas().tryJoin(projectId)) {
-            replyError(j, Reasons.PROJECT_TOO_MANY_JOINS);
+        String overQuota = services.quotas().admitJoin(projectId, request == null ? 0 : request.checks());
+        if (overQuota != null) {
+            replyError(j, overQuota);
             return;
         }
         Membership previous = session.memberships.get(topic);
@@ -83,11 +97,8 @@ final class JoinFlow {
             replyError(j, Reasons.TOO_MANY_CHANNELS);
             return;
         }
-        JoinRequest request;
-        try {
-            request = JoinRequest.parse(j.payload(), services.limits().maxBindingsPerJoin());
-        } catch (JoinRequest.Refused e) {
-            replyError(j, e.reason());
+        if (refusal != null) {
+            replyError(j, refusal);
             return;
         }
         Claims claims = session.apiKeyClaims();

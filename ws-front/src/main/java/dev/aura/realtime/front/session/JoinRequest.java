@@ -60,7 +60,47 @@ public record JoinRequest(
      * @param echo the client's values to echo, with {@code id}
      * @param select the {@code select} columns, or null for every column
      */
-    public record Binding(int id, String event, String table, String filter, ObjectNode echo, List<String> select) {}
+    public record Binding(int id, String event, String table, String filter, ObjectNode echo, List<String> select) {
+        /**
+         * What the server subscribes to: two bindings with equal subscriptions are identical (one
+         * check, one registry entry, one id), whatever spelling of it the client echo keeps.
+         */
+        public Subscription subscription() {
+            return new Subscription(event, table, filter, select);
+        }
+    }
+
+    /** A binding's normalised parameters (upper-cased event, {@code *} for no table, null for no filter). */
+    public record Subscription(String event, String table, String filter, List<String> select) {}
+
+    /**
+     * The bindings the server subscribes to: the first of each set of identical bindings
+     * ({@link Binding#subscription()}), in client order. Each costs one subscription check and one
+     * registry entry; the reply still echoes every client binding ({@link #bindings()}).
+     */
+    public List<Binding> distinct() {
+        Set<Subscription> seen = new java.util.HashSet<>();
+        List<Binding> out = new ArrayList<>();
+        for (Binding b : bindings) {
+            if (seen.add(b.subscription())) {
+                out.add(b);
+            }
+        }
+        return out;
+    }
+
+    /** {@code config.private}: the join asks a read check of the channel. */
+    public boolean isPrivate() {
+        return config.path("private").asBoolean(false);
+    }
+
+    /**
+     * The subscription checks this join causes, what the project's checks budget counts: one per
+     * distinct binding, plus the read check of a private channel.
+     */
+    public int checks() {
+        return distinct().size() + (isPrivate() ? 1 : 0);
+    }
 
     /** A join the payload alone already refuses. */
     public static final class Refused extends Exception {
@@ -160,7 +200,10 @@ public record JoinRequest(
             }
         }
         List<String> select = select(b, event, schema, table, filter);
-        int id = BindingIds.of(event, schema == null ? "public" : schema, table, effectiveFilter, select);
+        String effectiveTable = table == null || table.isEmpty() ? "*" : table;
+        String upperEvent = event.toUpperCase(Locale.ROOT);
+        // from the normalised parameters: identical bindings, however spelled, share one id
+        int id = BindingIds.of(upperEvent, "public", effectiveTable, effectiveFilter, select);
         ObjectNode echo = JsonNodeFactory.instance.objectNode();
         echo.put("id", id);
         for (String field : new String[] {"event", "schema", "table", "filter", "select"}) {
@@ -168,13 +211,7 @@ public record JoinRequest(
                 echo.set(field, b.get(field));
             }
         }
-        return new Binding(
-                id,
-                event.toUpperCase(Locale.ROOT),
-                table == null || table.isEmpty() ? "*" : table,
-                effectiveFilter,
-                echo,
-                select);
+        return new Binding(id, upperEvent, effectiveTable, effectiveFilter, echo, select);
     }
 
     /**

@@ -11,6 +11,7 @@ import dev.aura.realtime.front.protocol.PhoenixMessage;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.SystemMessages;
 import dev.aura.realtime.front.relay.SubscriptionChecker.Outcome;
+import dev.aura.realtime.front.relay.SubscriptionRegistry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -55,7 +56,7 @@ final class PendingJoin {
         this.join = join;
         this.request = request;
         this.claims = claims;
-        this.privateChannel = request.config().path("private").asBoolean(false);
+        this.privateChannel = request.isPrivate();
         this.gate = flow.privateChannels.gate(topic().substring(JoinFlow.PREFIX_LENGTH), privateChannel, claims);
         this.deadline = request.waitMs() > 0 && !request.bindings().isEmpty()
                 ? System.nanoTime() + request.waitMs() * 1_000_000
@@ -70,10 +71,13 @@ final class PendingJoin {
         return session.pendingJoins.get(topic()) == this;
     }
 
-    /** Asks a cdc-worker to check every binding; {@link #afterChecks} runs once all (and the gate) answered. */
+    /**
+     * Asks a cdc-worker to check every distinct binding (identical ones are asked once);
+     * {@link #afterChecks} runs once all (and the gate) answered.
+     */
     void start() {
         List<CompletableFuture<Outcome>> asked = new ArrayList<>();
-        for (JoinRequest.Binding b : request.bindings()) {
+        for (JoinRequest.Binding b : request.distinct()) {
             asked.add(check(new SubscriptionCheck.Request(
                     claims.projectId(), b.table(), b.filter(), b.event(), claims.role(), b.select())));
         }
@@ -154,8 +158,9 @@ final class PendingJoin {
      *     {@code system} errors right after "Subscribed to PostgreSQL", so nothing is withheld silently
      */
     private void accept(PrivateChannels.Gate access, boolean cdcUnavailable, List<String> notices) {
+        // one binding (one registry entry, one sub id) per distinct subscription; the reply echoes all
         List<PostgresBinding> bindings = new ArrayList<>();
-        for (JoinRequest.Binding b : request.bindings()) {
+        for (JoinRequest.Binding b : request.distinct()) {
             bindings.add(new PostgresBinding(
                     b.id(), UUID.randomUUID().toString(), b.event(), b.table(), b.filter(), b.echo(), b.select()));
         }
@@ -193,6 +198,13 @@ final class PendingJoin {
                     if (!m.active() || replied) {
                         return;
                     }
+                    if (quotaExceeded(err) != null) {
+                        // over the project's share of the registry: refused, nothing of it stays registered
+                        replied = true;
+                        flow.lifecycle.close(m, false);
+                        flow.replyError(join, quotaExceeded(err).getMessage());
+                        return;
+                    }
                     if (deadline != 0 && err != null) {
                         // wait: without the registry entry no change can flow
                         replied = true;
@@ -208,6 +220,16 @@ final class PendingJoin {
                     replied = true;
                     finish(m, bindings, cdcUnavailable, err, notices);
                 }));
+    }
+
+    /** The quota refusal behind a failed put, or null. */
+    private static SubscriptionRegistry.QuotaExceeded quotaExceeded(Throwable err) {
+        for (Throwable t = err; t != null; t = t.getCause()) {
+            if (t instanceof SubscriptionRegistry.QuotaExceeded q) {
+                return q;
+            }
+        }
+        return null;
     }
 
     /** With wait: re-checks the cdc-worker's status every {@value #RETRY_MS} ms until active (or the deadline). */
@@ -291,10 +313,14 @@ final class PendingJoin {
         });
     }
 
+    /**
+     * Echoes every client binding in client order (realtime-js pairs them index by index);
+     * identical ones carry the same id, so a change fires each of their callbacks.
+     */
     private void replyOk(Membership m, List<PostgresBinding> bindings) {
         ObjectNode response = JsonNodeFactory.instance.objectNode();
         ArrayNode echoed = response.putArray("postgres_changes");
-        bindings.forEach(b -> echoed.add(b.echo()));
+        request.bindings().forEach(b -> echoed.add(b.echo()));
         session.send(new PhoenixMessage.Reply(join.joinRef(), join.ref(), topic(), "ok", response));
         try {
             services.presence().onJoined(m);

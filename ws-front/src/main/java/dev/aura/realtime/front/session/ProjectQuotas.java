@@ -1,10 +1,14 @@
 package dev.aura.realtime.front.session;
 
 import dev.aura.realtime.common.wire.UsageReport;
+import dev.aura.realtime.front.protocol.Reasons;
+import dev.aura.realtime.front.relay.BucketLedger;
+import dev.aura.realtime.front.relay.BucketUsage;
 import dev.aura.realtime.front.relay.ProjectLimitsSource;
 import dev.aura.realtime.front.relay.UsageBoard;
 import java.time.Clock;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -25,6 +29,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * message larger than the bytes-per-second limit is admitted when the second's budget is not yet
  * spent (the payload-size limit bounds it), so bytes per second may exceed the limit by one
  * payload.
+ *
+ * <p>A join costs one join and the subscription checks it causes ({@link #admitJoin}); both are
+ * counted in the same second. The bytes of the project in the registry and presence buckets are
+ * not counted here but by the buckets' {@link BucketLedger}s; their totals go out in the same
+ * report, and {@link #registryShares()} / {@link #presenceShares()} give each bucket its
+ * project's share and what the other replicas hold of it.
  */
 public final class ProjectQuotas {
     /** A project with no connection and no activity for this long is forgotten. */
@@ -34,13 +44,61 @@ public final class ProjectQuotas {
     private final ProjectLimitsSource overrides;
     private final UsageBoard others;
     private final Clock clock;
+    private final BucketUsage registryBytes;
+    private final BucketUsage presenceBytes;
     private final Map<String, Counters> projects = new ConcurrentHashMap<>();
 
     public ProjectQuotas(ProjectQuota defaults, ProjectLimitsSource overrides, UsageBoard others, Clock clock) {
+        this(defaults, overrides, others, clock, BucketUsage.NONE, BucketUsage.NONE);
+    }
+
+    /**
+     * @param registryBytes this replica's bytes per project in the registry bucket (reported)
+     * @param presenceBytes this replica's bytes per project in the presence bucket (reported)
+     */
+    public ProjectQuotas(
+            ProjectQuota defaults,
+            ProjectLimitsSource overrides,
+            UsageBoard others,
+            Clock clock,
+            BucketUsage registryBytes,
+            BucketUsage presenceBytes) {
         this.defaults = defaults;
         this.overrides = overrides;
         this.others = others;
         this.clock = clock;
+        this.registryBytes = registryBytes;
+        this.presenceBytes = presenceBytes;
+    }
+
+    /** Each project's share of the registry bucket and the other replicas' bytes of it. */
+    public BucketLedger.Shares registryShares() {
+        return new BucketLedger.Shares() {
+            @Override
+            public long share(String projectId) {
+                return quota(projectId).maxRegistryBytes();
+            }
+
+            @Override
+            public long elsewhere(String projectId) {
+                return others.others(projectId).registryBytes();
+            }
+        };
+    }
+
+    /** Each project's share of the presence bucket and the other replicas' bytes of it. */
+    public BucketLedger.Shares presenceShares() {
+        return new BucketLedger.Shares() {
+            @Override
+            public long share(String projectId) {
+                return quota(projectId).maxPresenceBytes();
+            }
+
+            @Override
+            public long elsewhere(String projectId) {
+                return others.others(projectId).presenceBytes();
+            }
+        };
     }
 
     /** The limits in force for {@code projectId} now. */
@@ -90,9 +148,38 @@ public final class ProjectQuotas {
         return out[0];
     }
 
-    /** Counts one join of {@code projectId}; false when the project's joins per second are spent. */
+    /** Counts one join of {@code projectId} that causes no check; false when the project's joins per second are spent. */
     public boolean tryJoin(String projectId) {
-        return admit(projectId, Kind.JOINS, 1, quota(projectId).maxJoinsPerSecond());
+        return admitJoin(projectId, 0) == null;
+    }
+
+    /**
+     * Counts one join of {@code projectId} and the {@code checks} subscription checks it causes
+     * (its distinct postgres_changes bindings, plus one for a private channel's read check).
+     * Nothing is counted when refused. A join needing more checks than the project's whole budget
+     * is always refused.
+     *
+     * @return null when admitted, else the reason: {@link Reasons#PROJECT_TOO_MANY_JOINS} or
+     *     {@link Reasons#tooManyChecks}
+     */
+    public String admitJoin(String projectId, int checks) {
+        ProjectQuota q = quota(projectId);
+        UsageReport.Counts elsewhere = others.others(projectId);
+        long now = clock.millis();
+        Counters c = counters(projectId, now);
+        synchronized (c) {
+            c.roll(now);
+            if (c.current[Kind.JOINS.ordinal()] >= q.maxJoinsPerSecond() - elsewhere.joins()) {
+                return Reasons.PROJECT_TOO_MANY_JOINS;
+            }
+            if (checks > 0
+                    && c.current[Kind.CHECKS.ordinal()] + checks > (long) q.maxChecksPerSecond() - elsewhere.checks()) {
+                return Reasons.tooManyChecks(checks, q.maxChecksPerSecond());
+            }
+            c.current[Kind.JOINS.ordinal()]++;
+            c.current[Kind.CHECKS.ordinal()] += checks;
+            return null;
+        }
     }
 
     /**
@@ -125,6 +212,7 @@ public final class ProjectQuotas {
         UsageReport.Counts elsewhere = others.others(projectId);
         long othersCount = switch (kind) {
             case JOINS -> elsewhere.joins();
+            case CHECKS -> elsewhere.checks();
             case PRESENCE -> elsewhere.presence();
             case EVENTS -> elsewhere.events();
             case BYTES -> elsewhere.bytes();
@@ -148,11 +236,14 @@ public final class ProjectQuotas {
     }
 
     /**
-     * This replica's counts for the usage report: per project with connections or recent
-     * activity, its connections now and the last whole second's admissions. Forgets idle projects.
+     * This replica's counts for the usage report: per project with connections, recent activity
+     * or bytes in a bucket, its connections now, the last whole second's admissions and its bytes
+     * in the registry and presence buckets now. Forgets idle projects.
      */
     public Map<String, UsageReport.Counts> usage() {
         long now = clock.millis();
+        Map<String, Long> registry = registryBytes.totals();
+        Map<String, Long> presence = presenceBytes.totals();
         Map<String, UsageReport.Counts> out = new HashMap<>();
         for (String projectId : projects.keySet()) {
             projects.computeIfPresent(projectId, (k, c) -> {
@@ -169,10 +260,21 @@ public final class ProjectQuotas {
                                     (int) p[Kind.JOINS.ordinal()],
                                     (int) p[Kind.EVENTS.ordinal()],
                                     p[Kind.BYTES.ordinal()],
-                                    (int) p[Kind.PRESENCE.ordinal()]));
+                                    (int) p[Kind.PRESENCE.ordinal()],
+                                    (int) Math.min(Integer.MAX_VALUE, p[Kind.CHECKS.ordinal()]),
+                                    registry.getOrDefault(k, 0L),
+                                    presence.getOrDefault(k, 0L)));
                 }
                 return c;
             });
+        }
+        for (Map<String, Long> bytes : List.of(registry, presence)) {
+            for (String projectId : bytes.keySet()) {
+                out.computeIfAbsent(
+                        projectId,
+                        k -> new UsageReport.Counts(
+                                0, 0, 0, 0, 0, 0, registry.getOrDefault(k, 0L), presence.getOrDefault(k, 0L)));
+            }
         }
         return out;
     }
@@ -190,6 +292,7 @@ public final class ProjectQuotas {
 
     private enum Kind {
         JOINS,
+        CHECKS,
         EVENTS,
         BYTES,
         PRESENCE

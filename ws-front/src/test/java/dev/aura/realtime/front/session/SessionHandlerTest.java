@@ -100,6 +100,32 @@ class SessionHandlerTest {
     }
 
     @Test
+    void identicalBindingsAreCheckedAndRegisteredOnceAndEchoedEachWithOneId() {
+        ChannelHarness.Conn c = h.connect(Vsn.V2);
+        c.send(join(
+                "1",
+                "realtime:db",
+                "{\"postgres_changes\":[{\"event\":\"INSERT\",\"schema\":\"public\",\"table\":\"todos\"},"
+                        + "{\"event\":\"*\",\"schema\":\"public\",\"table\":\"notes\"},"
+                        + "{\"event\":\"insert\",\"table\":\"todos\",\"filter\":\"\"},"
+                        + "{\"event\":\"INSERT\",\"schema\":\"public\",\"table\":\"todos\"}]}"));
+        JsonNode reply = c.next();
+        assertReply(reply, "1", "ok");
+        JsonNode list = reply.get(4).get("response").get("postgres_changes");
+        assertThat(list).hasSize(4);
+        assertThat(list.get(2).get("event").asText())
+                .as("the client's own spelling")
+                .isEqualTo("insert");
+        int todos = list.get(0).get("id").asInt();
+        assertThat(list.get(2).get("id").asInt()).isEqualTo(todos);
+        assertThat(list.get(3).get("id").asInt()).isEqualTo(todos);
+        assertThat(list.get(1).get("id").asInt()).isNotEqualTo(todos);
+        assertThat(h.checker.asked).hasSize(2);
+        assertThat(h.registry.live).hasSize(2);
+        c.close();
+    }
+
+    @Test
     void postgresChangesJoinEchoesBindingsInClientOrderAndRegistersThem() {
         ChannelHarness.Conn c = h.connect(Vsn.V2);
         c.send(join(
