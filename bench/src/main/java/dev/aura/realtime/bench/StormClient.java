@@ -9,13 +9,19 @@ import java.util.concurrent.ThreadLocalRandom;
  * on its socket's close it reconnects after {@link #reconnectAfterMs} (RealtimeClient's
  * {@code RECONNECT_INTERVALS} 1 s, 2 s, 5 s, then 10 s, per failed attempt), joins its channel
  * again as soon as the socket is open, and after a refused join rejoins after
- * {@link #rejoinAfterMs} (RealtimeChannel's 1 s, 2 s, 5 s, then 10 s). realtime-js itself does not
+ * {@link #rejoinAfterMs} (RealtimeChannel's 1 s, 2 s, 5 s, then 10 s), as it does after a join
+ * unanswered within {@link #JOIN_TIMEOUT_MS} (after a {@code phx_leave}). realtime-js itself does not
  * jitter; we add up to 10 % of each step, as clients whose sockets close a few milliseconds apart
  * would spread. Its state is guarded by {@code this} (frames arrive on the event loop, the bench
  * thread reads).
  */
 final class StormClient {
     static final String TOPIC = "realtime:reconnect";
+    /**
+     * realtime-js's join timeout with {@code postgres_changes_options.wait}: max(its 10 s
+     * {@code timeout}, the wait's timeout + 10 s grace).
+     */
+    static final long JOIN_TIMEOUT_MS = Math.max(10_000, ReconnectStormBench.WAIT_MS + 10_000);
 
     private final WsClients ws;
     private final int index;
@@ -92,6 +98,22 @@ final class StormClient {
     private synchronized void join() {
         joins++;
         conn.send(PhxFrames.join(TOPIC, config, null, "J" + joins));
+        WsClients.Conn c = conn;
+        int sent = joins;
+        int p = phase;
+        ws.schedule(() -> timeout(c, sent, p), JOIN_TIMEOUT_MS);
+    }
+
+    /** realtime-js on a join without reply: leave, then rejoin on the rejoin schedule. */
+    private synchronized void timeout(WsClients.Conn c, int sent, int p) {
+        if (c != conn || joins != sent || phase != p || okAt[p] != 0 || !c.channel.isActive()) {
+            return;
+        }
+        retries++;
+        joinTries++;
+        c.send("{\"topic\":\"" + TOPIC + "\",\"event\":\"phx_leave\",\"payload\":{},\"ref\":\"L" + sent
+                + "\",\"join_ref\":\"J" + sent + "\"}");
+        ws.schedule(() -> rejoin(c, sent), rejoinAfterMs(joinTries));
     }
 
     synchronized void onClose(WsClients.Conn c) {
