@@ -5,19 +5,24 @@
 # docs/performance.md.
 #
 # Usage: scripts/bench.sh [--quick] [--cdc-only] [--joins-only] [--matching-only] [--skip-build] [--out FILE] [--scale N]
+#                         [--storm-clients N] [--reconnect-clients N]
 #   --quick       smaller workloads (about 4 minutes; a full run takes about 10 minutes here, plus
 #                 figure 4c: CDC throughput with both sources, Debezium as the peer, latency with both
 #                 sources, RLS, fan-out against raw NATS, idle connections, N connections)
 #   --cdc-only    figures 1 and 2 only (throughput with the peer, latency); prints the table and
 #                 writes a report only with --out (docs/performance.md is left alone)
-#   --joins-only  figure 6 only (private joins with a read policy against public joins, about 1
-#                 minute); prints the table and writes a report only with --out
+#   --joins-only  the join figures only (about 4 minutes at full size): 6 (private joins with a
+#                 read policy) and 8 (postgres_changes joins) against public joins, 32 in flight;
+#                 8b (a join storm through two replicas) and 9 (a reconnect storm after a replica
+#                 is killed); prints the table and writes a report only with --out
 #   --identity-only  figures 5 and 6 only (scripts/bench-identity.sh runs them before/after issue 22)
 #   --matching-only  figure 7 only (changes/s with 10,001 bindings vs 1, same run); prints the
 #                 table and writes a report only with --out
 #   --skip-build  reuse the jars already in */target
 #   --out FILE    write the report elsewhere than docs/performance.md
 #   --scale N     connections of figure 4c (default 100000 in a full run, skipped with --quick)
+#   --storm-clients N      clients of figure 8b's join storm (default 600)
+#   --reconnect-clients N  clients of figure 9's reconnect storm (default 5000, 1000 with --quick)
 # Logs, GC logs and JFR recordings: bench/target/bench-run/ and bench/target/service-logs/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +36,7 @@ for a in "$@"; do
   case "$a" in
     --skip-build) build=0 ;;
     --quick|--out|--cdc-only|--joins-only|--matching-only|--scale) args+=("$a") ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) args+=("$a") ;;
   esac
 done

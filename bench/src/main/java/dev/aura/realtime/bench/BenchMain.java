@@ -14,12 +14,15 @@ import java.util.Map;
  * table and writes {@code docs/performance.md}. Started by {@code scripts/bench.sh}, never by the
  * test build.
  *
- * <pre>java -jar bench/target/bench.jar [--quick] [--cdc-only] [--joins-only] [--matching-only] [--out docs/performance.md] [--scale 100000]</pre>
+ * <pre>java -jar bench/target/bench.jar [--quick] [--cdc-only] [--joins-only] [--matching-only] [--out docs/performance.md]
+ *     [--scale 100000] [--storm-clients 600] [--reconnect-clients 5000]</pre>
  *
  * <p>{@code --cdc-only} runs figures 1 and 2 only (CDC throughput with the peer, latency);
- * {@code --joins-only} runs figure 6 only (private joins against public ones). Both print the
- * table and write a report only with {@code --out}, so a partial run never replaces
- * docs/performance.md.
+ * {@code --joins-only} runs the join figures only: 6 (private joins against public ones), 8
+ * (postgres_changes joins against public ones), 8b (a join storm of {@code --storm-clients}
+ * through two replicas) and 9 (a reconnect storm of {@code --reconnect-clients} after a replica
+ * is killed). Both print the table and write a report only with {@code --out}, so a partial run
+ * never replaces docs/performance.md.
  *
  * <p>{@code --matching-only} runs figure 7 only (matching cost with 10,001 bindings vs 1) and
  * prints the table, writing a report only with {@code --out}.
@@ -58,6 +61,14 @@ public final class BenchMain {
         }
         Path runDir = Jars.repoRoot().resolve("bench/target/bench-run");
         Sizes z = quick ? Sizes.QUICK : Sizes.FULL;
+        for (int i = 0; i < args.length - 1; i++) {
+            if (args[i].equals("--storm-clients")) {
+                z = z.withStorms(Integer.parseInt(args[i + 1]), z.reconnectClients());
+            }
+            if (args[i].equals("--reconnect-clients")) {
+                z = z.withStorms(z.stormClients(), Integer.parseInt(args[i + 1]));
+            }
+        }
         Report report = new Report();
         long t0 = System.nanoTime();
         String machine = Machine.describe();
@@ -72,8 +83,10 @@ public final class BenchMain {
             s.awaitWorkerActive();
             s.createProject();
             JoinBench.createPolicy(s);
+            JoinBench.createTable(s);
+            ReconnectStormBench.createTable(s);
             if (joinsOnly) {
-                joins(s, report, z, t0);
+                joins(s, report, z, t0, true);
                 print(report, out, machine, quick, runDir, t0);
                 return;
             }
@@ -105,7 +118,7 @@ public final class BenchMain {
                 return;
             }
             if (identityOnly) {
-                joins(s, report, z, t0);
+                joins(s, report, z, t0, false);
                 print(report, out, machine, quick, runDir, t0);
                 return;
             }
@@ -150,7 +163,7 @@ public final class BenchMain {
             }
             if (!cdcOnly) {
                 fanoutAndIdle(s, report, z, quick, scale, runDir, t0);
-                joins(s, report, z, t0);
+                joins(s, report, z, t0, true);
             }
         }
         print(report, out, machine, quick, runDir, t0);
@@ -196,18 +209,34 @@ public final class BenchMain {
         System.out.printf("wrote %s (%.1f min)%n", out, minutes);
     }
 
-    /** Figure 6: private joins (read policy) against public joins; starts and stops the worker and front. */
-    private static void joins(Stack s, Report report, Sizes z, long t0) throws Exception {
-        step("6. private joins vs public joins", t0);
+    /**
+     * Figure 6: private joins (read policy) against public joins; with {@code issue23} also
+     * figures 8 (postgres_changes joins), 8b (join storm) and 9 (reconnect storm). Starts and
+     * stops the worker and the fronts.
+     */
+    private static void joins(Stack s, Report report, Sizes z, long t0, boolean issue23) throws Exception {
+        step(
+                issue23
+                        ? "6, 8. private and postgres_changes joins vs public joins"
+                        : "6. private joins vs public joins",
+                t0);
         s.stopWorker();
         Path workerJfr = s.runDir.resolve("joins-worker.jfr");
         Path frontJfr = s.runDir.resolve("joins-front.jfr");
         s.startWorker(Map.of(), Stack.jfr(workerJfr));
         s.awaitWorkerActive();
+        // the limiter is not what these figures measure (the free tier allows 200 users, 100 joins/s)
+        s.projectLimits(100_000, 1_000_000);
         s.startFront(
                 Map.of("WS_MAX_JOINS_PER_SECOND", "1000000", "WS_IDLE_TIMEOUT_MS", "3600000"), Stack.jfr(frontJfr));
-        new JoinBench(s, report).run(z.joinConnections, z.joinWarmupSeconds, z.joinSeconds);
+        new JoinBench(s, report).run(z.joinConnections, z.joinWarmupSeconds, z.joinSeconds, issue23);
         s.stopFront();
+        if (issue23) {
+            step("8b. join storm of " + z.stormClients() + " clients, two replicas", t0);
+            new JoinStormBench(s, report).run(z.stormClients());
+            step("9. reconnect storm of " + z.reconnectClients() + " clients", t0);
+            new ReconnectStormBench(s, report).run(z.reconnectClients(), z.reconnectRowsPerSecond());
+        }
         s.stopWorker();
         report.evidence(
                 "Joins: where the time goes (informational)",
@@ -248,10 +277,36 @@ public final class BenchMain {
             int joinConnections,
             int joinWarmupSeconds,
             int joinSeconds,
-            int matchRows) {
-        static final Sizes FULL =
-                new Sizes(15, 200_000, 1_000_000, 10, 10_000, 20, 5_000, 100, 6, 5, 6, 10_000, 32, 3, 15, 50_000);
+            int matchRows,
+            int stormClients,
+            int reconnectClients,
+            int reconnectRowsPerSecond) {
+        static final Sizes FULL = new Sizes(
+                15, 200_000, 1_000_000, 10, 10_000, 20, 5_000, 100, 6, 5, 6, 10_000, 32, 3, 15, 50_000, 600, 5_000, 5);
         static final Sizes QUICK =
-                new Sizes(4, 20_000, 100_000, 3, 2_000, 5, 1_000, 200, 3, 5, 3, 2_000, 32, 1, 5, 5_000);
+                new Sizes(4, 20_000, 100_000, 3, 2_000, 5, 1_000, 200, 3, 5, 3, 2_000, 32, 1, 5, 5_000, 600, 1_000, 5);
+
+        Sizes withStorms(int storm, int reconnect) {
+            return new Sizes(
+                    sqlOnlySeconds,
+                    cdcRows,
+                    hugeTxnRows,
+                    latencySeconds,
+                    rlsRows,
+                    naiveSeconds,
+                    fanoutClients,
+                    burstRate,
+                    burstSeconds,
+                    lightRate,
+                    lightSeconds,
+                    idleClients,
+                    joinConnections,
+                    joinWarmupSeconds,
+                    joinSeconds,
+                    matchRows,
+                    storm,
+                    reconnect,
+                    reconnectRowsPerSecond);
+        }
     }
 }

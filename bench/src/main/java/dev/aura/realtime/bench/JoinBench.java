@@ -15,7 +15,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Figure 6 (issue 16): channel joins per second and join latency of <b>private</b> channels,
+ * Figures 6 and 8 (issues 16 and 23): channel joins per second and join latency of <b>private</b> channels,
  * whose every join runs the read check (ws-front → NATS → cdc-worker → the project's RLS policy on
  * its messages table, probe rows inserted and rolled back on the tenant pool), against
  * <b>public</b> joins of the same project in the same run. Supabase publishes 1,000 joins/s with
@@ -28,9 +28,32 @@ import java.util.regex.Pattern;
  * Supabase's guide's shape: {@code realtime.topic() LIKE 'bench:%'} for signed-in users. Each mode
  * runs a warm-up, then {@code seconds} measured; a refused join counts as an error, not a join,
  * and its connection waits {@link #RETRY_MS} before the next (realtime-js waits a second or more).
+ *
+ * <p>Figure 8 (issue 23): the same loop with one postgres_changes binding per join
+ * ({@code event '*'} on {@code public.}{@value #TABLE}, no filter, as realtime-js sends it): the
+ * ok reply is timed (realtime-js reports SUBSCRIBED on it) and so is the {@code system}
+ * "Subscribed to PostgreSQL" push that follows; the leave and the next join go after the push.
+ * Targets (issue 23): postgres_changes ≥ 2,000 joins/s, private ≥ 1,000 joins/s, both p95 ≤ 50 ms
+ * to the ok reply; the baseline of both is the public joins (no binding, no policy) of the same run.
  */
 final class JoinBench {
     private static final Pattern REF = Pattern.compile("\"ref\":\"([JL])(\\d+)\"");
+    /** The table every postgres_changes join binds to (created and enabled by {@link #createTable}). */
+    static final String TABLE = "bench_joins";
+
+    static final String SUBSCRIBED = "Subscribed to PostgreSQL";
+    /** Issue 23's targets. */
+    static final double PG_JOINS_TARGET = 2_000;
+
+    static final double PRIVATE_JOINS_TARGET = 1_000;
+    static final double P95_TARGET_MS = 50;
+
+    /** What one join asks for. */
+    enum Mode {
+        PUBLIC,
+        PRIVATE,
+        POSTGRES_CHANGES
+    }
     /** Pause of a connection after a refused join. */
     static final long RETRY_MS = 100;
 
@@ -61,41 +84,71 @@ final class JoinBench {
                 + ".topic() LIKE 'bench:%' AND auth.uid() IS NOT NULL)");
     }
 
-    /** Needs a running worker and front. */
-    void run(int connections, int warmupSeconds, int seconds) throws Exception {
-        Result pub = measure(false, connections, warmupSeconds, seconds);
-        Result priv = measure(true, connections, warmupSeconds, seconds);
-        double rateRatio = priv.perSecond() / pub.perSecond();
-        double p95Ratio = priv.latency().percentileMs(95) / pub.latency().percentileMs(95);
-        for (Result r : List.of(pub, priv)) {
-            if (r.firstRefusal() != null) {
-                report.note("joins: " + r.errors() + " refused, the first with " + r.firstRefusal());
-            }
-        }
-        report.row(
-                "6. private joins (read policy) vs public, " + connections + " in flight",
-                String.format(
-                        "%s joins/s, %s%s",
-                        Report.f0(priv.perSecond()),
-                        priv.latency().summary(),
-                        priv.errors() > 0 ? ", " + priv.errors() + " refused" : ""),
-                String.format(
-                        "public: %s joins/s, %s%s",
-                        Report.f0(pub.perSecond()),
-                        pub.latency().summary(),
-                        pub.errors() > 0 ? ", " + pub.errors() + " refused" : ""),
-                String.format("%.2f× joins/s, %.1f× p95", rateRatio, p95Ratio),
-                "– (Supabase publishes 1,000 joins/s, p95 49 ms)",
-                null);
+    /** The table of the postgres_changes joins, enabled for realtime. */
+    static void createTable(Stack s) {
+        s.pg.execute(
+                "CREATE TABLE IF NOT EXISTS " + s.table(TABLE) + "(id bigserial PRIMARY KEY, note text)",
+                "GRANT SELECT ON " + s.table(TABLE) + " TO aura_anon, aura_authenticated");
+        s.enable(TABLE);
     }
 
-    /** @param firstRefusal the first refused join's reply, or null */
-    record Result(double perSecond, Stats latency, long errors, String firstRefusal) {}
+    /** Needs a running worker and front; figure 8 (postgres_changes) only with {@code postgresChanges}. */
+    void run(int connections, int warmupSeconds, int seconds, boolean postgresChanges) throws Exception {
+        Result pub = measure(Mode.PUBLIC, connections, warmupSeconds, seconds);
+        Result priv = measure(Mode.PRIVATE, connections, warmupSeconds, seconds);
+        Result pgc = postgresChanges ? measure(Mode.POSTGRES_CHANGES, connections, warmupSeconds, seconds) : null;
+        for (Result r : postgresChanges ? List.of(pub, priv, pgc) : List.of(pub, priv)) {
+            if (r.firstRefusal() != null) {
+                report.note("joins (" + r.mode() + "): " + r.errors() + " refused, the first with " + r.firstRefusal());
+            }
+        }
+        row("6. private joins (read policy) vs public, " + connections + " in flight", priv, pub, PRIVATE_JOINS_TARGET);
+        if (pgc != null) {
+            row(
+                    "8. postgres_changes joins (1 binding) vs public, " + connections + " in flight",
+                    pgc,
+                    pub,
+                    PG_JOINS_TARGET);
+        }
+    }
 
-    private Result measure(boolean privateChannel, int connections, int warmupSeconds, int seconds) throws Exception {
+    private void row(String figure, Result r, Result pub, double target) {
+        double p95 = r.latency().percentileMs(95);
+        report.row(
+                figure,
+                describe(r),
+                "public: " + describe(pub),
+                String.format(
+                        "%.2f× joins/s, %.1f× p95",
+                        r.perSecond() / pub.perSecond(), p95 / pub.latency().percentileMs(95)),
+                String.format("≥ %s joins/s, p95 ≤ %.0f ms", Report.f0(target), P95_TARGET_MS)
+                        + (r.mode() == Mode.PRIVATE ? " (Supabase publishes 1,000 joins/s, p95 49 ms)" : ""),
+                r.perSecond() >= target && p95 <= P95_TARGET_MS && r.errors() == 0);
+    }
+
+    private static String describe(Result r) {
+        return String.format(
+                "%s joins/s, %s%s%s",
+                Report.f0(r.perSecond()),
+                r.latency().summary(),
+                r.subscribed() == null
+                        ? ""
+                        : "; to \"" + SUBSCRIBED + "\": p95 "
+                                + Report.f2(r.subscribed().percentileMs(95)) + " ms",
+                r.errors() > 0 ? ", " + r.errors() + " refused" : "");
+    }
+
+    /**
+     * @param subscribed latency to the {@code system} push (postgres_changes only), else null
+     * @param firstRefusal the first refused join's reply, or null
+     */
+    record Result(Mode mode, double perSecond, Stats latency, Stats subscribed, long errors, String firstRefusal) {}
+
+    private Result measure(Mode mode, int connections, int warmupSeconds, int seconds) throws Exception {
         Map<Integer, Loop> loops = new ConcurrentHashMap<>();
         AtomicInteger recording = new AtomicInteger();
         Stats latency = new Stats();
+        Stats subscribed = new Stats();
         AtomicLong joins = new AtomicLong();
         AtomicLong errors = new AtomicLong();
         AtomicReference<String> firstRefusal = new AtomicReference<>();
@@ -104,7 +157,7 @@ final class JoinBench {
             WsClients.Listener listener = (conn, text) -> {
                 Loop loop = loops.get(conn.index);
                 if (loop != null) {
-                    loop.onFrame(text, recording.get() == 1, latency, joins, errors, firstRefusal);
+                    loop.onFrame(text, recording.get() == 1, latency, subscribed, joins, errors, firstRefusal);
                 }
             };
             List<WsClients.Conn> conns = clients.connectMany(uri, connections, 64, listener);
@@ -112,7 +165,7 @@ final class JoinBench {
             clients.joinAll(conns, "realtime:warm", WsClients.broadcastConfig(), 64);
             String token = s.tokens.authenticated(s.projectId, UUID.randomUUID().toString());
             for (WsClients.Conn c : conns) {
-                Loop loop = new Loop(c, privateChannel, token);
+                Loop loop = new Loop(c, mode, token);
                 loops.put(c.index, loop);
                 loop.next();
             }
@@ -124,23 +177,36 @@ final class JoinBench {
             double elapsed = (System.nanoTime() - t0) / 1e9;
             loops.values().forEach(Loop::stop);
             clients.closeAll(conns);
-            return new Result(joins.get() / elapsed, latency, errors.get(), firstRefusal.get());
+            return new Result(
+                    mode,
+                    joins.get() / elapsed,
+                    latency,
+                    mode == Mode.POSTGRES_CHANGES ? subscribed : null,
+                    errors.get(),
+                    firstRefusal.get());
         }
     }
 
     /** One connection's closed loop: one join in flight. */
     private static final class Loop {
         private final WsClients.Conn conn;
-        private final boolean privateChannel;
+        private final Mode mode;
         private final String token;
         private volatile int n;
         private volatile long sentAt;
+        /** postgres_changes: the ok reply came, the system push is awaited. */
+        private volatile boolean replied;
+
         private volatile boolean stopped;
 
-        Loop(WsClients.Conn conn, boolean privateChannel, String token) {
+        Loop(WsClients.Conn conn, Mode mode, String token) {
             this.conn = conn;
-            this.privateChannel = privateChannel;
+            this.mode = mode;
             this.token = token;
+        }
+
+        private String topic() {
+            return "realtime:bench:" + conn.index + ":" + n;
         }
 
         /** Sends the next join (event loop of the connection, or the starter). */
@@ -149,21 +215,44 @@ final class JoinBench {
                 return;
             }
             n++;
-            String topic = "realtime:bench:" + conn.index + ":" + n;
+            replied = false;
             sentAt = System.nanoTime();
-            conn.send("{\"topic\":\"" + topic + "\",\"event\":\"phx_join\",\"payload\":{\"config\":{\"private\":"
-                    + privateChannel + ",\"broadcast\":{\"self\":false}},\"access_token\":\"" + token
-                    + "\"},\"ref\":\"J" + n + "\",\"join_ref\":\"J" + n + "\"}");
+            String changes = mode == Mode.POSTGRES_CHANGES
+                    ? "[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"" + TABLE + "\"}]"
+                    : "[]";
+            conn.send("{\"topic\":\"" + topic()
+                    + "\",\"event\":\"phx_join\",\"payload\":{\"config\":{\"broadcast\":{\"ack\":false,\"self\":false},"
+                    + "\"presence\":{\"key\":\"\",\"enabled\":false},\"postgres_changes\":" + changes + ",\"private\":"
+                    + (mode == Mode.PRIVATE) + "},\"access_token\":\"" + token + "\"},\"ref\":\"J" + n
+                    + "\",\"join_ref\":\"J" + n + "\"}");
         }
 
         void onFrame(
                 ByteBuf text,
                 boolean record,
                 Stats latency,
+                Stats subscribed,
                 AtomicLong joins,
                 AtomicLong errors,
                 AtomicReference<String> firstRefusal) {
             String frame = text.toString(StandardCharsets.UTF_8);
+            if (replied) {
+                // postgres_changes: the system push of the current join ends it
+                if (!frame.contains("\"event\":\"system\"") || !frame.contains("\"topic\":\"" + topic() + "\"")) {
+                    return;
+                }
+                boolean ok = frame.contains(SUBSCRIBED);
+                if (record) {
+                    if (ok) {
+                        subscribed.add((System.nanoTime() - sentAt) / 1000);
+                    } else {
+                        errors.incrementAndGet();
+                        firstRefusal.compareAndSet(null, frame);
+                    }
+                }
+                finish(true, !ok);
+                return;
+            }
             Matcher m = REF.matcher(frame);
             if (!m.find() || !m.group(1).equals("J") || Integer.parseInt(m.group(2)) != n) {
                 return; // a leave's reply, or anything else
@@ -179,13 +268,23 @@ final class JoinBench {
                     firstRefusal.compareAndSet(null, frame);
                 }
             }
-            if (ok) {
-                conn.send("{\"topic\":\"realtime:bench:" + conn.index + ":" + n
-                        + "\",\"event\":\"phx_leave\",\"payload\":{},\"ref\":\"L" + n + "\",\"join_ref\":\"J" + n
-                        + "\"}");
-                next();
-            } else {
+            if (ok && mode == Mode.POSTGRES_CHANGES) {
+                replied = true;
+                return;
+            }
+            finish(ok, !ok);
+        }
+
+        /** Leaves the topic when it was joined, then sends the next join now or after a pause. */
+        private void finish(boolean joined, boolean pause) {
+            if (joined) {
+                conn.send("{\"topic\":\"" + topic() + "\",\"event\":\"phx_leave\",\"payload\":{},\"ref\":\"L" + n
+                        + "\",\"join_ref\":\"J" + n + "\"}");
+            }
+            if (pause) {
                 conn.channel.eventLoop().schedule(this::next, RETRY_MS, TimeUnit.MILLISECONDS);
+            } else {
+                next();
             }
         }
 

@@ -33,7 +33,7 @@ final class Markdown {
             r.notes.forEach(n -> sb.append("- ").append(n).append('\n'));
             sb.append('\n');
         }
-        sb.append("## Targets (issue 8, issue 5, issue 18, issue 19)\n\n"
+        sb.append("## Targets (issues 8, 5, 16, 18, 19, 23)\n\n"
                 + "1. CDC throughput ≥ 0.9× the raw `pg_logical_slot_peek_changes` rate of the same WAL with the same options, "
                 + "for both backlog shapes, with `CDC_SOURCE=stream` (the default), and ahead of Debezium's embedded engine "
                 + "reading the same backlog (`poll` reported beside them).\n"
@@ -45,8 +45,13 @@ final class Markdown {
                 + " ws-front, one broadcast reaching all of them (p99 reported; issue 19); cdc-worker heap bounded in a"
                 + " 1,000,000-row transaction.\n"
                 + "5. RLS batched vs naive: ≥ 10× fewer round trips and ≥ 5× the events/s.\n"
-                + "6. Private joins (issue 16): no target; reported against public joins of the same run, Supabase's published"
-                + " 1,000 joins/s with p95 49 ms for reference.\n\n");
+                + "6. Private joins (issues 16, 23): ≥ 1,000 joins/s with p95 ≤ 50 ms to the ok reply, 32 in flight for one"
+                + " project; reported against public joins of the same run (Supabase publishes 1,000 joins/s, p95 49 ms).\n"
+                + "8. postgres_changes joins (issue 23): ≥ 2,000 joins/s per project with p95 ≤ 50 ms, 32 in flight, against"
+                + " the same public joins. 8b: 600 clients joining one postgres_changes channel at once through two replicas,"
+                + " limits 2,000 users and 2,000 joins/s: every client SUBSCRIBED within its 5 s join timeout.\n"
+                + "9. Reconnect storm (issue 23): 5,000 joined clients of a killed replica SUBSCRIBED again on the other within"
+                + " 10 s, and every change committed after each client's SUBSCRIBED reached it.\n\n");
         if (!r.evidence.isEmpty()) {
             sb.append("## Profiles of this run (JFR)\n\n");
             sb.append("Services run with `-XX:StartFlightRecording=settings=profile`; files in `")
@@ -94,7 +99,20 @@ final class Markdown {
                 + "- **Joins**: see `JoinBench` Javadoc: closed-loop WebSocket clients (one join in flight each) join new topics with "
                 + "an authenticated user's `access_token` and leave them; public topics first, then private ones whose every join "
                 + "runs the read check (NATS request to the cdc-worker, probe rows under the project's read policy on the tenant "
-                + "pool); joins/s and join→ok-reply latency after a warm-up.\n");
+                + "pool); joins/s and join→ok-reply latency after a warm-up. Figure 8 is the same loop with one postgres_changes "
+                + "binding per join (`event '*'` on `public.bench_joins`, no filter), timed to the ok reply and to the `system` "
+                + "\"Subscribed to PostgreSQL\" push; the next join follows the push. Every join figure first raises the project's "
+                + "row in `aura_platform.project_limits` (the free tier's 200 users and 100 joins/s would be measured otherwise).\n"
+                + "- **Join storm (8b)**: see `JoinStormBench`: the clients connect half to each of two fresh ws-front replicas, "
+                + "then send their `phx_join` in one loop; a public storm (no binding) is the baseline; one unreported round of "
+                + "both warms the replicas first.\n"
+                + "- **Reconnect storm (9)**: see `ReconnectStormBench` and `StormClient`: clients join one postgres_changes "
+                + "channel with `postgres_changes_options: {wait: true, timeout: 5000}` on replica 1 (128 at a time: the "
+                + "baseline), a writer commits rows `row-<n>` at a fixed rate, replica 1 gets SIGKILL, the clients reconnect to "
+                + "replica 2 on realtime-js's 1/2/5/10 s schedule (plus up to 10 % jitter) and rejoin. Time runs from the kill to "
+                + "the last client's second SUBSCRIBED (ok reply and the `system` push both received); a row is owed to a client "
+                + "when its INSERT started after that client's SUBSCRIBED, on either socket (on the first, only when it committed "
+                + "more than 1 s before the kill); one owed row missing fails the figure.\n");
         return sb.toString();
     }
 }

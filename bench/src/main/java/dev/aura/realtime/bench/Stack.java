@@ -49,6 +49,7 @@ final class Stack implements AutoCloseable {
     private ServiceHttp cdcHttp;
     private ServiceProcess front;
     private int wsPort;
+    private final List<Replica> replicas = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** Registry entries we put, re-put like ws-front does: the bucket's max age (120 s) deletes them otherwise. */
     private final java.util.concurrent.ConcurrentHashMap<String, byte[]> entries =
             new java.util.concurrent.ConcurrentHashMap<>();
@@ -138,15 +139,31 @@ final class Stack implements AutoCloseable {
         if (front != null) {
             throw new IllegalStateException("ws-front already running");
         }
+        Replica r = launchFront("ws-front", overrides, jvmArgs);
+        wsPort = r.port();
+        front = r.process();
+        return front;
+    }
+
+    /** A ws-front replica of its own (figures with two replicas); the caller stops or kills it. */
+    record Replica(ServiceProcess process, int port) {}
+
+    /** Starts one more ws-front beside (or instead of) the main one, named {@code name} in the logs. */
+    Replica startReplica(String name, Map<String, String> overrides, List<String> jvmArgs) {
+        Replica r = launchFront(name, overrides, jvmArgs);
+        replicas.add(r);
+        return r;
+    }
+
+    private Replica launchFront(String name, Map<String, String> overrides, List<String> jvmArgs) {
         for (int attempt = 1; ; attempt++) {
-            wsPort = Ports.forService();
-            Map<String, String> env = ServiceEnv.wsFront(nats, SECRET, wsPort);
+            int port = Ports.forService();
+            Map<String, String> env = ServiceEnv.wsFront(nats, SECRET, port);
             env.putAll(overrides);
-            ServiceProcess p = ServiceProcess.startJar("ws-front", Jars.wsFront(), env, jvmArgs);
+            ServiceProcess p = ServiceProcess.startJar(name, Jars.wsFront(), env, jvmArgs);
             try {
-                new ServiceHttp(wsPort).awaitHealth("\"status\":\"ok\"", Duration.ofSeconds(60), p);
-                front = p;
-                return front;
+                new ServiceHttp(port).awaitHealth("\"status\":\"ok\"", Duration.ofSeconds(60), p);
+                return new Replica(p, port);
             } catch (AssertionError e) {
                 p.stop();
                 if (attempt >= 3 || !p.logTail(40).contains("Address already in use")) {
@@ -154,6 +171,18 @@ final class Stack implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /**
+     * The project's row of {@code aura_platform.project_limits}: a figure raises the limits it
+     * would otherwise measure (the free tier's 200 users and 100 joins/s). A ws-front asks for the
+     * row on a project's first connection and caches it, so call this before starting replicas.
+     */
+    void projectLimits(int maxConcurrentUsers, int maxJoinsPerSecond) {
+        pg.execute("INSERT INTO aura_platform.project_limits(project_id, max_concurrent_users, max_joins_per_second)"
+                + " VALUES ('" + projectId + "', " + maxConcurrentUsers + ", " + maxJoinsPerSecond + ")"
+                + " ON CONFLICT (project_id) DO UPDATE SET max_concurrent_users = EXCLUDED.max_concurrent_users,"
+                + " max_joins_per_second = EXCLUDED.max_joins_per_second, updated_at = now()");
     }
 
     void stopFront() {
@@ -169,8 +198,12 @@ final class Stack implements AutoCloseable {
     }
 
     URI wsUri(String vsn) {
+        return wsUri(wsPort, vsn);
+    }
+
+    URI wsUri(int port, String vsn) {
         return URI.create(
-                "ws://127.0.0.1:" + wsPort + "/realtime/v1/websocket?apikey=" + tokens.anon(projectId) + "&vsn=" + vsn);
+                "ws://127.0.0.1:" + port + "/realtime/v1/websocket?apikey=" + tokens.anon(projectId) + "&vsn=" + vsn);
     }
 
     String realtimeJsUrl() {
@@ -241,6 +274,7 @@ final class Stack implements AutoCloseable {
             return;
         }
         refresher.shutdownNow();
+        replicas.forEach(r -> r.process().stop());
         stopFront();
         stopWorker();
         try {

@@ -42,9 +42,15 @@ final class WsClients implements AutoCloseable {
     private static final byte[] PHX_REPLY = "\"phx_reply\"".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] STATUS_OK = "\"status\":\"ok\"".getBytes(StandardCharsets.US_ASCII);
 
-    /** Receives every text frame after the connection's join reply (called on an event loop). */
+    /**
+     * Receives every text frame after the connection's join reply, or every frame at all with
+     * {@link WsClients#WsClients(int, boolean) allFrames} (called on an event loop).
+     */
     interface Listener {
         void onText(Conn conn, ByteBuf text);
+
+        /** The socket closed after its handshake (the server went away, or we closed it). */
+        default void onClose(Conn conn) {}
     }
 
     /** One WebSocket connection. */
@@ -67,10 +73,17 @@ final class WsClients implements AutoCloseable {
 
     private final EventLoopGroup group;
     final AtomicInteger closedUnexpectedly = new AtomicInteger();
+    private final boolean allFrames;
     private volatile boolean closing;
 
     WsClients(int threads) {
+        this(threads, false);
+    }
+
+    /** @param allFrames hand every frame to the listener, the join replies too ({@link #joinAll} then never completes) */
+    WsClients(int threads, boolean allFrames) {
         group = new MultiThreadIoEventLoopGroup(threads, NioIoHandler.newFactory());
+        this.allFrames = allFrames;
     }
 
     Conn connect(URI uri, int index, Listener listener) {
@@ -175,6 +188,10 @@ final class WsClients implements AutoCloseable {
                 return;
             }
             ByteBuf text = frame.content();
+            if (allFrames) {
+                conn.listener.onText(conn, text);
+                return;
+            }
             if (!conn.joined.isDone()) {
                 if (ByteBufUtil.indexOf(Unpooled.wrappedBuffer(PHX_REPLY), text) >= 0) {
                     conn.joined.complete(ByteBufUtil.indexOf(Unpooled.wrappedBuffer(STATUS_OK), text) >= 0);
@@ -191,6 +208,9 @@ final class WsClients implements AutoCloseable {
             }
             conn.open.completeExceptionally(new IllegalStateException("closed before handshake"));
             conn.joined.complete(false);
+            if (conn.channel != null) {
+                conn.listener.onClose(conn);
+            }
             super.channelInactive(ctx);
         }
 
@@ -199,6 +219,11 @@ final class WsClients implements AutoCloseable {
             conn.open.completeExceptionally(cause);
             ctx.close();
         }
+    }
+
+    /** Runs {@code task} on one of the event loops after {@code delayMs}. */
+    void schedule(Runnable task, long delayMs) {
+        group.schedule(task, delayMs, TimeUnit.MILLISECONDS);
     }
 
     void closeAll(List<Conn> conns) {
