@@ -112,14 +112,13 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         }
         live.put(entry.key(), entry);
         try {
-            worker.execute(() -> {
-                try {
-                    write(entry);
-                    done.complete(null);
-                } catch (Exception e) {
+            worker.execute(() -> writeAsync(entry).whenComplete((v, e) -> {
+                if (e != null) {
                     done.completeExceptionally(e);
+                } else {
+                    done.complete(null);
                 }
-            });
+            }));
         } catch (RuntimeException rejected) {
             done.completeExceptionally(rejected);
         }
@@ -135,6 +134,37 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         return size > SubscriptionEntry.MAX_BYTES
                 ? size + " bytes, more than " + SubscriptionEntry.MAX_BYTES + " (claims too large)"
                 : null;
+    }
+
+    /**
+     * A join's put, published without waiting for the previous one's ack (a join storm's puts are
+     * pipelined on the connection instead of one round trip each): the same message the KV put
+     * sends, on the key's {@code $KV.<bucket>.<key>} subject, in the KV thread's order, so one
+     * key's puts and deletes still reach the stream in order. Completes with the stream's ack.
+     */
+    private CompletableFuture<Void> writeAsync(SubscriptionEntry entry) {
+        SubscriptionEntry current = live.get(entry.key());
+        if (current == null) {
+            return CompletableFuture.completedFuture(null); // removed before its turn
+        }
+        try {
+            bucket();
+            return connection
+                    .jetStream()
+                    .publishAsync("$KV." + bucket.name() + "." + entry.key(), mapper.writeValueAsBytes(current))
+                    .handle((ack, e) -> {
+                        if (e != null) {
+                            kv = null; // as in write: the next write re-checks the bucket
+                            throw e instanceof java.util.concurrent.CompletionException ce
+                                    ? ce
+                                    : new java.util.concurrent.CompletionException(e);
+                        }
+                        return null;
+                    });
+        } catch (Exception e) {
+            kv = null;
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     private void write(SubscriptionEntry entry) throws Exception {
