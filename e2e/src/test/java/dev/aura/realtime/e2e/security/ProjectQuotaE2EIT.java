@@ -251,10 +251,15 @@ class ProjectQuotaE2EIT {
         String victim = project("feed");
         String refused = null;
         try (RawSocket raw = new RawSocket(stack.wsPort(0), stack.tokens.anon(a))) {
+            long giveUp = System.nanoTime() + 30_000_000_000L;
             for (int n = 0; n < 20 && refused == null; n++) {
                 JsonNode reply = raw.joinAndReply("r" + n, "realtime:r" + n, bindings("t", 20 * n, 20));
                 String reason = RawSocket.reason(reply);
                 if (reason.startsWith("SubscriptionCheckRateLimitReached")) {
+                    // the checks budget refills every second; one that never does is a bug, not a wait
+                    assertThat(System.nanoTime())
+                            .as("join %d still refused by the checks budget after 30 s: %s", n, reason)
+                            .isLessThan(giveUp);
                     Thread.sleep(600);
                     n--;
                     continue;
