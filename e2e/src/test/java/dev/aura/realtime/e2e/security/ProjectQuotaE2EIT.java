@@ -252,8 +252,11 @@ class ProjectQuotaE2EIT {
         String refused = null;
         try (RawSocket raw = new RawSocket(stack.wsPort(0), stack.tokens.anon(a))) {
             long giveUp = System.nanoTime() + 30_000_000_000L;
+            int attempt = 0;
             for (int n = 0; n < 20 && refused == null; n++) {
-                JsonNode reply = raw.joinAndReply("r" + n, "realtime:r" + n, bindings("t", 20 * n, 20));
+                // a new ref per attempt: replyTo answers the first reply to a ref
+                JsonNode reply =
+                        raw.joinAndReply("r" + n + "." + attempt++, "realtime:r" + n, bindings("t", 20 * n, 20));
                 String reason = RawSocket.reason(reply);
                 if (reason.startsWith("SubscriptionCheckRateLimitReached")) {
                     // the checks budget refills every second; one that never does is a bug, not a wait

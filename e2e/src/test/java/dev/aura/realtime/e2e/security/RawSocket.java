@@ -64,7 +64,7 @@ final class RawSocket implements WebSocket.Listener, AutoCloseable {
         return null;
     }
 
-    /** The reply to {@code ref}, any topic. */
+    /** The first reply to {@code ref}, any topic (a retry needs a new ref). */
     JsonNode replyTo(String ref) {
         Awaitility.await("reply to " + ref)
                 .atMost(WAIT)
