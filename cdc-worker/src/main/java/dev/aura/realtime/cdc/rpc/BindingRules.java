@@ -1,5 +1,6 @@
 package dev.aura.realtime.cdc.rpc;
 
+import dev.aura.realtime.cdc.identity.ProjectIdentity;
 import dev.aura.realtime.cdc.platform.ClientRoles;
 import dev.aura.realtime.cdc.platform.ProjectCatalog;
 import dev.aura.realtime.cdc.platform.TableSecurity;
@@ -13,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.function.Predicate;
 
@@ -173,7 +175,8 @@ final class BindingRules {
                     && !facts.selectsTable().contains(pgRole)
                     && !facts.selectable(pgRole).contains(filter.column())) {
                 return refused("PostgresChangesInvalidFilter: invalid column for filter " + filter.column() + ": role "
-                        + req.role() + " may not select it");
+                        + req.role() + " may not select it; missing grant: "
+                        + missingGrant(project, schema, table, filter.column(), pgRole));
             }
             if (!service && facts.rowSecurity() && !facts.pkColumns().contains(filter.column())) {
                 String why = "table " + table + " has row level security and a deleted row cannot be checked, so"
@@ -194,6 +197,35 @@ final class BindingRules {
             }
         }
         return new Outcome.Valid(schema, castRole, firstType, notice, List.copyOf(casts));
+    }
+
+    /**
+     * The statement that lets {@code pgRole} filter on {@code column}, as the project's owner runs
+     * it (docs/coming-from-supabase.md, Grants): a column grant to the project's own role standing
+     * for the client role (a grant on the whole table, or to the shared role, does as well).
+     */
+    static String missingGrant(UUID project, String schema, String table, String column, String pgRole) {
+        return "grant select (" + ident(column) + ") on " + ident(schema) + "." + ident(table) + " to "
+                + ident(ProjectIdentity.of(project).role(pgRole));
+    }
+
+    /** Postgres' reserved key words, which a bare identifier may not be. */
+    private static final Set<String> RESERVED = Set.of(("all analyse analyze and any array as asc asymmetric"
+                    + " authorization binary both case cast check collate collation column concurrently constraint"
+                    + " create cross current_catalog current_date current_role current_schema current_time"
+                    + " current_timestamp current_user default deferrable desc distinct do else end except false"
+                    + " fetch for foreign freeze from full grant group having ilike in initially inner intersect into"
+                    + " is isnull join lateral leading left like limit localtime localtimestamp natural not notnull"
+                    + " null offset on only or order outer overlaps placing primary references returning right"
+                    + " select session_user similar some symmetric system_user table tablesample then to trailing"
+                    + " true union unique user using variadic verbose when where window with")
+            .split(" "));
+
+    /** {@code name} as SQL writes it: bare when it is a lower-case identifier and no key word, else quoted. */
+    static String ident(String name) {
+        return name.matches("[a-z_][a-z0-9_$]*") && !RESERVED.contains(name)
+                ? name
+                : "\"" + name.replace("\"", "\"\"") + "\"";
     }
 
     private static Outcome refused(String reason) {

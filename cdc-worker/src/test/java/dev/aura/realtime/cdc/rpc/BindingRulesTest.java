@@ -80,13 +80,25 @@ class BindingRulesTest {
     void aFilterOnAColumnTheRoleMayNotSelectIsRefusedAndTheRoleMayReadItsOwn() throws Exception {
         assertThat(refusal(judge("rooms", "secret=eq.x", "*", "anon")))
                 .isEqualTo(
-                        "PostgresChangesInvalidFilter: invalid column for filter secret: role anon may not select it");
+                        "PostgresChangesInvalidFilter: invalid column for filter secret: role anon may not select it;"
+                                + " missing grant: grant select (secret) on project_x.rooms to"
+                                + " project_6f1c0d52_0000_4000_8000_000000000001_anon");
         BindingRules.Outcome ok = judge("rooms", "secret=eq.x", "*", "authenticated");
         assertThat(ok).isInstanceOf(BindingRules.Outcome.Valid.class);
         BindingRules.Outcome.Valid valid = (BindingRules.Outcome.Valid) ok;
         assertThat(valid.castRole()).isEqualTo(ClientRoles.AUTHENTICATED);
         assertThat(valid.firstType()).isEqualTo("text");
         assertThat(valid.casts()).containsExactly(new BindingRules.Cast("secret", "x", TEXT));
+    }
+
+    @Test
+    void theMissingGrantQuotesNamesSqlWouldNotTakeBare() {
+        UUID project = UUID.fromString(PROJECT);
+        assertThat(BindingRules.missingGrant(project, "project_x", "Rooms", "user", ClientRoles.AUTHENTICATED))
+                .isEqualTo("grant select (\"user\") on project_x.\"Rooms\" to"
+                        + " project_6f1c0d52_0000_4000_8000_000000000001_authenticated");
+        assertThat(BindingRules.ident("a\"b")).isEqualTo("\"a\"\"b\"");
+        assertThat(BindingRules.ident("room_2")).isEqualTo("room_2");
     }
 
     @Test

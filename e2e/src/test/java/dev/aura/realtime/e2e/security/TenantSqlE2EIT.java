@@ -5,7 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.aura.realtime.e2e.E2eStack;
 import dev.aura.realtime.testkit.RealtimeJsClient;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
@@ -157,10 +162,94 @@ class TenantSqlE2EIT {
                     "probe-secret",
                     Map.of("event", "INSERT", "schema", "public", "table", "profiles", "filter", "secret=eq.x"));
             anon.subscribe("probe-secret");
-            assertThat(anon.awaitStatus("probe-secret", "CHANNEL_ERROR", WAIT).toString())
+            String refusal =
+                    anon.awaitStatus("probe-secret", "CHANNEL_ERROR", WAIT).toString();
+            String grant = "grant select (secret) on " + stack.schema + ".profiles to " + stack.schema + "_anon";
+            assertThat(refusal)
                     .contains("PostgresChangesInvalidFilter")
-                    .contains("may not select");
+                    .contains("role anon may not select it; missing grant: " + grant);
+            // the statement the refusal names is the one that admits the filter
+            stack.sql(grant);
+            subscribe(
+                    anon,
+                    "probe-secret-granted",
+                    Map.of("event", "INSERT", "schema", "public", "table", "profiles", "filter", "secret=eq.x"));
         }
+    }
+
+    @Test
+    void aMigratedProjectThatRunsTheDocumentedGrantsIsReadAsInSupabase() throws Exception {
+        String other = UUID.randomUUID().toString();
+        String schema = E2eStack.schemaOf(other);
+        stack.createProject(other);
+        org.awaitility.Awaitility.await()
+                .atMost(WAIT)
+                .until(() -> stack.pg
+                        .queryOne("SELECT count(*) FROM pg_roles WHERE rolname IN ('" + schema + "_anon', '" + schema
+                                + "_authenticated')")
+                        .equals("2"));
+        // a table created the Supabase way, relying on the default grants Supabase gives
+        stack.sql("CREATE TABLE \"" + schema + "\".rooms(id int PRIMARY KEY, room text, body text)");
+        stack.enable(other, "rooms");
+        try (RealtimeJsClient anon = client(stack.tokens.anon(other))) {
+            subscribe(anon, "before", Map.of("event", "INSERT", "schema", "public", "table", "rooms"));
+            anon.channel("filtered");
+            anon.onPostgresChanges(
+                    "filtered",
+                    Map.of("event", "INSERT", "schema", "public", "table", "rooms", "filter", "room=eq.lobby"));
+            anon.subscribe("filtered");
+            assertThat(anon.awaitStatus("filtered", "CHANNEL_ERROR", WAIT).toString())
+                    .contains("role anon may not select it; missing grant: grant select (room) on " + schema
+                            + ".rooms to " + schema + "_anon");
+            stack.sql("INSERT INTO \"" + schema + "\".rooms VALUES (1, 'lobby', 'not yet granted')");
+            JsonNode denied =
+                    anon.awaitEvent(e -> change(e, "before", "INSERT"), WAIT).get("payload");
+            assertThat(denied.get("errors").toString()).isEqualTo("[\"Error 401: Unauthorized\"]");
+
+            // the statements docs/coming-from-supabase.md tells a migrated project to run, verbatim
+            for (String statement : documentedGrants(other)) {
+                stack.sql(statement);
+            }
+            subscribe(
+                    anon,
+                    "after",
+                    Map.of("event", "INSERT", "schema", "public", "table", "rooms", "filter", "room=eq.lobby"));
+            stack.sql("CREATE TABLE \"" + schema + "\".later(id int PRIMARY KEY, note text)");
+            stack.enable(other, "later");
+            subscribe(anon, "later", Map.of("event", "INSERT", "schema", "public", "table", "later"));
+            stack.sql(
+                    "INSERT INTO \"" + schema + "\".rooms VALUES (2, 'lobby', 'granted')",
+                    "INSERT INTO \"" + schema + "\".later VALUES (1, 'default privileges')");
+            assertThat(anon.awaitEvent(e -> change(e, "after", "INSERT"), WAIT)
+                            .at("/payload/new")
+                            .toString())
+                    .isEqualTo("{\"id\":2,\"room\":\"lobby\",\"body\":\"granted\"}");
+            assertThat(anon.awaitEvent(e -> change(e, "later", "INSERT"), WAIT)
+                            .at("/payload/new/note")
+                            .asText())
+                    .as("a table created after the grants is granted by the default privileges")
+                    .isEqualTo("default privileges");
+        }
+    }
+
+    /** The SQL block after "What a migrated project runs" in docs/coming-from-supabase.md, for {@code projectId}. */
+    private static List<String> documentedGrants(String projectId) throws IOException {
+        Path p = Path.of("").toAbsolutePath();
+        while (!Files.exists(p.resolve("docs/coming-from-supabase.md"))) {
+            p = p.getParent();
+        }
+        String doc = Files.readString(p.resolve("docs/coming-from-supabase.md"));
+        int from = doc.indexOf("```sql\n", doc.indexOf("**What a migrated project runs**")) + "```sql\n".length();
+        String block = doc.substring(from, doc.indexOf("```", from));
+        String uuid = projectId.replace('-', '_');
+        List<String> statements = new ArrayList<>();
+        for (String statement : block.replaceAll("(?m)^\\s*--.*$", "").split(";")) {
+            if (!statement.isBlank()) {
+                statements.add(statement.replace("<uuid>", uuid).strip());
+            }
+        }
+        assertThat(statements).hasSize(2);
+        return statements;
     }
 
     @Test
