@@ -302,6 +302,11 @@ public final class EnvVars {
             "15000",
             "ms",
             "No cdc-worker status heartbeat (every 5 s) for this long: postgres_changes subscribers get a system error; must exceed 5000");
+    public static final EnvVar WS_REPLICATION_READY_TIMEOUT_MS = new EnvVar(
+            "WS_REPLICATION_READY_TIMEOUT_MS",
+            "15000",
+            "ms",
+            "A join with config.broadcast.replication_ready waits this long for changes to flow (an active cdc-worker's fresh status) before its system error");
     public static final EnvVar SSE_HEARTBEAT_MS =
             new EnvVar("SSE_HEARTBEAT_MS", "15000", "ms", "Interval of SSE keep-alive comments");
     public static final EnvVar SUBSCRIPTION_CHECK_TIMEOUT_MS = new EnvVar(
@@ -427,5 +432,6 @@ public final class EnvVars {
             HISTORY_MAX_BYTES_PER_PROJECT,
             HISTORY_TTL_SECONDS,
             WS_CDC_STATUS_TIMEOUT_MS,
+            WS_REPLICATION_READY_TIMEOUT_MS,
             SSE_HEARTBEAT_MS);
 }

@@ -43,6 +43,8 @@ import java.time.Duration;
  * @param historyTtl {@code HISTORY_TTL_SECONDS} (600 s) without a broadcast drops a channel's history
  * @param cdcStatusTimeout {@code WS_CDC_STATUS_TIMEOUT_MS} (15,000 ms) of cdc-worker silence reported as CDC
  *     down; must exceed the status heartbeat ({@link CdcStatus#HEARTBEAT}, 5 s)
+ * @param replicationReadyTimeout {@code WS_REPLICATION_READY_TIMEOUT_MS} (15,000 ms) a join with
+ *     {@code config.broadcast.replication_ready} waits for changes to flow before it is told they do not
  * @param sseHeartbeat {@code SSE_HEARTBEAT_MS} (15,000 ms) between SSE keep-alive comments
  * @param registryBucketMaxBytes {@code REGISTRY_BUCKET_MAX_BYTES} (64 MiB), byte limit of the
  *     registry bucket when this replica creates it or finds it different
@@ -86,6 +88,7 @@ public record FrontConfig(
         long historyMaxBytes,
         Duration historyTtl,
         Duration cdcStatusTimeout,
+        Duration replicationReadyTimeout,
         Duration sseHeartbeat,
         long registryBucketMaxBytes,
         int dedupeWindowEvents,
@@ -147,6 +150,7 @@ public record FrontConfig(
                 env.longValue(EnvVars.HISTORY_MAX_BYTES, 1024, Long.MAX_VALUE),
                 env.seconds(EnvVars.HISTORY_TTL_SECONDS, 1, 7 * 24 * 3600),
                 env.millis(EnvVars.WS_CDC_STATUS_TIMEOUT_MS, 1_000, 3_600_000),
+                env.millis(EnvVars.WS_REPLICATION_READY_TIMEOUT_MS, 100, 600_000),
                 env.millis(EnvVars.SSE_HEARTBEAT_MS, 100, 3_600_000),
                 env.longValue(EnvVars.REGISTRY_BUCKET_MAX_BYTES, 64 * 1024, Long.MAX_VALUE),
                 env.integer(EnvVars.WS_DEDUPE_WINDOW_EVENTS, 0, 100_000_000),

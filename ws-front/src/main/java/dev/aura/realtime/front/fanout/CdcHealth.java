@@ -34,6 +34,9 @@ import org.slf4j.LoggerFactory;
 public final class CdcHealth implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CdcHealth.class);
 
+    /** The oldest status {@link #replicationReady} trusts: two heartbeats. */
+    public static final Duration READY_STATUS_AGE = CdcStatus.HEARTBEAT.multipliedBy(2);
+
     private final LocalTopics topics;
     private final FrontMetrics metrics;
     private final Clock clock;
@@ -150,6 +153,36 @@ public final class CdcHealth implements AutoCloseable {
                             ? SystemMessages.ok(SystemMessages.EXT_POSTGRES, Reasons.SUBSCRIBED, s.channelName())
                             : SystemMessages.error(SystemMessages.EXT_POSTGRES, inactiveMessage(), s.channelName()));
         }
+    }
+
+    /**
+     * Whether changes flow to this replica now, as {@code config.broadcast.replication_ready}
+     * means it (docs/protocol.md): this replica's NATS link is up and the last status, from the
+     * leading cdc-worker, said active (it leads, its slot is not lost, and a read round of the slot
+     * succeeded within about 10 s) and arrived within {@link #READY_STATUS_AGE} (two heartbeats), so
+     * a worker killed since is not taken for ready. Unknown (no status yet) is not ready.
+     */
+    public boolean replicationReady() {
+        long last = lastCdcStatusAtMs;
+        return !linkDown
+                && Boolean.TRUE.equals(cdcActive)
+                && last != 0
+                && clock.millis() - last <= READY_STATUS_AGE.toMillis();
+    }
+
+    /** Why {@link #replicationReady} is false (for the client's {@code system} error). */
+    public String notReadyReason() {
+        long last = lastCdcStatusAtMs;
+        if (linkDown) {
+            return Reasons.RELAY_LINK_LOST;
+        }
+        if (last == 0) {
+            return "no status from a cdc-worker yet";
+        }
+        if (Boolean.FALSE.equals(cdcActive)) {
+            return inactiveMessage();
+        }
+        return "no status from the cdc-worker for " + (clock.millis() - last) / 1000 + " seconds";
     }
 
     /** True only when the last status said the cdc-worker is not active (unknown counts as active). */

@@ -16,6 +16,8 @@ public final class Reasons {
     public static final String REGISTRY_UNAVAILABLE =
             "Unable to register subscription: subscription registry unavailable";
     public static final String SUBSCRIBED = "Subscribed to PostgreSQL";
+    /** {@code config.broadcast.replication_ready}: changes flow to this replica (realtime-js 2.119's words). */
+    public static final String REPLICATION_READY = "Replication connection established";
     /** This replica lost its NATS link: changes committed meanwhile may never arrive. */
     public static final String RELAY_LINK_LOST =
             "RealtimeLinkLost: this server lost its connection to the event bus; changes may be missed until it is back";
@@ -35,6 +37,11 @@ public final class Reasons {
             "ClientPresenceRateLimitReached: Too many presence messages per second";
     public static final String TOPIC_TOO_LONG =
             "TopicNameTooLong: A channel name may have at most " + Topics.MAX_NAME_BYTES + " bytes";
+
+    /** {@code config.broadcast.replication_ready}: changes did not flow to this replica within the wait. */
+    public static String replicationNotReady(long timeoutMs, String why) {
+        return "ReplicationNotReady: Replication connection not established within " + timeoutMs + " ms (" + why + ")";
+    }
 
     /** A join with more postgres_changes bindings than the limit; none of them is checked or registered. */
     public static String tooManyBindings(int limit) {

@@ -34,6 +34,14 @@ public record JoinRequest(
         String accessToken,
         Replay replay,
         long waitMs) {
+    /**
+     * {@code config.broadcast.replication_ready} (realtime-js 2.119): after the ok reply the
+     * channel is told, as a {@code system} message, once changes flow (or that they did not in time).
+     */
+    public boolean replicationReady() {
+        return config.path("broadcast").path("replication_ready").asBoolean(false);
+    }
+
     /** realtime-js's default {@code postgres_changes_options.timeout}. */
     public static final long DEFAULT_WAIT_MS = 15_000;
     /** The longest wait a client may ask for (Supabase's default maximum); longer asks wait this long. */

@@ -12,6 +12,8 @@ import dev.aura.realtime.front.config.FrontConfig;
  * @param maxOutboundBytes queued outbound bytes that disconnect a client at once
  * @param maxBindingsPerJoin postgres_changes bindings in one join
  * @param maxPresencePayloadBytes serialised bytes of one presence track payload
+ * @param replicationReadyTimeoutMs how long a join with {@code config.broadcast.replication_ready}
+ *     waits for changes to flow before its {@code system} error
  */
 public record Limits(
         int maxJoinsPerSecond,
@@ -19,7 +21,8 @@ public record Limits(
         int maxPresenceEventsPerSecond,
         long maxOutboundBytes,
         int maxBindingsPerJoin,
-        int maxPresencePayloadBytes) {
+        int maxPresencePayloadBytes,
+        long replicationReadyTimeoutMs) {
     public static Limits from(FrontConfig config) {
         return new Limits(
                 config.maxJoinsPerSecond(),
@@ -27,6 +30,7 @@ public record Limits(
                 config.presence().maxEventsPerSecond(),
                 config.maxOutboundBytes(),
                 config.maxBindingsPerJoin(),
-                config.maxPresencePayloadBytes());
+                config.maxPresencePayloadBytes(),
+                config.replicationReadyTimeout().toMillis());
     }
 }

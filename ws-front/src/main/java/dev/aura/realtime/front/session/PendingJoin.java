@@ -180,6 +180,7 @@ final class PendingJoin {
         if (bindings.isEmpty()) {
             replyOk(m, bindings);
             replay(m);
+            awaitReplication(m);
             return;
         }
         // The registry entries are written before the ok reply: realtime-js reports SUBSCRIBED on
@@ -271,19 +272,62 @@ final class PendingJoin {
             m.push(
                     "system",
                     SystemMessages.error(SystemMessages.EXT_POSTGRES, Reasons.REGISTRY_UNAVAILABLE, m.channelName()));
-            return;
         } else {
             m.push("system", SystemMessages.ok(SystemMessages.EXT_POSTGRES, Reasons.SUBSCRIBED, m.channelName()));
         }
-        for (String notice : notices) {
-            m.push("system", SystemMessages.error(SystemMessages.EXT_POSTGRES, notice, m.channelName()));
+        if (cdcUnavailable || err == null) {
+            for (String notice : notices) {
+                m.push("system", SystemMessages.error(SystemMessages.EXT_POSTGRES, notice, m.channelName()));
+            }
+            if (services.cdc().knownInactive()) {
+                m.push(
+                        "system",
+                        SystemMessages.error(
+                                SystemMessages.EXT_POSTGRES, services.cdc().inactiveMessage(), m.channelName()));
+            }
         }
-        if (services.cdc().knownInactive()) {
+        awaitReplication(m);
+    }
+
+    /**
+     * {@code config.broadcast.replication_ready}: pushes {@code system} {@code ok} "Replication
+     * connection established" once changes flow to this replica ({@link
+     * dev.aura.realtime.front.fanout.CdcHealth#replicationReady}), checked at once and then every
+     * {@value #RETRY_MS} ms, or an {@code error} when they do not within
+     * {@link Limits#replicationReadyTimeoutMs}. Nothing once the channel is left or closed.
+     */
+    private void awaitReplication(Membership m) {
+        if (request.replicationReady()) {
+            awaitReplication(m, services.clock().millis() + services.limits().replicationReadyTimeoutMs());
+        }
+    }
+
+    private void awaitReplication(Membership m, long deadlineMs) {
+        if (!m.active()) {
+            return;
+        }
+        if (services.cdc().replicationReady()) {
+            m.push("system", SystemMessages.ok(SystemMessages.EXT_SYSTEM, Reasons.REPLICATION_READY, m.channelName()));
+            return;
+        }
+        long leftMs = deadlineMs - services.clock().millis();
+        if (leftMs <= 0) {
             m.push(
                     "system",
                     SystemMessages.error(
-                            SystemMessages.EXT_POSTGRES, services.cdc().inactiveMessage(), m.channelName()));
+                            SystemMessages.EXT_SYSTEM,
+                            Reasons.replicationNotReady(
+                                    services.limits().replicationReadyTimeoutMs(),
+                                    services.cdc().notReadyReason()),
+                            m.channelName()));
+            return;
         }
+        session.channel()
+                .eventLoop()
+                .schedule(
+                        () -> onEventLoop(() -> awaitReplication(m, deadlineMs)),
+                        Math.min(RETRY_MS, leftMs),
+                        TimeUnit.MILLISECONDS);
     }
 
     /**

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.aura.realtime.common.wire.CdcStatus;
 import dev.aura.realtime.common.wire.ChangeEvent;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
+import dev.aura.realtime.front.fanout.CdcHealth;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.Vsn;
 import dev.aura.realtime.front.relay.SubscriptionChecker.Outcome;
@@ -354,6 +355,60 @@ class SessionHandlerTest {
         assertThat(c.next()).isNull();
         h.fanout.onCdcStatus(new CdcStatus("w1", true, null, null, null, 0));
         assertThat(c.next().get(4).get("status").asText()).isEqualTo("ok");
+        c.close();
+    }
+
+    @Test
+    void replicationReadyIsToldAtOnceWhileAnActiveWorkerWasHeardFromLately() {
+        h.fanout.onCdcStatus(new CdcStatus("w1", true, null, null, null, 0));
+        ChannelHarness.Conn c = h.connect(Vsn.V2);
+        c.send(join("1", "realtime:room", "{\"broadcast\":{\"replication_ready\":true}}"));
+        assertReply(c.next(), "1", "ok");
+        assertThat(c.next().get(4).toString())
+                .isEqualTo("{\"extension\":\"system\",\"status\":\"ok\","
+                        + "\"message\":\"Replication connection established\",\"channel\":\"room\"}");
+        // without the option nothing is said
+        c.send(join("2", "realtime:other", "{\"broadcast\":{\"self\":true}}"));
+        assertReply(c.next(), "2", "ok");
+        assertThat(c.next()).isNull();
+        c.close();
+    }
+
+    @Test
+    void replicationReadyWaitsForAFreshActiveStatusAndFailsWhenNoneComesInTime() {
+        ChannelHarness.Conn c = h.connect(Vsn.V2);
+        c.ch.freezeTime();
+        // heard from once, then silent for longer than two heartbeats: a killed worker is not ready
+        h.fanout.onCdcStatus(new CdcStatus("w1", true, null, null, null, 0));
+        h.clock.advance(CdcHealth.READY_STATUS_AGE.plusSeconds(1));
+        c.send(join("1", "realtime:a", "{\"broadcast\":{\"replication_ready\":true}}"));
+        assertReply(c.next(), "1", "ok");
+        assertThat(c.next()).isNull();
+        // a status arrives within the wait: ok at the next check
+        h.fanout.onCdcStatus(new CdcStatus("w1", true, null, null, null, 0));
+        c.ch.advanceTimeBy(300, java.util.concurrent.TimeUnit.MILLISECONDS);
+        c.ch.runScheduledPendingTasks();
+        JsonNode ok = c.next();
+        assertThat(ok.get(4).get("status").asText()).isEqualTo("ok");
+        assertThat(ok.get(4).get("message").asText()).isEqualTo(Reasons.REPLICATION_READY);
+
+        // an inactive worker: error once the wait (15 s in the harness) ran out, naming why
+        h.fanout.onCdcStatus(new CdcStatus("w1", false, "SlotLost: gone", null, null, 0));
+        c.drain();
+        c.send(join("2", "realtime:b", "{\"broadcast\":{\"replication_ready\":true}}"));
+        assertReply(c.next(), "2", "ok");
+        for (int i = 0; i < 61; i++) {
+            h.clock.advance(Duration.ofMillis(250));
+            c.ch.advanceTimeBy(250, java.util.concurrent.TimeUnit.MILLISECONDS);
+            c.ch.runScheduledPendingTasks();
+        }
+        JsonNode error = c.next();
+        assertThat(error.get(4).get("extension").asText()).isEqualTo("system");
+        assertThat(error.get(4).get("status").asText()).isEqualTo("error");
+        assertThat(error.get(4).get("message").asText())
+                .isEqualTo("ReplicationNotReady: Replication connection not established within 15000 ms"
+                        + " (SlotLost: gone)");
+        assertThat(c.next()).isNull();
         c.close();
     }
 

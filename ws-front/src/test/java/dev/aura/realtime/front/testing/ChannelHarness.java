@@ -125,7 +125,7 @@ public final class ChannelHarness {
             cdc,
             new PresenceExtension.Unavailable(),
             sessions,
-            new Limits(100, 100, 10, 1 << 20, 5, 128),
+            new Limits(100, 100, 10, 1 << 20, 5, 128, 15_000),
             quotas,
             metrics,
             "front-test",
