@@ -15,7 +15,8 @@
 //                 realtime-js's postgresChangesFilter() (eq, like, in, not, ...) passed as filter.filter
 //   subscribe    {channel, timeout?}             status callbacks become "status" events
 //   send         {channel, event, payload, pushType?, persist?} result: what channel.send resolved to ("ok", ...)
-//   httpSend     {channel, event, payload, persist?} result: what channel.httpSend resolved to
+//                 persist: true or {ttl: seconds}, passed to realtime-js as given
+//   httpSend     {channel, event, payload, persist?} result: what channel.httpSend resolved to (persist as for send)
 //   track        {channel, payload}              result: what channel.track resolved to
 //   untrack      {channel}
 //   presenceState{channel}                       result: channel.presenceState()
@@ -185,12 +186,12 @@ const handlers = {
 
   // `type` is the command name ("send"), so the push type travels as `pushType`
   send: ({ channel: name, event, payload, pushType = 'broadcast', persist = false }) =>
-    requireChannel(name).send(persist ? { type: pushType, event, payload, persist: true } : { type: pushType, event, payload }),
+    requireChannel(name).send(persist ? { type: pushType, event, payload, persist } : { type: pushType, event, payload }),
 
   httpSend: ({ channel: name, event, payload, persist = false }) => {
     const channel = requireChannel(name)
     if (typeof channel.httpSend !== 'function') throw new Error('this realtime-js has no channel.httpSend')
-    return channel.httpSend(event, payload, persist ? { persist: true } : {})
+    return channel.httpSend(event, payload, persist ? { persist } : {})
   },
 
   track: ({ channel: name, payload = {} }) => requireChannel(name).track(payload),

@@ -390,6 +390,58 @@ class ChannelAccessIT {
     }
 
     @Test
+    void aMessagePersistedWithATtlIsReplayedUntilItExpiresAndThenDeleted() throws Exception {
+        long since = System.currentTimeMillis() - 60_000;
+        String writer = claims("acme", true);
+        ChannelAccess.Reply shortLived = ask(ChannelAccess.Request.persist(
+                fx.projectId, "acme:ttl", "authenticated", writer, "note", JSON.readTree("{\"n\":1}"), 4_000));
+        ChannelAccess.Reply kept = ask(ChannelAccess.Request.persist(
+                fx.projectId, "acme:ttl", "authenticated", writer, "note", JSON.readTree("{\"n\":2}")));
+        ChannelAccess.Reply capped = ask(ChannelAccess.Request.persist(
+                fx.projectId,
+                "acme:ttl",
+                "authenticated",
+                writer,
+                "note",
+                JSON.readTree("{\"n\":3}"),
+                10L * 365 * 24 * 3600 * 1000));
+        assertThat(java.util.Arrays.asList(shortLived.error(), kept.error(), capped.error()))
+                .containsOnlyNulls();
+        String expiry = "SELECT coalesce(extract(epoch FROM expires_at - inserted_at)::text, 'null') FROM " + rt
+                + ".messages WHERE id = '%s'";
+        assertThat(Double.parseDouble(fx.queryOne(expiry.formatted(shortLived.id()))))
+                .isBetween(3.9, 4.1);
+        assertThat(fx.queryOne(expiry.formatted(kept.id())))
+                .as("no ttl: the retention")
+                .isEqualTo("null");
+        assertThat(Double.parseDouble(fx.queryOne(expiry.formatted(capped.id()))))
+                .as("a ttl beyond the retention is the retention (72 h)")
+                .isEqualTo(72 * 3600.0);
+
+        assertThat(numbers(replay("acme:ttl", claims("acme", false), since, 25)))
+                .as("replayed before it expires")
+                .containsExactly(1, 2, 3);
+        Awaitility.await()
+                .atMost(T)
+                .until(
+                        () -> numbers(replay("acme:ttl", claims("acme", false), since, 25)),
+                        n -> n.equals(List.of(2, 3)));
+        Awaitility.await()
+                .atMost(T)
+                .until(
+                        () -> fx.queryOne("SELECT count(*) FROM " + rt + ".messages WHERE topic = 'acme:ttl'"),
+                        "2"::equals);
+        assertThat(fx.queryOne("SELECT count(*) FROM " + rt + ".messages WHERE id = '" + shortLived.id() + "'"))
+                .as("the janitor deleted it once it expired")
+                .isEqualTo("0");
+
+        assertThat(ask(ChannelAccess.Request.persist(
+                                fx.projectId, "acme:ttl", "authenticated", writer, "note", JSON.readTree("{}"), -1))
+                        .error())
+                .startsWith("MalformedMessage: persist.ttl");
+    }
+
+    @Test
     void theLeadersJanitorDeletesMessagesOlderThanTheRetentionOnly() {
         fx.sql(
                 "INSERT INTO " + rt + ".messages(topic, extension, event, private, inserted_at)"

@@ -190,6 +190,20 @@ public final class RealtimeJsClient implements AutoCloseable {
                 .asText();
     }
 
+    /**
+     * {@code channel.send({type: 'broadcast', event, payload, persist})} with {@code persist}
+     * {@code true} or e.g. {@code Map.of("ttl", 5)}; returns what it resolved to.
+     */
+    public String sendPersisted(String channel, String event, Object payload, Object persist) {
+        return call("send", map("channel", channel, "event", event, "payload", payload, "persist", persist))
+                .asText();
+    }
+
+    /** {@code channel.httpSend(event, payload, {persist})}, {@code persist} as for {@link #sendPersisted(String, String, Object, Object)}. */
+    public JsonNode httpSendPersisted(String channel, String event, Object payload, Object persist) {
+        return call("httpSend", map("channel", channel, "event", event, "payload", payload, "persist", persist));
+    }
+
     /** {@code channel.httpSend(event, payload, {persist: true})}; returns its result object. */
     public JsonNode httpSendPersisted(String channel, String event, Object payload) {
         return call("httpSend", map("channel", channel, "event", event, "payload", payload, "persist", true));

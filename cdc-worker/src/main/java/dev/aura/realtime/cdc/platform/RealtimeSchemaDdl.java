@@ -23,7 +23,11 @@ final class RealtimeSchemaDdl {
                           updated_at timestamptz NOT NULL DEFAULT now(),
                           inserted_at timestamptz NOT NULL DEFAULT now(),
                           id uuid NOT NULL DEFAULT gen_random_uuid() PRIMARY KEY,
-                          seq bigint GENERATED ALWAYS AS IDENTITY)""",
+                          seq bigint GENERATED ALWAYS AS IDENTITY,
+                          expires_at timestamptz)""",
+                "ALTER TABLE " + rt + ".messages ADD COLUMN IF NOT EXISTS expires_at timestamptz",
+                "CREATE INDEX IF NOT EXISTS messages_expires_at ON " + rt
+                        + ".messages (expires_at) WHERE expires_at IS NOT NULL",
                 "CREATE INDEX IF NOT EXISTS messages_topic_seq ON " + rt + ".messages (topic, seq)",
                 "CREATE INDEX IF NOT EXISTS messages_inserted_at ON " + rt + ".messages (inserted_at)",
                 "ALTER TABLE " + rt + ".messages ENABLE ROW LEVEL SECURITY",
@@ -83,7 +87,8 @@ final class RealtimeSchemaDdl {
                         + "DECLARE n integer;\n"
                         + "BEGIN\n"
                         + "  DELETE FROM " + rt + ".messages WHERE id IN (SELECT id FROM " + rt + ".messages"
-                        + " WHERE inserted_at < now() - aura_rls.messages_retention() ORDER BY inserted_at"
+                        + " WHERE inserted_at < now() - aura_rls.messages_retention() OR expires_at <= now()"
+                        + " ORDER BY inserted_at"
                         + " LIMIT least(greatest(max_rows, 1), " + RealtimeSchemas.JANITOR_MAX_BATCH + "));\n"
                         + "  GET DIAGNOSTICS n = ROW_COUNT;\n"
                         + "  RETURN n;\n"

@@ -28,8 +28,9 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>{@code messages}: Supabase's columns ({@code topic, extension, payload, event, private,
  *       updated_at, inserted_at, id}) plus {@code seq}, an identity column that orders a
- *       transaction's messages as they were inserted (replay order); row level security on, so
- *       private channels are closed until the tenant writes policies;
+ *       transaction's messages as they were inserted (replay order), and {@code expires_at}, set
+ *       for a message persisted with {@code persist: {ttl}} (null otherwise); row level security
+ *       on, so private channels are closed until the tenant writes policies;
  *   <li>{@code topic()}: the channel topic of the check in progress ({@code realtime.topic});
  *   <li>{@code send(payload, event, topic, private default true)} and the trigger helper
  *       {@code broadcast_changes(topic, event, operation, table, schema, new, old, level)}, which
@@ -39,7 +40,8 @@ import org.slf4j.LoggerFactory;
  *       may call any project's probe too, so probe rows can never be committed: the deferred
  *       constraint trigger {@code aura_probe_guard} fails any transaction that would commit one
  *       (event {@value #PROBE_EVENT} is reserved);
- *   <li>{@code aura_janitor(max_rows)}: deletes messages older than the retention, at most
+ *   <li>{@code aura_janitor(max_rows)}: deletes messages older than the retention or past their
+ *       {@code expires_at}, at most
  *       {@code max_rows} (capped at {@link #JANITOR_MAX_BATCH}) a call (SECURITY DEFINER; whoever
  *       calls it can only delete what has expired anyway). The retention is not a parameter: it
  *       comes from {@code aura_rls.messages_retention()}, which the worker rewrites at start from
@@ -55,8 +57,8 @@ import org.slf4j.LoggerFactory;
  * nothing (docs/security.md). The project's roles ({@link ProjectIdentities}, provisioned in the
  * same transaction) get {@code USAGE}, {@code SELECT} and {@code INSERT} (write checks and
  * persisted broadcasts insert under the subscriber's role; the insert policy decides); the shared
- * client roles get nothing here. Version 2 added the identity; a version 1 project is provisioned
- * again (idempotent) at the next pass.
+ * client roles get nothing here. Version 2 added the identity, version 3 {@code expires_at}; a
+ * project of an older version is provisioned again (idempotent) at the next pass.
  *
  * <p>Provisioned once per project and {@link #VERSION} (recorded in
  * {@code aura_platform.projects.realtime_schema_version}), under an advisory lock; a project whose
@@ -66,7 +68,7 @@ import org.slf4j.LoggerFactory;
 public final class RealtimeSchemas {
     private static final Logger log = LoggerFactory.getLogger(RealtimeSchemas.class);
     /** The layout version; a project below it is (re)provisioned. */
-    public static final int VERSION = 2;
+    public static final int VERSION = 3;
     /** Rows one janitor call deletes at most, whatever its caller asks, so one call never holds a long transaction. */
     public static final int JANITOR_MAX_BATCH = 10_000;
     /** The {@code event} of the read check's probe rows; a row with it can never be committed. */

@@ -57,6 +57,8 @@ public final class ChannelAccessService implements AutoCloseable {
     static final int MAX_IN_FLIGHT_BYTES = 64 * 1024 * 1024;
     /** Longest payload a persisted broadcast may carry (the socket's broadcast limit, Supabase's default). */
     static final int MAX_PERSIST_BYTES = 262_144;
+    /** Longer ttls are taken as this (the retention caps every ttl); keeps the interval in range. */
+    static final long MAX_TTL_MS = 100L * 365 * 24 * 3600 * 1000;
 
     static final String TRY_AGAIN = "DatabaseUnavailable: could not check this channel now, try again";
 
@@ -269,6 +271,9 @@ public final class ChannelAccessService implements AutoCloseable {
                     "PayloadTooLarge: Payload size exceeds the limit of " + MAX_PERSIST_BYTES + " bytes");
         }
         String event = req.event() == null ? "" : req.event();
+        if (req.ttlMs() < 0) {
+            return ChannelAccess.Reply.failed("MalformedMessage: persist.ttl must be a positive number of seconds");
+        }
         ChannelChecks.WriteVerdict v = checks.persist(
                 ProjectIdentity.of(UUID.fromString(req.projectId())),
                 pgRole,
@@ -277,7 +282,8 @@ public final class ChannelAccessService implements AutoCloseable {
                 rt,
                 req.topic(),
                 event,
-                json);
+                json,
+                Math.min(req.ttlMs(), MAX_TTL_MS));
         if (!v.allowed()) {
             if (v.failure() != null && v.failure().kind() == TenantDb.Kind.TIMEOUT) {
                 logDenied("persisted broadcast", UUID.fromString(req.projectId()), req.topic(), v.failure());

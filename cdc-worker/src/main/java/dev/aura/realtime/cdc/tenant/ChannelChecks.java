@@ -172,6 +172,9 @@ public final class ChannelChecks {
      * and commits it, on the project's login; the slot then delivers it. The row's id is chosen
      * here, so the insert needs no {@code RETURNING} (which would make the role's SELECT policies
      * decide too).
+     *
+     * @param ttlMs the row's {@code expires_at} is this long after now, at most the retention
+     *     ({@code aura_rls.messages_retention()}); 0 leaves it null (the retention applies)
      */
     public WriteVerdict persist(
             ProjectIdentity project,
@@ -181,7 +184,8 @@ public final class ChannelChecks {
             String realtimeSchema,
             String topic,
             String event,
-            String payloadJson)
+            String payloadJson,
+            long ttlMs)
             throws Unavailable, Busy {
         UUID id = UUID.randomUUID();
         try {
@@ -193,10 +197,12 @@ public final class ChannelChecks {
                                 c,
                                 project.runner(clientRole),
                                 "WITH w AS (INSERT INTO " + ident(realtimeSchema)
-                                        + ".messages(id, topic, extension, private, event, payload)"
-                                        + " VALUES ($1[1]::uuid, $1[2], 'broadcast', true, $1[3], $1[4]::jsonb))"
+                                        + ".messages(id, topic, extension, private, event, payload, expires_at)"
+                                        + " VALUES ($1[1]::uuid, $1[2], 'broadcast', true, $1[3], $1[4]::jsonb,"
+                                        + " CASE WHEN $1[5]::bigint > 0 THEN now() + least(make_interval(secs =>"
+                                        + " $1[5]::bigint / 1000.0), aura_rls.messages_retention()) END))"
                                         + " SELECT ARRAY['ok']",
-                                new Object[] {id.toString(), topic, event, payloadJson});
+                                new Object[] {id.toString(), topic, event, payloadJson, Long.toString(ttlMs)});
                         return new WriteVerdict(true, id.toString(), null);
                     }));
         } catch (TenantSessions.TenantFailure f) {
@@ -235,6 +241,7 @@ public final class ChannelChecks {
                             + ident(realtimeSchema) + ".messages"
                             + " WHERE topic = $1[1] AND extension = 'broadcast' AND private"
                             + " AND inserted_at >= to_timestamp($1[2]::double precision / 1000)"
+                            + " AND (expires_at IS NULL OR expires_at > now())"
                             + " ORDER BY seq DESC LIMIT $1[3]::integer",
                     topic,
                     Long.toString(sinceMs),
@@ -249,7 +256,8 @@ public final class ChannelChecks {
     }
 
     /**
-     * Deletes at most {@code maxRows} of the project's messages older than the retention through
+     * Deletes at most {@code maxRows} of the project's messages older than the retention or past
+     * their {@code expires_at} through
      * its {@code aura_janitor(max_rows)}, as the project's authenticated role on the project's
      * login, and commits. The tenant owns (and may redefine) that function: it runs with the
      * project's privileges only.

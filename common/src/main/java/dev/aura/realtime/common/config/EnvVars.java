@@ -129,7 +129,7 @@ public final class EnvVars {
             "CDC_MESSAGES_JANITOR_MS",
             "600000",
             "ms",
-            "Period of the leader's janitor deleting messages older than CDC_MESSAGES_RETENTION_HOURS");
+            "Period of the leader's janitor deleting messages older than CDC_MESSAGES_RETENTION_HOURS or past their persist ttl (expires_at)");
     public static final EnvVar LEADER_ELECTION =
             new EnvVar("LEADER_ELECTION", "auto", "", "auto | kubernetes | disabled");
     public static final EnvVar LEASE_NAME =

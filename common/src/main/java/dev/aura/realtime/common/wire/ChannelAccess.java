@@ -46,6 +46,8 @@ public final class ChannelAccess {
      * @param payload broadcast payload, a JSON value ({@link #OP_PERSIST})
      * @param sinceMs epoch ms ({@link #OP_REPLAY})
      * @param limit at most this many, capped at {@link #MAX_REPLAY_LIMIT} ({@link #OP_REPLAY})
+     * @param ttlMs the message expires this long after it is stored, at most the retention; 0 for
+     *     the retention ({@link #OP_PERSIST}, {@code persist: {ttl}}). An older worker ignores it
      */
     public record Request(
             @JsonProperty("op") String op,
@@ -57,28 +59,41 @@ public final class ChannelAccess {
             @JsonProperty("event") String event,
             @JsonProperty("payload") JsonNode payload,
             @JsonProperty("since_ms") long sinceMs,
-            @JsonProperty("limit") int limit) {
+            @JsonProperty("limit") int limit,
+            @JsonProperty("ttl_ms") long ttlMs) {
 
         public static Request settings(String projectId) {
-            return new Request(OP_SETTINGS, projectId, null, null, null, null, null, null, 0, 0);
+            return new Request(OP_SETTINGS, projectId, null, null, null, null, null, null, 0, 0, 0);
         }
 
         public static Request read(String projectId, String topic, String role, String claims) {
-            return new Request(OP_READ, projectId, topic, role, claims, null, null, null, 0, 0);
+            return new Request(OP_READ, projectId, topic, role, claims, null, null, null, 0, 0, 0);
         }
 
         public static Request write(String projectId, String topic, String role, String claims, String extension) {
-            return new Request(OP_WRITE, projectId, topic, role, claims, extension, null, null, 0, 0);
+            return new Request(OP_WRITE, projectId, topic, role, claims, extension, null, null, 0, 0, 0);
         }
 
         public static Request replay(
                 String projectId, String topic, String role, String claims, long sinceMs, int limit) {
-            return new Request(OP_REPLAY, projectId, topic, role, claims, null, null, null, sinceMs, limit);
+            return new Request(OP_REPLAY, projectId, topic, role, claims, null, null, null, sinceMs, limit, 0);
         }
 
         public static Request persist(
                 String projectId, String topic, String role, String claims, String event, JsonNode payload) {
-            return new Request(OP_PERSIST, projectId, topic, role, claims, "broadcast", event, payload, 0, 0);
+            return persist(projectId, topic, role, claims, event, payload, 0);
+        }
+
+        /** A persisted broadcast expiring {@code ttlMs} after it is stored (0: the retention applies). */
+        public static Request persist(
+                String projectId,
+                String topic,
+                String role,
+                String claims,
+                String event,
+                JsonNode payload,
+                long ttlMs) {
+            return new Request(OP_PERSIST, projectId, topic, role, claims, "broadcast", event, payload, 0, 0, ttlMs);
         }
     }
 

@@ -72,8 +72,8 @@ public final class BinaryFrames {
         at += topicLen;
         String event = text(frame, at, eventLen);
         at += eventLen;
-        // metadata: only keys the client allow-lists ({"persist": true}); not forwarded
-        boolean persist = metaLen > 0 && persistRequested(text(frame, at, metaLen));
+        // metadata: only keys the client allow-lists ({"persist": true} or {"persist": {"ttl": s}}); not forwarded
+        Persist persist = metaLen > 0 ? persistRequested(text(frame, at, metaLen)) : null;
         at += metaLen;
         byte[] payload = new byte[start + size - at];
         frame.getBytes(at, payload);
@@ -90,12 +90,12 @@ public final class BinaryFrames {
                 joinRef, ref, topic, new UserBroadcast(event, payload, encoding == ENCODING_JSON, null), persist);
     }
 
-    /** Whether a kind 3 frame's metadata says {@code "persist": true}; unreadable metadata says no. */
-    private boolean persistRequested(String metadata) {
+    /** What a kind 3 frame's metadata says of {@code persist}; unreadable metadata says nothing (null). */
+    private Persist persistRequested(String metadata) {
         try {
-            return json.mapper().readTree(metadata).path("persist").asBoolean(false);
+            return Persist.of(json.mapper().readTree(metadata).get("persist"));
         } catch (IOException e) {
-            return false;
+            return null;
         }
     }
 

@@ -51,6 +51,6 @@ final class Inbounds {
                 ref,
                 topic,
                 new UserBroadcast(userEvent.asText(), bytes, true, null),
-                payload.path("persist").asBoolean(false));
+                Persist.of(payload.get("persist")));
     }
 }

@@ -41,11 +41,16 @@ public sealed interface PhoenixMessage {
     record AccessToken(String joinRef, String ref, String topic, String token) implements Inbound {}
 
     /** {@code broadcast} push, from a JSON frame or a binary kind 3 frame. */
-    /** @param persist the client asked to store the message ({@code persist: true}; docs/design.md H2) */
-    record BroadcastPush(String joinRef, String ref, String topic, UserBroadcast broadcast, boolean persist)
+    /** @param persist the client asked to store the message ({@code persist}; docs/design.md H2), else null */
+    record BroadcastPush(String joinRef, String ref, String topic, UserBroadcast broadcast, Persist persist)
             implements Inbound {
         public BroadcastPush(String joinRef, String ref, String topic, UserBroadcast broadcast) {
-            this(joinRef, ref, topic, broadcast, false);
+            this(joinRef, ref, topic, broadcast, null);
+        }
+
+        /** Whether the client asked to store the message. */
+        public boolean persisted() {
+            return persist != null;
         }
     }
 

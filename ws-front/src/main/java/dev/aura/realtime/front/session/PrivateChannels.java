@@ -194,11 +194,22 @@ final class PrivateChannels {
             return;
         }
         Claims c = m.claims();
-        ask(ChannelAccess.Request.persist(m.projectId(), m.channelName(), c.role(), c.json(), message.event(), payload))
+        ask(ChannelAccess.Request.persist(
+                        m.projectId(),
+                        m.channelName(),
+                        c.role(),
+                        c.json(),
+                        message.event(),
+                        payload,
+                        b.persist().ttlMs()))
                 .thenAccept(reply -> onLoop(() -> replyPersist(m, b, reply.error())));
     }
 
-    private void replyPersist(Membership m, PhoenixMessage.BroadcastPush b, String error) {
+    /**
+     * Answers a persisted broadcast: with {@code ack}, ok or the error (also as {@code error},
+     * which realtime-js returns from {@code send}); without, an error as a {@code system} message.
+     */
+    void replyPersist(Membership m, PhoenixMessage.BroadcastPush b, String error) {
         if (error == null) {
             if (m.ack() && b.ref() != null) {
                 m.reply(b.ref(), "ok", Replies.empty());

@@ -5,6 +5,7 @@ import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.common.wire.ChannelAccess;
 import dev.aura.realtime.front.fanout.ChannelKeys;
 import dev.aura.realtime.front.history.MessageIds;
+import dev.aura.realtime.front.protocol.Persist;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.Topics;
 import dev.aura.realtime.front.protocol.UserBroadcast;
@@ -45,9 +46,13 @@ public final class RestBroadcasts {
     /**
      * Checks and sends a request's messages as {@code claims} (the bearer token's, else the apikey's).
      *
-     * @param persist store the (single, private) message ({@code ?persist=true})
+     * @param persist store the (single, private) message ({@code ?persist=true} or
+     *     {@code ?persist[ttl]=<seconds>}), or null
      */
-    public CompletableFuture<Result> send(Claims claims, List<Message> messages, boolean persist) {
+    public CompletableFuture<Result> send(Claims claims, List<Message> messages, Persist persist) {
+        if (persist != null && persist.invalid() != null) {
+            return done(400, persist.invalid());
+        }
         if (messages.isEmpty()) {
             return done(400, "messages must be a non-empty array of {topic, event, payload, private}");
         }
@@ -68,7 +73,7 @@ public final class RestBroadcasts {
             if (m.payload().length > limit) {
                 return done(413, Reasons.payloadTooLarge(limit));
             }
-            if (persist && (!m.privateChannel() || !m.json())) {
+            if (persist != null && (!m.privateChannel() || !m.json())) {
                 return done(400, "persist needs a private channel and a JSON payload");
             }
         }
@@ -83,7 +88,7 @@ public final class RestBroadcasts {
                 ? services.privateOnly().privateOnly(claims.projectId())
                 : CompletableFuture.completedFuture(false);
         Map<String, CompletableFuture<ChannelAccess.Reply>> checks = new LinkedHashMap<>();
-        if (!persist) {
+        if (persist == null) {
             for (Message m : messages) {
                 if (m.privateChannel()) {
                     checks.computeIfAbsent(
@@ -108,8 +113,8 @@ public final class RestBroadcasts {
                     return done(403, Reasons.cannotWrite(c.getKey()));
                 }
             }
-            if (persist) {
-                return persist(claims, messages.get(0));
+            if (persist != null) {
+                return persist(claims, messages.get(0), persist);
             }
             for (Message m : messages) {
                 String key = ChannelKeys.of(m.topic(), m.privateChannel());
@@ -125,7 +130,7 @@ public final class RestBroadcasts {
         });
     }
 
-    private CompletableFuture<Result> persist(Claims claims, Message m) {
+    private CompletableFuture<Result> persist(Claims claims, Message m, Persist persist) {
         JsonNode payload;
         try {
             payload = services.mapper().readTree(m.payload());
@@ -133,7 +138,13 @@ public final class RestBroadcasts {
             return done(400, "the payload is not JSON");
         }
         return ask(ChannelAccess.Request.persist(
-                        claims.projectId(), m.topic(), claims.role(), claims.json(), m.event(), payload))
+                        claims.projectId(),
+                        m.topic(),
+                        claims.role(),
+                        claims.json(),
+                        m.event(),
+                        payload,
+                        persist.ttlMs()))
                 .thenApply(r -> {
                     if (r.error() == null) {
                         return Result.ACCEPTED;

@@ -168,11 +168,15 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
             lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, Reasons.PROJECT_TOO_MANY_MESSAGES);
             return;
         }
-        if (b.persist() && !m.isPrivate()) {
+        if (b.persisted() && !m.isPrivate()) {
             // realtime-js refuses this itself; other clients are told rather than silently not stored
             if (b.ref() != null) {
                 m.reply(b.ref(), "error", Replies.reason(Reasons.PERSIST_NEEDS_PRIVATE));
             }
+            return;
+        }
+        if (b.persisted() && b.persist().invalid() != null) {
+            privateChannels.replyPersist(m, b, b.persist().invalid()); // as a refused insert is told
             return;
         }
         privateChannels.whenWritable(
@@ -180,7 +184,7 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
                 "broadcast",
                 message.payload().length,
                 () -> {
-                    if (b.persist()) {
+                    if (b.persisted()) {
                         privateChannels.persist(m, b); // stored, then delivered from the database (H2)
                     } else {
                         send(m, b);

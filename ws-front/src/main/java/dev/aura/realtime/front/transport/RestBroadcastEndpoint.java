@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.front.protocol.Persist;
 import dev.aura.realtime.front.session.RestBroadcasts;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
@@ -95,7 +96,7 @@ final class RestBroadcastEndpoint {
         String base = raw.startsWith(PATH) ? PATH : ROOT_PATH;
         String rest = raw.substring(base.length());
         List<RestBroadcasts.Message> messages;
-        boolean persist = false;
+        Persist persist = null;
         try {
             if (rest.isEmpty() || rest.equals("/")) {
                 messages = batch(req, context.services().mapper());
@@ -108,8 +109,7 @@ final class RestBroadcastEndpoint {
                 String topic = QueryStringDecoder.decodeComponent(parts[0]);
                 String event = QueryStringDecoder.decodeComponent(parts[2]);
                 boolean priv = "true".equals(HttpRouter.first(query, "private"));
-                persist = "true".equals(HttpRouter.first(query, "persist"))
-                        || HttpRouter.first(query, "persist[ttl]") != null;
+                persist = Persist.ofQuery(HttpRouter.first(query, "persist"), HttpRouter.first(query, "persist[ttl]"));
                 messages = List.of(
                         single(req, topic, event, priv, context.services().mapper()));
             }

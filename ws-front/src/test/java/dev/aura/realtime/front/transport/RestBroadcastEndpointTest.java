@@ -273,7 +273,15 @@ class RestBroadcastEndpointTest {
         assertThat(asked.op()).isEqualTo(ChannelAccess.OP_PERSIST);
         assertThat(asked.event()).isEqualTo("note");
         assertThat(asked.payload().toString()).isEqualTo("{\"n\":1}");
+        assertThat(asked.ttlMs()).as("persist[ttl] in seconds").isEqualTo(60_000);
         assertThat(h.publisher.published).as("delivered from the database").isEmpty();
+        int askedBefore = h.accessAsked.size();
+        Response badTtl = postAsAnon(BATCH + "/log/events/note?private=true&persist%5Bttl%5D=-5", "{}");
+        assertThat(badTtl.status()).isEqualTo(400);
+        assertThat(badTtl.error()).isEqualTo("MalformedMessage: persist.ttl must be a positive number of seconds");
+        assertThat(h.accessAsked).as("refused before the worker is asked").hasSize(askedBefore);
+        postAsAnon(BATCH + "/log/events/note?private=true&persist=true", "{}");
+        assertThat(h.accessAsked.get(h.accessAsked.size() - 1).ttlMs()).isZero();
 
         h.access = r -> ChannelAccess.Reply.failed(Reasons.cannotWrite("log"));
         assertThat(postAsAnon(BATCH + "/log/events/note?private=true&persist=true", "{}")
