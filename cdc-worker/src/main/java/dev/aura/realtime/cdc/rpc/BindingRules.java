@@ -141,8 +141,9 @@ final class BindingRules {
                 }
             }
         }
+        String unauthorized = pgRole == null ? null : unauthorizedNotice(project, schema, table, pgRole, req.role());
         if (req.filter() == null || req.filter().isEmpty()) {
-            return new Outcome.Valid(schema, castRole, null, null, List.of());
+            return new Outcome.Valid(schema, castRole, null, unauthorized, List.of());
         }
         Filters filters;
         try {
@@ -151,7 +152,7 @@ final class BindingRules {
             return refused("PostgresChangesInvalidFilter: " + e.getMessage());
         }
         TableSecurity.Facts facts = catalog.facts(project, schema, table);
-        String notice = null;
+        String notice = unauthorized;
         String firstType = null;
         List<Cast> casts = new ArrayList<>();
         for (Filter filter : filters.conditions()) {
@@ -186,7 +187,7 @@ final class BindingRules {
                     return refused("PostgresChangesInvalidFilter: invalid column for DELETE filter " + filter.column()
                             + ": " + why);
                 }
-                if (event.equals("*")) {
+                if (event.equals("*") && notice == null) {
                     notice = "PostgresChangesDeleteNotDelivered: DELETE events are not delivered to the binding with"
                             + " filter " + req.filter() + ": " + why
                             + ". Subscribe to DELETE separately to receive them";
@@ -197,6 +198,28 @@ final class BindingRules {
             }
         }
         return new Outcome.Valid(schema, castRole, firstType, notice, List.copyOf(casts));
+    }
+
+    /**
+     * The notice for a binding whose role may not select the table's primary key: accepted, as
+     * Supabase accepts it, but every change arrives as {@code Error 401: Unauthorized} without
+     * values, so the client is told at join which grant is missing (docs/coming-from-supabase.md).
+     * Best effort: facts that cannot be read now give no notice (the binding is judged as before).
+     */
+    private String unauthorizedNotice(UUID project, String schema, String table, String pgRole, String tokenRole) {
+        TableSecurity.Facts facts;
+        try {
+            facts = catalog.facts(project, schema, table);
+        } catch (SQLException e) {
+            return null;
+        }
+        if (!facts.exists() || facts.pkColumns().isEmpty() || facts.selectsKey(pgRole)) {
+            return null;
+        }
+        return "PostgresChangesUnauthorized: role " + tokenRole + " may not select the primary key of " + table
+                + ", so its changes arrive as \"Error 401: Unauthorized\" without values; missing grant: grant select"
+                + " on " + ident(schema) + "." + ident(table) + " to "
+                + ident(ProjectIdentity.of(project).role(pgRole));
     }
 
     /**

@@ -92,6 +92,30 @@ class BindingRulesTest {
     }
 
     @Test
+    void aRoleThatMayNotSelectTheKeyIsAcceptedAndToldWhichGrantIsMissing() throws Exception {
+        facts = new TableSecurity.Facts(
+                true,
+                false,
+                facts.pkColumns(),
+                facts.pkTypes(),
+                facts.columns(),
+                Map.of(ClientRoles.ANON, Set.of("name"), ClientRoles.AUTHENTICATED, Set.of("id", "name", "secret")),
+                Set.of(ClientRoles.AUTHENTICATED));
+        for (String filter : new String[] {null, "name=eq.x"}) {
+            BindingRules.Outcome o = judge("rooms", filter, "*", "anon");
+            assertThat(o).isInstanceOf(BindingRules.Outcome.Valid.class);
+            assertThat(((BindingRules.Outcome.Valid) o).notice())
+                    .isEqualTo("PostgresChangesUnauthorized: role anon may not select the primary key of rooms, so"
+                            + " its changes arrive as \"Error 401: Unauthorized\" without values; missing grant:"
+                            + " grant select on project_x.rooms to project_6f1c0d52_0000_4000_8000_000000000001_anon");
+        }
+        assertThat(((BindingRules.Outcome.Valid) judge("rooms", null, "*", "authenticated")).notice())
+                .isNull();
+        assertThat(((BindingRules.Outcome.Valid) judge("rooms", null, "*", "service_role")).notice())
+                .isNull();
+    }
+
+    @Test
     void theMissingGrantQuotesNamesSqlWouldNotTakeBare() {
         UUID project = UUID.fromString(PROJECT);
         assertThat(BindingRules.missingGrant(project, "project_x", "Rooms", "user", ClientRoles.AUTHENTICATED))

@@ -193,6 +193,15 @@ class TenantSqlE2EIT {
         stack.enable(other, "rooms");
         try (RealtimeJsClient anon = client(stack.tokens.anon(other))) {
             subscribe(anon, "before", Map.of("event", "INSERT", "schema", "public", "table", "rooms"));
+            // accepted, as in Supabase, and told at join which grant is missing
+            JsonNode notice = anon.awaitEvent(
+                    e -> "system".equals(e.path("type").asText())
+                            && "before".equals(e.path("channel").asText())
+                            && e.at("/payload/message").asText().startsWith("PostgresChangesUnauthorized"),
+                    WAIT);
+            assertThat(notice.at("/payload/status").asText()).isEqualTo("error");
+            assertThat(notice.at("/payload/message").asText())
+                    .endsWith("missing grant: grant select on " + schema + ".rooms to " + schema + "_anon");
             anon.channel("filtered");
             anon.onPostgresChanges(
                     "filtered",
