@@ -149,7 +149,7 @@ class RegistryWatchIT {
             SubscriptionEntry entry = RegistryEntries.binding(project, "bulk", claims, "front-1");
             registry.put(entry.key(), JSON.writeValueAsBytes(entry));
         }
-        watch = newWatch(Duration.ofMillis(100), Duration.ofMillis(100));
+        watch = newWatch(Duration.ofMillis(100), Duration.ofSeconds(1));
         watch.start();
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
         int batches = 0;
