@@ -8,11 +8,17 @@ import dev.aura.realtime.front.protocol.Reasons;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.KeyValue;
+import io.nats.client.api.PublishAck;
+import io.nats.client.impl.Headers;
+import io.nats.client.impl.NatsMessage;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,6 +52,15 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
     private final BucketLedger.Shares shares;
     private final KvThread worker;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /**
+     * Pipelined puts awaiting their ack, at most {@link #MAX_PUTS_IN_FLIGHT}: the KV thread waits
+     * for a permit, so a storm of thousands of joins does not overrun the connection's outgoing
+     * queue (jnats' 5,000 messages: "Output queue is full" failed the joins, the usage reports and
+     * the limit lookups of a replica taking a 5,000-client reconnect storm, bench figure 9).
+     */
+    private final Semaphore putsInFlight = new Semaphore(MAX_PUTS_IN_FLIGHT);
+
+    static final int MAX_PUTS_IN_FLIGHT = 512;
     private volatile KeyValue kv;
     /** Completed by the first full refresh after a reconnect (KV thread only). */
     private CompletableFuture<Void> reput = CompletableFuture.completedFuture(null);
@@ -149,23 +164,86 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         }
         try {
             bucket();
-            return connection
-                    .jetStream()
-                    .publishAsync("$KV." + bucket.name() + "." + entry.key(), mapper.writeValueAsBytes(current))
-                    .handle((ack, e) -> {
-                        if (e != null) {
-                            kv = null; // as in write: the next write re-checks the bucket
-                            throw e instanceof java.util.concurrent.CompletionException ce
-                                    ? ce
-                                    : new java.util.concurrent.CompletionException(e);
-                        }
-                        return null;
-                    });
+            if (!putsInFlight.tryAcquire(PUT_PERMIT_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new IOException(MAX_PUTS_IN_FLIGHT + " registry puts unacknowledged for " + PUT_PERMIT_WAIT);
+            }
+            CompletableFuture<PublishAck> ack;
+            try {
+                ack = connection
+                        .jetStream()
+                        .publishAsync("$KV." + bucket.name() + "." + entry.key(), mapper.writeValueAsBytes(current));
+            } catch (Exception | Error e) {
+                putsInFlight.release();
+                throw e;
+            }
+            return ack.handle((a, e) -> {
+                putsInFlight.release();
+                if (e != null) {
+                    kv = null; // as in write: the next write re-checks the bucket
+                    throw e instanceof CompletionException ce ? ce : new CompletionException(e);
+                }
+                return null;
+            });
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return CompletableFuture.failedFuture(e);
         } catch (Exception e) {
             kv = null;
             return CompletableFuture.failedFuture(e);
         }
     }
+
+    /**
+     * A leave's delete, pipelined like {@link #writeAsync} (a storm of leaves cost one round trip
+     * each on the KV thread, and the joins' puts waited behind them): the message {@code
+     * KeyValue.delete} sends, a {@code KV-Operation: DEL} marker on the key's subject, in the KV
+     * thread's order.
+     */
+    private CompletableFuture<Void> deleteAsync(String key) {
+        if (live.containsKey(key)) {
+            return CompletableFuture.completedFuture(null); // put again before its turn: the put wins
+        }
+        try {
+            bucket();
+            if (!putsInFlight.tryAcquire(PUT_PERMIT_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new IOException(MAX_PUTS_IN_FLIGHT + " registry writes unacknowledged for " + PUT_PERMIT_WAIT);
+            }
+            CompletableFuture<PublishAck> ack;
+            try {
+                ack = connection
+                        .jetStream()
+                        .publishAsync(NatsMessage.builder()
+                                .subject("$KV." + bucket.name() + "." + key)
+                                .headers(new Headers().put(KV_OPERATION, KV_DELETE))
+                                .build());
+            } catch (Exception | Error e) {
+                putsInFlight.release();
+                throw e;
+            }
+            return ack.handle((a, e) -> {
+                putsInFlight.release();
+                if (e != null) {
+                    kv = null;
+                    throw e instanceof CompletionException ce ? ce : new CompletionException(e);
+                }
+                return null;
+            });
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return CompletableFuture.failedFuture(e);
+        } catch (Exception e) {
+            kv = null;
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** The header and value by which a KV delete marker is told from a put (what jnats' KeyValue.delete sends). */
+    private static final String KV_OPERATION = "KV-Operation";
+
+    private static final String KV_DELETE = "DEL";
+
+    /** How long the KV thread waits for an ack to free a pipelined write's permit before the write fails. */
+    private static final Duration PUT_PERMIT_WAIT = Duration.ofSeconds(5);
 
     private void write(SubscriptionEntry entry) throws Exception {
         if (live.get(entry.key()) == null) {
@@ -187,14 +265,12 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         }
         ledger.release(removed.projectId(), key);
         try {
-            worker.execute(() -> {
-                try {
-                    bucket().delete(key);
-                } catch (Exception e) {
+            worker.execute(() -> deleteAsync(key).whenComplete((v, e) -> {
+                if (e != null) {
                     LogCode.RegistryDeleteFailed.warn(
                             log, "{}: {} (expires with the bucket's max age)", key, e.toString());
                 }
-            });
+            }));
         } catch (RuntimeException rejected) {
             LogCode.RegistryDeleteFailed.warn(log, "{}: registry closed", key);
         }
