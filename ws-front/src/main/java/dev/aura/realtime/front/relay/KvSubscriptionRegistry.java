@@ -13,6 +13,8 @@ import io.nats.client.impl.Headers;
 import io.nats.client.impl.NatsMessage;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -20,6 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,10 +39,12 @@ import org.slf4j.LoggerFactory;
  * one that would put the project over its share (across replicas) fails at once with
  * {@link SubscriptionRegistry.QuotaExceeded} and writes nothing (docs/design.md D8).
  *
- * <p>Threads: one {@link KvThread} {@code aura-registry} does every KV call (they block on the
- * JetStream ack), so puts and deletes of one key keep their order and event loops never block.
- * Every {@code SUBSCRIPTION_REFRESH_MS} it re-puts all live entries, keeping them younger than
- * the bucket's max age; {@link #reputAll()} does the same after a NATS reconnect.
+ * <p>Threads: one {@link KvThread} {@code aura-registry} publishes every put and delete, so those
+ * of one key keep their order and event loops never block. They are pipelined (each completes
+ * with its JetStream ack, at most {@link #MAX_PUTS_IN_FLIGHT} awaiting one): a join storm's
+ * writes are not one round trip each. Every {@code SUBSCRIPTION_REFRESH_MS} it re-puts all live
+ * entries, keeping them younger than the bucket's max age; {@link #reputAll()} does the same
+ * after a NATS reconnect.
  */
 public final class KvSubscriptionRegistry implements SubscriptionRegistry {
     private static final Logger log = LoggerFactory.getLogger(KvSubscriptionRegistry.class);
@@ -83,7 +88,7 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         this.bucket = bucket;
         this.mapper = mapper;
         this.worker = new KvThread("aura-registry", LogCode.RegistryCloseTimeout);
-        worker.every(refresh, this::refreshAll);
+        worker.every(refresh, this::refreshAllNow);
     }
 
     /** Creates the bucket when absent and binds to it (blocking, at start-up). */
@@ -179,7 +184,8 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
             return ack.handle((a, e) -> {
                 putsInFlight.release();
                 if (e != null) {
-                    kv = null; // as in write: the next write re-checks the bucket
+                    kv = null; // the next write re-checks the bucket: a restarted server may have lost it (memory
+                    // storage)
                     throw e instanceof CompletionException ce ? ce : new CompletionException(e);
                 }
                 return null;
@@ -245,18 +251,6 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
     /** How long the KV thread waits for an ack to free a pipelined write's permit before the write fails. */
     private static final Duration PUT_PERMIT_WAIT = Duration.ofSeconds(5);
 
-    private void write(SubscriptionEntry entry) throws Exception {
-        if (live.get(entry.key()) == null) {
-            return; // removed before its turn
-        }
-        try {
-            bucket().put(entry.key(), mapper.writeValueAsBytes(live.getOrDefault(entry.key(), entry)));
-        } catch (Exception e) {
-            kv = null; // the next write re-checks the bucket: a restarted server may have lost it (memory storage)
-            throw e;
-        }
-    }
-
     @Override
     public void remove(String key) {
         SubscriptionEntry removed = live.remove(key);
@@ -307,36 +301,58 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         try {
             worker.execute(() -> {
                 kv = null;
-                if (refreshAll() > 0 && attemptsLeft > 1 && !closed.get()) {
-                    worker.schedule(() -> reputAll(attemptsLeft - 1), Duration.ofSeconds(1));
-                } else {
-                    log.info("registry: {} entries re-put after reconnect", live.size());
-                }
+                refreshAll().thenAccept(failed -> {
+                    if (failed > 0 && attemptsLeft > 1 && !closed.get()) {
+                        worker.schedule(() -> reputAll(attemptsLeft - 1), Duration.ofSeconds(1));
+                    } else {
+                        log.info("registry: {} entries re-put after reconnect", live.size());
+                    }
+                });
             });
         } catch (RuntimeException rejected) {
             log.debug("registry closed; no re-put");
         }
     }
 
-    /** Writes every live entry; returns how many writes failed. */
-    private int refreshAll() {
-        int failed = 0;
+    /** The periodic refresh (KV thread); its completion is not awaited. */
+    private void refreshAllNow() {
+        refreshAll();
+    }
+
+    /**
+     * Writes every live entry, pipelined as a join's puts are (a refresh of 3,660 entries one
+     * round trip at a time held the KV thread for 40 s under a join storm, and the joins' puts
+     * waited behind it); completes with how many writes failed.
+     */
+    private CompletableFuture<Integer> refreshAll() {
+        List<CompletableFuture<Void>> writes = new ArrayList<>(live.size());
         for (SubscriptionEntry e : live.values()) {
-            try {
-                write(e);
-            } catch (Exception ex) {
-                failed++;
-                if (failed == 1) {
-                    LogCode.RegistryRefreshFailed.warn(log, "{}: {}", e.key(), ex.toString());
+            writes.add(writeAsync(e));
+        }
+        AtomicInteger failed = new AtomicInteger();
+        List<CompletableFuture<Void>> counted = new ArrayList<>(writes.size());
+        for (CompletableFuture<Void> w : writes) {
+            counted.add(w.handle((v, ex) -> {
+                if (ex != null && failed.incrementAndGet() == 1) {
+                    LogCode.RegistryRefreshFailed.warn(log, "a refresh write failed: {}", ex.toString());
                 }
-            }
+                return null;
+            }));
         }
-        if (failed > 0) {
-            LogCode.RegistryRefreshFailed.warn(log, "{} of {} entries not refreshed", failed, live.size());
-        } else {
-            reput.complete(null);
-        }
-        return failed;
+        return CompletableFuture.allOf(counted.toArray(CompletableFuture[]::new))
+                .thenApply(v -> {
+                    int n = failed.get();
+                    if (n > 0) {
+                        LogCode.RegistryRefreshFailed.warn(log, "{} of {} entries not refreshed", n, writes.size());
+                    } else {
+                        try {
+                            worker.execute(() -> reput.complete(null)); // reput is the KV thread's
+                        } catch (RuntimeException closing) {
+                            // closed meanwhile: nobody waits for the re-put any more
+                        }
+                    }
+                    return n;
+                });
     }
 
     /** Lets queued writes and deletes finish (bounded, {@link KvThread#CLOSE_WAIT}), then stops the thread. Idempotent. */
