@@ -70,6 +70,7 @@ public final class MessageRows {
         String event = null;
         String id = null;
         RawValue payload = RawValue.NULL;
+        RawValue binary = RawValue.NULL;
         boolean priv = false;
         for (DecodedColumn c : change.columns()) {
             RawValue v = c.value();
@@ -79,6 +80,7 @@ public final class MessageRows {
                 case "event" -> event = v.text();
                 case "id" -> id = v.text();
                 case "payload" -> payload = v;
+                case "binary_payload" -> binary = v;
                 case "private" -> priv = v.kind() == RawValue.Kind.TRUE;
                 default -> {}
             }
@@ -97,6 +99,26 @@ public final class MessageRows {
         String name = event == null ? "" : event;
         if (payload.kind() == RawValue.Kind.CUT || payload.byteLength() > maxPayloadBytes) {
             return tooLarge(subject, change, projectId, topic, name, id, priv);
+        }
+        if (binary.kind() != RawValue.Kind.NULL) {
+            // bytea arrives as its hex digits (with or without "\\x"): two characters a byte
+            if (binary.kind() == RawValue.Kind.CUT || binary.byteLength() / 2 > maxPayloadBytes) {
+                return tooLarge(subject, change, projectId, topic, name, id, priv);
+            }
+            byte[] raw = hexBytes(binary.text());
+            if (raw == null) {
+                log.warn(
+                        "[MessageRowSkipped] project {}: binary_payload of message {} is not bytea hex output ({}...); not delivered",
+                        projectId,
+                        id,
+                        abbreviate(String.valueOf(binary.text())));
+                return null;
+            }
+            byte[] bytes = mapper.writeValueAsBytes(new DbBroadcast(id, topic, name, null, priv, raw));
+            if (bytes.length > maxBodyBytes) {
+                return tooLarge(subject, change, projectId, topic, name, id, priv);
+            }
+            return new Rendered(subject, change.eventId(), bytes);
         }
         JsonNode body = payload.kind() == RawValue.Kind.NULL
                 ? mapper.createObjectNode()
@@ -122,6 +144,25 @@ public final class MessageRows {
         stub.put("id", id);
         byte[] bytes = mapper.writeValueAsBytes(new DbBroadcast(id, topic, event, stub, priv));
         return new Rendered(subject, change.eventId(), bytes);
+    }
+
+    /**
+     * Postgres's bytea hex output as bytes: {@code \\x0a1b..}, or the digits alone as wal2json
+     * prints them; null when it is not that.
+     */
+    static byte[] hexBytes(String text) {
+        if (text == null) {
+            return null;
+        }
+        int from = text.startsWith("\\x") ? 2 : 0;
+        if (((text.length() - from) & 1) != 0) {
+            return null;
+        }
+        try {
+            return java.util.HexFormat.of().parseHex(text, from, text.length());
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
     }
 
     private static String abbreviate(String topic) {

@@ -262,9 +262,11 @@ public final class ChannelAccessService implements AutoCloseable {
             String rt,
             boolean privateOnly)
             throws TenantDb.Unavailable, ChannelChecks.Busy, IOException {
+        byte[] binary = req.binaryPayload();
         JsonNode payload = req.payload() == null ? mapper.createObjectNode() : req.payload();
-        String json = mapper.writeValueAsString(payload);
-        if (json.getBytes(StandardCharsets.UTF_8).length > MAX_PERSIST_BYTES) {
+        String json = binary == null ? mapper.writeValueAsString(payload) : null;
+        int size = binary == null ? json.getBytes(StandardCharsets.UTF_8).length : binary.length;
+        if (size > MAX_PERSIST_BYTES) {
             return ChannelAccess.Reply.failed(
                     "PayloadTooLarge: Payload size exceeds the limit of " + MAX_PERSIST_BYTES + " bytes");
         }
@@ -277,7 +279,8 @@ public final class ChannelAccessService implements AutoCloseable {
                 rt,
                 req.topic(),
                 event,
-                json);
+                json,
+                binary);
         if (!v.allowed()) {
             if (v.failure() != null && v.failure().kind() == TenantDb.Kind.TIMEOUT) {
                 logDenied("persisted broadcast", UUID.fromString(req.projectId()), req.topic(), v.failure());
@@ -317,14 +320,22 @@ public final class ChannelAccessService implements AutoCloseable {
         boolean truncated = false;
         for (int i = stored.size() - 1; i >= 0; i--) {
             ChannelChecks.StoredMessage m = stored.get(i);
-            bytes += m.payload().getBytes(StandardCharsets.UTF_8).length
+            bytes += (m.binaryPayload() == null
+                            ? m.payload().getBytes(StandardCharsets.UTF_8).length
+                            // base64 on the wire
+                            : (m.binaryPayload().length + 2) / 3 * 4)
                     + m.event().getBytes(StandardCharsets.UTF_8).length
                     + 96;
             if (bytes > ChannelAccess.MAX_REPLAY_BYTES) {
                 truncated = true;
                 break;
             }
-            kept.add(0, new ChannelAccess.Message(m.id(), m.event(), mapper.readTree(m.payload()), m.insertedAtMs()));
+            kept.add(
+                    0,
+                    m.binaryPayload() == null
+                            ? new ChannelAccess.Message(
+                                    m.id(), m.event(), mapper.readTree(m.payload()), m.insertedAtMs())
+                            : new ChannelAccess.Message(m.id(), m.event(), null, m.insertedAtMs(), m.binaryPayload()));
         }
         return ChannelAccess.Reply.replayed(privateOnly, kept, truncated);
     }
