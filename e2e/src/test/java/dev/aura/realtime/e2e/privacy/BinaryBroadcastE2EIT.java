@@ -17,6 +17,9 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Binary broadcasts end to end (docs/protocol.md, "Binary messages") with the unmodified
@@ -24,10 +27,17 @@ import org.junit.jupiter.api.Test;
  * {@code binary_payload}; the slot delivers them to vsn 2.0.0 members as a binary frame (realtime-js
  * hands the callback an {@code ArrayBuffer} with the exact bytes) and to vsn 1.0.0 members not at
  * all, as Supabase; a later join replays them; {@code httpSend} with an {@code ArrayBuffer} body
- * (octet-stream) reaches members as binary, and with {@code persist} is stored and replayed.
+ * (octet-stream) reaches members as binary, and with {@code persist} is stored and replayed, as is
+ * a socket {@code send} of an {@code ArrayBuffer} with {@code persist}. Both ways of reading the
+ * slot ({@code CDC_SOURCE}).
  */
+@ParameterizedClass(name = "CDC_SOURCE={0}")
+@ValueSource(strings = {"stream", "poll"})
 class BinaryBroadcastE2EIT {
     private static final Duration T = Duration.ofSeconds(20);
+
+    @Parameter
+    String source;
     /** Not UTF-8, with a NUL, 0xff and 0x80: only a byte-exact path keeps these. */
     private static final byte[] BYTES = {0, (byte) 0xff, 0x10, (byte) 0x80, 0x0a, 'a', (byte) 0xc3, 0x28};
 
@@ -36,7 +46,7 @@ class BinaryBroadcastE2EIT {
 
     @BeforeEach
     void start() {
-        stack = E2eStack.start(PostgresServer.shared(), NatsServer.shared(), 1, Map.of());
+        stack = E2eStack.start(PostgresServer.shared(), NatsServer.shared(), 1, Map.of("CDC_SOURCE", source));
         rt = "\"" + stack.schema.replace("\"", "") + "_realtime\"";
         Awaitility.await()
                 .alias("realtime schema provisioned with binary_payload")
@@ -157,6 +167,10 @@ class BinaryBroadcastE2EIT {
                     .isTrue();
             // stored, then delivered from the database as a binary broadcast
             assertThat(binary(tx.awaitEvent(broadcast(priv, "kept-blob"), T))).isEqualTo(BYTES);
+
+            // a vsn 2.0.0 binary push (kind 3, encoding 0) with metadata {"persist": true}
+            assertThat(tx.sendPersisted(priv, "sock-blob", bytes)).isEqualTo("ok");
+            assertThat(binary(tx.awaitEvent(broadcast(priv, "sock-blob"), T))).isEqualTo(BYTES);
         }
         Awaitility.await()
                 .atMost(T)
@@ -170,6 +184,8 @@ class BinaryBroadcastE2EIT {
             assertThat(binary(got)).isEqualTo(BYTES);
             assertThat(got.path("payload").path("meta").path("replayed").asBoolean())
                     .isTrue();
+            JsonNode sock = late.awaitEvent(broadcast(priv, "sock-blob"), T);
+            assertThat(binary(sock)).isEqualTo(BYTES);
         }
     }
 }
