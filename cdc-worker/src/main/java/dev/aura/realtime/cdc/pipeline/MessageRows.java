@@ -16,8 +16,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Turns a captured row of a project's messages table into a {@link DbBroadcast} (docs/design.md
- * H2): Broadcast from Database ({@code realtime.send}, {@code realtime.broadcast_changes}, a
- * tenant's own insert) and persisted client broadcasts all arrive this way, through the same slot
+ * H2): Broadcast from Database ({@code realtime.send}, {@code realtime.send_binary},
+ * {@code realtime.broadcast_changes}, a tenant's own insert) and persisted client broadcasts all
+ * arrive this way (a row with {@code binary_payload} as a binary message), through the same slot
  * as every change, so they are published in commit order, at least once, with the change's id
  * {@code <commit LSN>:<ordinal>} as {@code Aura-Event-Id} (ws-front drops re-published copies).
  *
