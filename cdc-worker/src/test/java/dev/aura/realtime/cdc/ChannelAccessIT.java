@@ -141,7 +141,7 @@ class ChannelAccessIT {
                 .isEqualTo("true");
         assertThat(fx.queryOne("SELECT string_agg(proname, ',' ORDER BY proname) FROM pg_proc WHERE pronamespace = '"
                         + rt + "'::regnamespace"))
-                .isEqualTo("aura_janitor,aura_probe,aura_probe_guard,broadcast_changes,send,topic");
+                .isEqualTo("aura_janitor,aura_probe,aura_probe_guard,broadcast_changes,send,send_binary,topic");
         assertThat(fx.worker().enabledTables().contains(RealtimeSchemas.nameOf(fx.projectId), "messages"))
                 .isTrue();
     }

@@ -262,12 +262,13 @@ public final class ChannelChecks {
                     Long.toString(sinceMs),
                     Integer.toString(limit))) {
                 boolean binary = "true".equals(row[4]);
-                out.add(new StoredMessage(
-                        row[0],
-                        row[1],
-                        binary ? null : row[2],
-                        Long.parseLong(row[3]),
-                        binary ? HexFormat.of().parseHex(row[2]) : null));
+                byte[] bytes;
+                try {
+                    bytes = binary ? HexFormat.of().parseHex(row[2]) : null;
+                } catch (IllegalArgumentException e) {
+                    return null; // not what encode(.., 'hex') writes: the tenant's doing, a failed replay
+                }
+                out.add(new StoredMessage(row[0], row[1], binary ? null : row[2], Long.parseLong(row[3]), bytes));
             }
             Collections.reverse(out);
             return out;
