@@ -243,7 +243,8 @@ public final class ChannelAccessService implements AutoCloseable {
                 }
                 yield ChannelAccess.Reply.write(privateOnly, allowed);
             }
-            case ChannelAccess.OP_PERSIST -> persist(req, checks, pgRole, claims, settings, rt, privateOnly);
+            case ChannelAccess.OP_PERSIST, ChannelAccess.OP_PERSIST_BINARY ->
+                persist(req, checks, pgRole, claims, settings, rt, privateOnly);
             case ChannelAccess.OP_REPLAY -> replay(req, checks, pgRole, claims, settings, rt, privateOnly);
             default -> ChannelAccess.Reply.failed("MalformedMessage: unknown channel access op " + req.op());
         };
@@ -262,7 +263,11 @@ public final class ChannelAccessService implements AutoCloseable {
             String rt,
             boolean privateOnly)
             throws TenantDb.Unavailable, ChannelChecks.Busy, IOException {
-        byte[] binary = req.binaryPayload();
+        boolean isBinary = ChannelAccess.OP_PERSIST_BINARY.equals(req.op());
+        byte[] binary = isBinary ? req.binaryPayload() : null;
+        if (isBinary && binary == null) {
+            return ChannelAccess.Reply.failed("MalformedMessage: persist_binary needs binary_payload");
+        }
         JsonNode payload = req.payload() == null ? mapper.createObjectNode() : req.payload();
         String json = binary == null ? mapper.writeValueAsString(payload) : null;
         int size = binary == null ? json.getBytes(StandardCharsets.UTF_8).length : binary.length;

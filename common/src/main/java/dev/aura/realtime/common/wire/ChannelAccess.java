@@ -25,6 +25,11 @@ public final class ChannelAccess {
     public static final String OP_REPLAY = "replay";
     /** Inserts one broadcast into the messages table under the role (insert policy applies). */
     public static final String OP_PERSIST = "persist";
+    /**
+     * {@link #OP_PERSIST} of a binary broadcast ({@code binary_payload}); an op of its own so a
+     * cdc-worker that predates binary messages refuses it rather than storing an empty payload.
+     */
+    public static final String OP_PERSIST_BINARY = "persist_binary";
 
     /** Most messages one replay returns (Supabase's cap as well). */
     public static final int MAX_REPLAY_LIMIT = 25;
@@ -47,7 +52,7 @@ public final class ChannelAccess {
      * @param payload broadcast payload, a JSON value ({@link #OP_PERSIST})
      * @param sinceMs epoch ms ({@link #OP_REPLAY})
      * @param limit at most this many, capped at {@link #MAX_REPLAY_LIMIT} ({@link #OP_REPLAY})
-     * @param binaryPayload a binary broadcast's bytes instead of {@code payload} ({@link #OP_PERSIST})
+     * @param binaryPayload a binary broadcast's bytes instead of {@code payload} ({@link #OP_PERSIST_BINARY})
      */
     public record Request(
             @JsonProperty("op") String op,
@@ -86,10 +91,11 @@ public final class ChannelAccess {
             return new Request(OP_PERSIST, projectId, topic, role, claims, "broadcast", event, payload, 0, 0, null);
         }
 
-        /** {@link #OP_PERSIST} of a binary broadcast: stored in {@code binary_payload}. */
+        /** {@link #OP_PERSIST_BINARY}: a binary broadcast stored in {@code binary_payload}. */
         public static Request persistBinary(
                 String projectId, String topic, String role, String claims, String event, byte[] payload) {
-            return new Request(OP_PERSIST, projectId, topic, role, claims, "broadcast", event, null, 0, 0, payload);
+            return new Request(
+                    OP_PERSIST_BINARY, projectId, topic, role, claims, "broadcast", event, null, 0, 0, payload);
         }
     }
 

@@ -295,7 +295,7 @@ class RestBroadcastEndpointTest {
                 "Content-Type: application/octet-stream");
         assertThat(r.status()).isEqualTo(202);
         ChannelAccess.Request asked = h.accessAsked.get(h.accessAsked.size() - 1);
-        assertThat(asked.op()).isEqualTo(ChannelAccess.OP_PERSIST);
+        assertThat(asked.op()).isEqualTo(ChannelAccess.OP_PERSIST_BINARY);
         assertThat(asked.payload()).isNull();
         assertThat(asked.binaryPayload()).containsExactly(0, 1, 0xFF);
         assertThat(h.publisher.published).as("delivered from the database").isEmpty();
