@@ -10,6 +10,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -42,7 +43,13 @@ public final class ChannelChecks {
     public record WriteVerdict(boolean allowed, String id, Failure failure) {}
 
     /** One stored message; {@code payload} is its JSON text. */
-    public record StoredMessage(String id, String event, String payload, long insertedAtMs) {}
+    /**
+     * A stored broadcast as replay reads it.
+     *
+     * @param payload the JSON payload's text, or null for a binary message
+     * @param binaryPayload the binary message's bytes ({@code binary_payload}), or null
+     */
+    public record StoredMessage(String id, String event, String payload, long insertedAtMs, byte[] binaryPayload) {}
 
     /** Every connection this project (or all projects) may use stayed busy for the checkout timeout. */
     public static final class Busy extends Exception {
@@ -181,7 +188,8 @@ public final class ChannelChecks {
             String realtimeSchema,
             String topic,
             String event,
-            String payloadJson)
+            String payloadJson,
+            byte[] binaryPayload)
             throws Unavailable, Busy {
         UUID id = UUID.randomUUID();
         try {
@@ -192,11 +200,23 @@ public final class ChannelChecks {
                         TenantSessions.viaRunner(
                                 c,
                                 project.runner(clientRole),
-                                "WITH w AS (INSERT INTO " + ident(realtimeSchema)
-                                        + ".messages(id, topic, extension, private, event, payload)"
-                                        + " VALUES ($1[1]::uuid, $1[2], 'broadcast', true, $1[3], $1[4]::jsonb))"
-                                        + " SELECT ARRAY['ok']",
-                                new Object[] {id.toString(), topic, event, payloadJson});
+                                binaryPayload == null
+                                        ? "WITH w AS (INSERT INTO " + ident(realtimeSchema)
+                                                + ".messages(id, topic, extension, private, event, payload)"
+                                                + " VALUES ($1[1]::uuid, $1[2], 'broadcast', true, $1[3], $1[4]::jsonb))"
+                                                + " SELECT ARRAY['ok']"
+                                        : "WITH w AS (INSERT INTO " + ident(realtimeSchema)
+                                                + ".messages(id, topic, extension, private, event, binary_payload)"
+                                                + " VALUES ($1[1]::uuid, $1[2], 'broadcast', true, $1[3],"
+                                                + " decode($1[4], 'hex'))) SELECT ARRAY['ok']",
+                                new Object[] {
+                                    id.toString(),
+                                    topic,
+                                    event,
+                                    binaryPayload == null
+                                            ? payloadJson
+                                            : HexFormat.of().formatHex(binaryPayload)
+                                });
                         return new WriteVerdict(true, id.toString(), null);
                     }));
         } catch (TenantSessions.TenantFailure f) {
@@ -230,8 +250,10 @@ public final class ChannelChecks {
                     projectSchema,
                     topic,
                     Mode.READ_ONLY,
-                    "SELECT ARRAY[id::text, coalesce(event, ''), coalesce(payload, '{}'::jsonb)::text,"
-                            + " floor(extract(epoch FROM inserted_at) * 1000)::bigint::text] FROM "
+                    "SELECT ARRAY[id::text, coalesce(event, ''), CASE WHEN binary_payload IS NULL"
+                            + " THEN coalesce(payload, '{}'::jsonb)::text ELSE encode(binary_payload, 'hex') END,"
+                            + " floor(extract(epoch FROM inserted_at) * 1000)::bigint::text,"
+                            + " (binary_payload IS NOT NULL)::text] FROM "
                             + ident(realtimeSchema) + ".messages"
                             + " WHERE topic = $1[1] AND extension = 'broadcast' AND private"
                             + " AND inserted_at >= to_timestamp($1[2]::double precision / 1000)"
@@ -239,7 +261,14 @@ public final class ChannelChecks {
                     topic,
                     Long.toString(sinceMs),
                     Integer.toString(limit))) {
-                out.add(new StoredMessage(row[0], row[1], row[2], Long.parseLong(row[3])));
+                boolean binary = "true".equals(row[4]);
+                byte[] bytes;
+                try {
+                    bytes = binary ? HexFormat.of().parseHex(row[2]) : null;
+                } catch (IllegalArgumentException e) {
+                    return null; // not what encode(.., 'hex') writes: the tenant's doing, a failed replay
+                }
+                out.add(new StoredMessage(row[0], row[1], binary ? null : row[2], Long.parseLong(row[3]), bytes));
             }
             Collections.reverse(out);
             return out;

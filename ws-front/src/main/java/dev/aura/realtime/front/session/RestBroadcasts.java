@@ -68,8 +68,8 @@ public final class RestBroadcasts {
             if (m.payload().length > limit) {
                 return done(413, Reasons.payloadTooLarge(limit));
             }
-            if (persist && (!m.privateChannel() || !m.json())) {
-                return done(400, "persist needs a private channel and a JSON payload");
+            if (persist && !m.privateChannel()) {
+                return done(400, "persist needs a private channel");
             }
         }
         // the project's messages and bytes per second, across replicas, as for socket broadcasts
@@ -126,23 +126,30 @@ public final class RestBroadcasts {
     }
 
     private CompletableFuture<Result> persist(Claims claims, Message m) {
-        JsonNode payload;
-        try {
-            payload = services.mapper().readTree(m.payload());
-        } catch (IOException e) {
-            return done(400, "the payload is not JSON");
+        ChannelAccess.Request request;
+        if (m.json()) {
+            JsonNode payload;
+            try {
+                payload = services.mapper().readTree(m.payload());
+            } catch (IOException e) {
+                return done(400, "the payload is not JSON");
+            }
+            request = ChannelAccess.Request.persist(
+                    claims.projectId(), m.topic(), claims.role(), claims.json(), m.event(), payload);
+        } else {
+            // an octet-stream body: stored in binary_payload, delivered as a binary broadcast
+            request = ChannelAccess.Request.persistBinary(
+                    claims.projectId(), m.topic(), claims.role(), claims.json(), m.event(), m.payload());
         }
-        return ask(ChannelAccess.Request.persist(
-                        claims.projectId(), m.topic(), claims.role(), claims.json(), m.event(), payload))
-                .thenApply(r -> {
-                    if (r.error() == null) {
-                        return Result.ACCEPTED;
-                    }
-                    if (ChannelAccessClient.UNAVAILABLE.equals(r.error())) {
-                        return new Result(503, r.error());
-                    }
-                    return new Result(r.error().startsWith("PayloadTooLarge") ? 413 : 403, r.error());
-                });
+        return ask(request).thenApply(r -> {
+            if (r.error() == null) {
+                return Result.ACCEPTED;
+            }
+            if (ChannelAccessClient.UNAVAILABLE.equals(r.error())) {
+                return new Result(503, r.error());
+            }
+            return new Result(r.error().startsWith("PayloadTooLarge") ? 413 : 403, r.error());
+        });
     }
 
     private CompletableFuture<ChannelAccess.Reply> ask(ChannelAccess.Request request) {

@@ -332,6 +332,23 @@ class PrivateChannelsTest {
     }
 
     @Test
+    void aReplayedBinaryMessageIsLeftOutForAVsn1Member() {
+        h.access = r -> ChannelAccess.OP_REPLAY.equals(r.op())
+                ? ChannelAccess.Reply.replayed(
+                        false,
+                        List.of(
+                                new ChannelAccess.Message("id-1", "blob", null, 1, new byte[] {0, (byte) 0xff}),
+                                new ChannelAccess.Message("id-2", "second", h.mapper.valueToTree(Map.of("n", 2)), 2)),
+                        false)
+                : readable(true, true);
+        ChannelHarness.Conn c = connect();
+        c.send(join(ROOM, "{\"private\":true,\"broadcast\":{\"replay\":{\"since\":1000,\"limit\":10}}}"));
+
+        assertThat(status(c.next())).isEqualTo("ok");
+        assertThat(c.next().path("payload").path("event").asText()).isEqualTo("second");
+    }
+
+    @Test
     void aPersistedBroadcastIsStoredAndAckedAfterTheInsertAndNeverOnAPublicChannel() {
         ChannelHarness.Conn c = joinedPrivately("\"broadcast\":{\"ack\":true}");
         c.send(frame(
