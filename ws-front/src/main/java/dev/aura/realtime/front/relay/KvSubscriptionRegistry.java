@@ -8,6 +8,7 @@ import dev.aura.realtime.front.protocol.Reasons;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.KeyValue;
+import io.nats.client.Message;
 import io.nats.client.api.PublishAck;
 import io.nats.client.impl.Headers;
 import io.nats.client.impl.NatsMessage;
@@ -167,48 +168,43 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         if (current == null) {
             return CompletableFuture.completedFuture(null); // removed before its turn
         }
-        try {
-            bucket();
-            if (!putsInFlight.tryAcquire(PUT_PERMIT_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
-                throw new IOException(MAX_PUTS_IN_FLIGHT + " registry puts unacknowledged for " + PUT_PERMIT_WAIT);
-            }
-            CompletableFuture<PublishAck> ack;
-            try {
-                ack = connection
-                        .jetStream()
-                        .publishAsync("$KV." + bucket.name() + "." + entry.key(), mapper.writeValueAsBytes(current));
-            } catch (Exception | Error e) {
-                putsInFlight.release();
-                throw e;
-            }
-            return ack.handle((a, e) -> {
-                putsInFlight.release();
-                if (e != null) {
-                    kv = null; // the next write re-checks the bucket: a restarted server may have lost it (memory
-                    // storage)
-                    throw e instanceof CompletionException ce ? ce : new CompletionException(e);
-                }
-                return null;
-            });
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return CompletableFuture.failedFuture(e);
-        } catch (Exception e) {
-            kv = null;
-            return CompletableFuture.failedFuture(e);
-        }
+        return pipelined(
+                key -> NatsMessage.builder()
+                        .subject(key)
+                        .data(mapper.writeValueAsBytes(current))
+                        .build(),
+                entry.key());
     }
 
     /**
      * A leave's delete, pipelined like {@link #writeAsync} (a storm of leaves cost one round trip
      * each on the KV thread, and the joins' puts waited behind them): the message {@code
-     * KeyValue.delete} sends, a {@code KV-Operation: DEL} marker on the key's subject, in the KV
-     * thread's order.
+     * KeyValue.delete} sends, a {@code KV-Operation: DEL} marker on the key's subject.
      */
     private CompletableFuture<Void> deleteAsync(String key) {
         if (live.containsKey(key)) {
             return CompletableFuture.completedFuture(null); // put again before its turn: the put wins
         }
+        return pipelined(
+                subject -> NatsMessage.builder()
+                        .subject(subject)
+                        .headers(new Headers().put(KV_OPERATION, KV_DELETE))
+                        .build(),
+                key);
+    }
+
+    /** Builds the message of one KV write from its {@code $KV.<bucket>.<key>} subject. */
+    private interface KvMessage {
+        Message build(String subject) throws IOException;
+    }
+
+    /**
+     * Publishes one KV write once fewer than {@link #MAX_PUTS_IN_FLIGHT} await their ack (the KV
+     * thread waits at most {@link #PUT_PERMIT_WAIT}); completes with the stream's ack. A failure
+     * makes the next write re-check the bucket: a restarted server may have lost it (memory
+     * storage).
+     */
+    private CompletableFuture<Void> pipelined(KvMessage message, String key) {
         try {
             bucket();
             if (!putsInFlight.tryAcquire(PUT_PERMIT_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -216,12 +212,7 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
             }
             CompletableFuture<PublishAck> ack;
             try {
-                ack = connection
-                        .jetStream()
-                        .publishAsync(NatsMessage.builder()
-                                .subject("$KV." + bucket.name() + "." + key)
-                                .headers(new Headers().put(KV_OPERATION, KV_DELETE))
-                                .build());
+                ack = connection.jetStream().publishAsync(message.build("$KV." + bucket.name() + "." + key));
             } catch (Exception | Error e) {
                 putsInFlight.release();
                 throw e;
