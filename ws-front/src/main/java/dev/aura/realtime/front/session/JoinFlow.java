@@ -6,12 +6,14 @@ import dev.aura.realtime.front.protocol.PhoenixMessage;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.Replies;
 import dev.aura.realtime.front.protocol.Topics;
+import java.time.Duration;
 
 /**
  * {@code phx_join} of one connection (event loop only).
  *
  * <p>Order of a join with postgres_changes: validate topic, rate and channel limits, token and
- * payload; ask a cdc-worker about every binding (asynchronously; a later join or leave of the
+ * payload, and that the token (the join's {@code access_token}, else the connect-time apikey) has
+ * not expired; ask a cdc-worker about every binding (asynchronously; a later join or leave of the
  * same topic supersedes the pending one); on any refusal reply the first refusal's reason; else
  * make the channel live, put the registry entries and, once they are written, reply ok with the
  * bindings echoed in client order and push {@code system} "Subscribed to PostgreSQL" (or the
@@ -114,9 +116,30 @@ final class JoinFlow {
                 return;
             }
         }
+        String expired = expired(claims);
+        if (expired != null) {
+            // the connect-time apikey expired and no new access_token came with the join: refused
+            // before anything (history, presence) is sent, as Supabase's join refuses it
+            replyError(j, expired);
+            return;
+        }
         PendingJoin pending = new PendingJoin(this, j, request, claims);
         session.pendingJoins.put(topic, pending);
         pending.start();
+    }
+
+    /**
+     * @return {@code InvalidJWTToken: Token has expired N seconds ago} (Supabase's words) when the
+     *     claims' {@code exp} is not ahead of the clock, else null
+     */
+    String expired(Claims claims) {
+        long now = services.clock().millis();
+        long expMs = claims.expiresAt().toEpochMilli();
+        if (expMs > now) {
+            return null;
+        }
+        return AuthException.INVALID + ": Token has expired "
+                + Duration.ofMillis(now - expMs).toSeconds() + " seconds ago";
     }
 
     void replyError(PhoenixMessage.Join j, String reason) {
