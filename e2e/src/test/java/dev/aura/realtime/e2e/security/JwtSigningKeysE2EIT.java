@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.nimbusds.jose.jwk.ECKey;
 import com.nimbusds.jose.jwk.JWK;
+import com.nimbusds.jose.jwk.OctetKeyPair;
 import com.nimbusds.jose.jwk.RSAKey;
 import dev.aura.realtime.e2e.E2eStack;
 import dev.aura.realtime.testkit.JwksServer;
@@ -29,7 +30,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Issue 24 point 1: asymmetric signing keys end to end, with the unmodified realtime-js and both
  * jars reading the keys from a JWKS URL (a local server publishing keys this test generates). An
- * ES256 user and an RS256 user join a private channel with postgres_changes (each gets only the
+ * ES256 user and an RS256 user (and, alone, an EdDSA one) join a private channel with postgres_changes (each gets only the
  * rows its RLS policy lets it read), broadcast over the socket and over REST ({@code httpSend});
  * the control API takes an ES256 service_role key. A rotated key: the new key is published beside
  * the old, tokens of both are accepted; once the old one is removed, its tokens are refused.
@@ -38,12 +39,13 @@ class JwtSigningKeysE2EIT {
     private static final Duration T = Duration.ofSeconds(15);
     private static final ECKey ES = TestSigningKeys.es256("es-1");
     private static final RSAKey RS = TestSigningKeys.rs256("rs-1");
+    private static final OctetKeyPair ED = TestSigningKeys.ed25519("ed-1");
     private static JwksServer jwks;
     private static E2eStack stack;
 
     @BeforeAll
     static void start() {
-        jwks = JwksServer.start(List.of(ES, RS));
+        jwks = JwksServer.start(List.of(ES, RS, ED));
         // a short cache, so the removal of a key takes effect within seconds
         Map<String, String> keys = Map.of(
                 "AURA_JWT_JWKS_URL", jwks.url(),
@@ -164,6 +166,16 @@ class JwtSigningKeysE2EIT {
     }
 
     @Test
+    void anEdDsaUserJoinsAndReceivesItsOwnRows() {
+        String carol = UUID.randomUUID().toString();
+        try (RealtimeJsClient ed = client(ED, ED, carol)) {
+            joinRoom(ed, "room:eddsa");
+            stack.sql("INSERT INTO " + stack.table("notes") + "(owner_id, body) VALUES ('" + carol + "', 'carol-1')");
+            ed.awaitEvent(e -> insertOf(e, carol), T);
+        }
+    }
+
+    @Test
     void theControlApiTakesAnEs256ServiceRoleKeyAndRefusesAForgedOne() throws Exception {
         HttpClient http = HttpClient.newHttpClient();
         URI list = URI.create("http://127.0.0.1:" + stack.cdcPort + "/v1/db/" + stack.projectId + "/realtime/tables");
@@ -188,14 +200,14 @@ class JwtSigningKeysE2EIT {
     void aRotatedKeyIsAcceptedBesideTheOldOneAndRefusedOnceRemoved() throws Exception {
         ECKey old = TestSigningKeys.es256("rot-old");
         ECKey next = TestSigningKeys.es256("rot-new");
-        jwks.publish(List.of(ES, RS, old));
+        jwks.publish(List.of(ES, RS, ED, old));
         Thread.sleep(2_500); // the cached set expires: "rot-old" is known from the next fetch on
         try (RealtimeJsClient before = client(old, old, UUID.randomUUID().toString())) {
             joinRoom(before, "room:rotation");
         }
 
         // rotation: the new key is published beside the old; tokens of both are accepted
-        jwks.publish(List.of(ES, RS, old, next));
+        jwks.publish(List.of(ES, RS, ED, old, next));
         Thread.sleep(1_100); // past the refresh rate limit: the unknown kid "rot-new" triggers a fetch
         try (RealtimeJsClient fresh = client(next, next, UUID.randomUUID().toString());
                 RealtimeJsClient stale = client(next, old, UUID.randomUUID().toString())) {
@@ -204,7 +216,7 @@ class JwtSigningKeysE2EIT {
         }
 
         // the old key is removed: once the cached set expires, its tokens are refused
-        jwks.publish(List.of(ES, RS, next));
+        jwks.publish(List.of(ES, RS, ED, next));
         Thread.sleep(2_500);
         try (RealtimeJsClient refused = client(next, old, UUID.randomUUID().toString());
                 RealtimeJsClient accepted = client(next, next, UUID.randomUUID().toString())) {
