@@ -85,6 +85,9 @@ public final class JwtVerifier {
         }
         this.keys = JwtKeySet.of(settings, clock::millis);
         this.clock = clock;
+        if (settings.hasKeySet() || !settings.acceptHs256()) {
+            log.info("client JWT keys: {}", settings); // no secret in it
+        }
     }
 
     /**
