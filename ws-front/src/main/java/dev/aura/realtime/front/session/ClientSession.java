@@ -65,6 +65,8 @@ public final class ClientSession implements Recipient, LoopOutbox.Flushable {
     String verifiedToken;
 
     Claims verifiedClaims;
+
+    long verifiedAtMs;
     final RateWindow joins;
     final RateWindow events;
     final RateWindow presenceEvents;
