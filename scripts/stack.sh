@@ -145,14 +145,33 @@ pid_alive() {
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# True while process $1 exists and is not a zombie. Used for a process this shell has just started:
+# its command line changes while nohup/setsid/env exec into the service (java), so the command-line
+# check of pid_alive reported a starting service as exited (issue 24 point 7).
+proc_running() {
+  local pid="$1" stat
+  kill -0 "$pid" 2>/dev/null || return 1
+  stat="$(cat "/proc/$pid/stat" 2>/dev/null)" || return 1
+  stat="${stat##*) }"
+  [ "${stat%% *}" != "Z" ]
+}
+
+# Waits until command "$@" succeeds. $4 is the pid file of a process this shell has started (or
+# empty); if that process exits first, its exit status is reported. $5 is unused (kept for callers).
 wait_for() {
-  local what="$1" seconds="$2" log_file="$3" pid_file="$4" needle="$5"
+  local what="$1" seconds="$2" log_file="$3" pid_file="$4"
   shift 5
-  local deadline=$((SECONDS + seconds))
+  local deadline=$((SECONDS + seconds)) pid="" status
+  [ -n "$pid_file" ] && pid="$(cat "$pid_file")"
   until "$@"; do
-    if [ -n "$pid_file" ] && ! pid_alive "$pid_file" "$needle"; then
+    if [ -n "$pid" ] && ! proc_running "$pid"; then
+      # The readiness check may have succeeded just before a clean exit: the process is gone either way.
+      status=0
+      wait "$pid" 2>/dev/null || status=$?
       tail -n 40 "$log_file" >&2 || true
-      die "$what: the process exited (log: $log_file)"
+      # 127: not our child (left running by an earlier 'up'), so its status is unknown.
+      [ "$status" -eq 127 ] && die "$what: the process exited (log: $log_file)"
+      die "$what: the process exited with status $status (log: $log_file)"
     fi
     if [ "$SECONDS" -ge "$deadline" ]; then
       tail -n 40 "$log_file" >&2 || true

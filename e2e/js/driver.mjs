@@ -38,7 +38,8 @@
 //   {"type":"socket","event":"open"|"close"|"error", code?, reason?, message?}
 //   {"type":"frame","direction":"in"|"out","data":..}           (only with connect.trace)
 //   {"type":"exception","message":..,"stack":..}                (uncaught errors; the driver keeps running)
-// Binary payloads are written as {"$binary": "<base64>"}.
+// Binary payloads are written as {"$binary": "<base64>"}; a send/httpSend payload written that way
+// is handed to realtime-js as an ArrayBuffer (a binary broadcast).
 
 import { createInterface } from 'node:readline'
 import { RealtimeClient, postgresChangesFilter } from '@supabase/realtime-js'
@@ -60,6 +61,14 @@ function toJsonSafe(_key, value) {
     return { $binary: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') }
   }
   if (value instanceof Error) return describeError(value)
+  return value
+}
+
+function fromJsonSafe(value) {
+  if (value && typeof value === 'object' && typeof value.$binary === 'string' && Object.keys(value).length === 1) {
+    const bytes = Buffer.from(value.$binary, 'base64')
+    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)
+  }
   return value
 }
 
@@ -186,12 +195,15 @@ const handlers = {
 
   // `type` is the command name ("send"), so the push type travels as `pushType`
   send: ({ channel: name, event, payload, pushType = 'broadcast', persist = false }) =>
-    requireChannel(name).send(persist ? { type: pushType, event, payload, persist } : { type: pushType, event, payload }),
+    requireChannel(name).send(
+      persist
+        ? { type: pushType, event, payload: fromJsonSafe(payload), persist }
+        : { type: pushType, event, payload: fromJsonSafe(payload) }),
 
   httpSend: ({ channel: name, event, payload, persist = false }) => {
     const channel = requireChannel(name)
     if (typeof channel.httpSend !== 'function') throw new Error('this realtime-js has no channel.httpSend')
-    return channel.httpSend(event, payload, persist ? { persist } : {})
+    return channel.httpSend(event, fromJsonSafe(payload), persist ? { persist } : {})
   },
 
   track: ({ channel: name, payload = {} }) => requireChannel(name).track(payload),

@@ -234,3 +234,27 @@ NATS_* env entries of one binary: (dict "ctx" $ "component" "cdcWorker"|"wsFront
     defaultMode: 0440
 {{- end }}
 {{- end }}
+
+{{/*
+Client JWT signing keys (docs/security.md, "Signing keys"): the legacy HS256 secret and the
+JWKS from the Secret (key AURA_JWT_JWKS, optional), a JWKS URL and its refresh settings.
+*/}}
+{{- define "aura.jwtEnv" -}}
+- name: AURA_JWT_SECRET
+  valueFrom:
+    secretKeyRef: {name: {{ include "aura.secretName" . }}, key: AURA_JWT_SECRET}
+- name: AURA_JWT_JWKS
+  valueFrom:
+    # Optional: the public keys (JWKS JSON) that sign client tokens, beside the HS256 secret.
+    secretKeyRef: {name: {{ include "aura.secretName" . }}, key: AURA_JWT_JWKS, optional: true}
+- name: AURA_JWT_ACCEPT_HS256
+  value: {{ .Values.jwt.acceptHs256 | quote }}
+{{- with .Values.jwt.jwksUrl }}
+- name: AURA_JWT_JWKS_URL
+  value: {{ . | quote }}
+{{- end }}
+- name: AURA_JWT_JWKS_CACHE_SECONDS
+  value: {{ .Values.jwt.jwksCacheSeconds | quote }}
+- name: AURA_JWT_JWKS_MIN_REFRESH_SECONDS
+  value: {{ .Values.jwt.jwksMinRefreshSeconds | quote }}
+{{- end }}

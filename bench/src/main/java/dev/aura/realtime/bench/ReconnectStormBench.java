@@ -5,9 +5,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Figure 9 (issue 23): a reconnect storm. Two ws-front replicas; {@code clients} realtime-js
@@ -71,8 +73,15 @@ final class ReconnectStormBench {
                 StormWriter writer = new StormWriter(s, TABLE, rowsPerSecond)) {
             URI second = s.wsUri(r2.port(), "1.0.0");
             List<StormClient> all = new ArrayList<>(clients);
+            Map<String, LongAdder> refusals = new ConcurrentHashMap<>();
             for (int i = 0; i < clients; i++) {
-                all.add(new StormClient(ws, i, config, second));
+                all.add(new StormClient(
+                        ws,
+                        i,
+                        config,
+                        second,
+                        reason -> refusals.computeIfAbsent(reason, r -> new LongAdder())
+                                .increment()));
             }
             WsClients.Listener listener = new WsClients.Listener() {
                 @Override
@@ -138,6 +147,18 @@ final class ReconnectStormBench {
                 }
             }
             double allS = missing == 0 ? (lastAt - killAt) / 1e9 : Double.NaN;
+            if (!refusals.isEmpty()) {
+                StringBuilder why = new StringBuilder("reconnect storm: joins refused or unanswered, by reply: ");
+                refusals.entrySet().stream()
+                        .sorted((a, b) ->
+                                Long.compare(b.getValue().sum(), a.getValue().sum()))
+                        .limit(5)
+                        .forEach(e -> why.append(e.getValue().sum())
+                                .append(" × ")
+                                .append(e.getKey())
+                                .append("; "));
+                report.note(why.toString());
+            }
             if (lost > 0) {
                 report.note("reconnect storm: " + lost + " owed deliveries lost on " + lossyClients + " clients, e.g. "
                         + all.stream()

@@ -3,6 +3,7 @@ package dev.aura.realtime.bench;
 import java.net.URI;
 import java.util.BitSet;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 
 /**
  * One client of the reconnect storm ({@link ReconnectStormBench}), behaving as realtime-js does:
@@ -46,7 +47,11 @@ final class StormClient {
     private long lost;
     private int firstLost = -1;
 
-    StormClient(WsClients ws, int index, String config, URI reconnectTo) {
+    /** Called with each refusal's text (the error reply's payload, or "no reply") so the report can say why. */
+    private final Consumer<String> refusals;
+
+    StormClient(WsClients ws, int index, String config, URI reconnectTo, Consumer<String> refusals) {
+        this.refusals = refusals;
         this.ws = ws;
         this.index = index;
         this.config = config;
@@ -111,6 +116,7 @@ final class StormClient {
         }
         retries++;
         joinTries++;
+        refusals.accept("no reply within " + JOIN_TIMEOUT_MS + " ms");
         c.send("{\"topic\":\"" + TOPIC + "\",\"event\":\"phx_leave\",\"payload\":{},\"ref\":\"L" + sent
                 + "\",\"join_ref\":\"J" + sent + "\"}");
         ws.schedule(() -> rejoin(c, sent), rejoinAfterMs(joinTries));
@@ -147,6 +153,8 @@ final class StormClient {
             } else {
                 retries++;
                 joinTries++;
+                int at = frame.indexOf("\"response\"");
+                refusals.accept(at < 0 ? frame : frame.substring(at, Math.min(frame.length(), at + 160)));
                 int expected = joins;
                 ws.schedule(() -> rejoin(c, expected), rejoinAfterMs(joinTries));
             }

@@ -298,7 +298,7 @@ public final class CdcWorker implements AutoCloseable {
                 "/v1/",
                 new ControlApi(
                         new ProjectCatalog(platform),
-                        new JwtVerifier(config.jwtSecret(), clock),
+                        new JwtVerifier(config.jwt(), clock),
                         cache::invalidate,
                         timings.controlLockTimeout()));
         ReaderSettings readerSettings = new ReaderSettings(

@@ -141,7 +141,7 @@ class ChannelAccessIT {
                 .isEqualTo("true");
         assertThat(fx.queryOne("SELECT string_agg(proname, ',' ORDER BY proname) FROM pg_proc WHERE pronamespace = '"
                         + rt + "'::regnamespace"))
-                .isEqualTo("aura_janitor,aura_probe,aura_probe_guard,broadcast_changes,send,topic");
+                .isEqualTo("aura_janitor,aura_probe,aura_probe_guard,broadcast_changes,send,send_binary,topic");
         assertThat(fx.worker().enabledTables().contains(RealtimeSchemas.nameOf(fx.projectId), "messages"))
                 .isTrue();
     }
@@ -178,6 +178,46 @@ class ChannelAccessIT {
         assertThat(fx.queryOne("SELECT tableowner FROM pg_tables WHERE schemaname = '" + RealtimeSchemas.nameOf(late)
                         + "' AND tablename = 'messages'"))
                 .isEqualTo(owner);
+    }
+
+    @Test
+    void aVersion2ProjectGainsBinaryPayloadAndSendBinaryKeepingItsRows() throws Exception {
+        String old = UUID.randomUUID().toString();
+        String oldSchema = "project_" + old.replace('-', '_');
+        String owner = "aura_t_v2_" + old.substring(0, 8);
+        String oldRt = "\"" + RealtimeSchemas.nameOf(old) + "\"";
+        // the layout version 2 created (no binary_payload, no send_binary), with a stored message
+        fx.sql(
+                "BEGIN",
+                "CREATE ROLE " + owner + " NOLOGIN",
+                "CREATE SCHEMA \"" + oldSchema + "\" AUTHORIZATION " + owner,
+                "CREATE SCHEMA " + oldRt + " AUTHORIZATION " + owner,
+                "CREATE TABLE " + oldRt + ".messages(topic text NOT NULL, extension text NOT NULL, payload jsonb,"
+                        + " event text, private boolean DEFAULT false, updated_at timestamptz NOT NULL DEFAULT now(),"
+                        + " inserted_at timestamptz NOT NULL DEFAULT now(),"
+                        + " id uuid NOT NULL DEFAULT gen_random_uuid() PRIMARY KEY,"
+                        + " seq bigint GENERATED ALWAYS AS IDENTITY)",
+                "ALTER TABLE " + oldRt + ".messages OWNER TO " + owner,
+                "INSERT INTO " + oldRt
+                        + ".messages(topic, extension, payload, event) VALUES ('t', 'broadcast', '{}', 'e')",
+                "INSERT INTO aura_platform.projects(project_id, schema_name, realtime_schema_version) VALUES ('" + old
+                        + "', '" + oldSchema + "', 2)",
+                "COMMIT");
+
+        awaitProvisioned(old);
+        assertThat(fx.queryOne("SELECT count(*) FROM " + oldRt + ".messages")).isEqualTo("1");
+        fx.sql("SELECT " + oldRt + ".send_binary('\\x00ff'::bytea, 'blob', 't', true)");
+        assertThat(fx.queryOne("SELECT encode(binary_payload, 'hex') FROM " + oldRt + ".messages WHERE event = 'blob'"))
+                .isEqualTo("00ff");
+        assertThat(fx.queryOne("SELECT count(*) FROM pg_constraint WHERE conname = 'messages_payload_exclusive'"
+                        + " AND conrelid = '" + oldRt + ".messages'::regclass"))
+                .isEqualTo("1");
+        assertThatThrownBy(
+                        () -> fx.sql(
+                                "INSERT INTO " + oldRt
+                                        + ".messages(topic, extension, payload, binary_payload) VALUES ('t', 'broadcast', '{}', '\\x00')"))
+                .as("a row carries payload or binary_payload, never both")
+                .hasMessageContaining("messages_payload_exclusive");
     }
 
     @Test

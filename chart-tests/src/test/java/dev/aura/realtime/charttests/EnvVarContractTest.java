@@ -76,6 +76,44 @@ class EnvVarContractTest {
         }
     }
 
+    /** Issue 24: both binaries read the JWT signing keys (JWKS JSON) from the Secret, never from a plain value. */
+    @ParameterizedTest
+    @EnumSource(Scenario.class)
+    void signingKeysComeFromTheSecretInBothBinaries(Scenario scenario) {
+        var rendered = ChartFixture.render(scenario);
+        var deployments = new java.util.ArrayList<>(rendered.deployments("cdc-worker"));
+        deployments.addAll(rendered.deployments("ws-front"));
+        for (var d : deployments) {
+            var env = env(RenderedManifests.mainContainer(d));
+            var jwks = env.get("AURA_JWT_JWKS");
+            assertThat(jwks).as(d.getMetadata().getName()).isNotNull();
+            assertThat(jwks.getValue()).isNull();
+            assertThat(jwks.getValueFrom().getSecretKeyRef().getKey()).isEqualTo("AURA_JWT_JWKS");
+            assertThat(jwks.getValueFrom().getSecretKeyRef().getOptional()).isTrue();
+            assertThat(jwks.getValueFrom().getSecretKeyRef().getName())
+                    .isEqualTo(env.get("AURA_JWT_SECRET")
+                            .getValueFrom()
+                            .getSecretKeyRef()
+                            .getName());
+            assertThat(env.get("AURA_JWT_ACCEPT_HS256").getValue()).isEqualTo("true");
+            if (scenario == Scenario.ALL_ON) {
+                String secretName = jwks.getValueFrom().getSecretKeyRef().getName();
+                var secret = rendered.ofType(io.fabric8.kubernetes.api.model.Secret.class).stream()
+                        .filter(s -> s.getMetadata().getName().equals(secretName))
+                        .findFirst()
+                        .orElseThrow();
+                assertThat(secret.getStringData()).containsKey("AURA_JWT_JWKS");
+                assertThat(secret.getStringData().get("AURA_JWT_JWKS")).contains("\"kid\":\"ci-only\"");
+                assertThat(env.get("AURA_JWT_JWKS_URL").getValue())
+                        .isEqualTo("https://auth.example.com/.well-known/jwks.json");
+                assertThat(env.get("AURA_JWT_JWKS_MIN_REFRESH_SECONDS").getValue())
+                        .isEqualTo("20");
+            } else {
+                assertThat(env).doesNotContainKey("AURA_JWT_JWKS_URL");
+            }
+        }
+    }
+
     static Map<String, io.fabric8.kubernetes.api.model.EnvVar> env(Container c) {
         return c.getEnv().stream().collect(Collectors.toMap(io.fabric8.kubernetes.api.model.EnvVar::getName, e -> e));
     }

@@ -4,7 +4,15 @@ import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JOSEObjectType;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.JWSHeader;
+import com.nimbusds.jose.JWSSigner;
+import com.nimbusds.jose.crypto.ECDSASigner;
+import com.nimbusds.jose.crypto.Ed25519Signer;
 import com.nimbusds.jose.crypto.MACSigner;
+import com.nimbusds.jose.crypto.RSASSASigner;
+import com.nimbusds.jose.jwk.ECKey;
+import com.nimbusds.jose.jwk.JWK;
+import com.nimbusds.jose.jwk.OctetKeyPair;
+import com.nimbusds.jose.jwk.RSAKey;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.PlainJWT;
 import com.nimbusds.jwt.SignedJWT;
@@ -17,7 +25,9 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Mints HS256 JWTs shaped like Aurabase API keys and user tokens, plus hostile variants.
+ * Mints HS256 JWTs shaped like Aurabase API keys and user tokens, plus hostile variants; with
+ * {@link #signedWith(JWK)} the same tokens are signed with an asymmetric key (ES256, RS256 or
+ * EdDSA, {@code kid} in the header; keys from {@link TestSigningKeys}).
  *
  * <p>Every well-formed token carries {@code role}, {@code ref} (the project id), {@code iss}
  * ({@code "aura-test"}), {@code iat} and {@code exp} (now + {@link #ttl(Duration) ttl}, default one
@@ -38,11 +48,29 @@ public final class TestTokens {
     private final byte[] secret;
     private final Duration ttl;
     private final Clock clock;
+    /** The private key tokens are signed with, or null for HS256 with {@link #secret}. */
+    private final JWK key;
 
     private TestTokens(byte[] secret, Duration ttl, Clock clock) {
+        this(secret, ttl, clock, null);
+    }
+
+    private TestTokens(byte[] secret, Duration ttl, Clock clock, JWK key) {
         this.secret = secret;
         this.ttl = ttl;
         this.clock = clock;
+        this.key = key;
+    }
+
+    /**
+     * Returns a copy signing with the private key {@code key}: ES256 for an EC key, RS256 for RSA,
+     * EdDSA for an Ed25519 key, its {@code kid} in the header (none when the key has none).
+     */
+    public TestTokens signedWith(JWK key) {
+        if (!key.isPrivate()) {
+            throw new IllegalArgumentException("signedWith needs a private key");
+        }
+        return new TestTokens(secret, ttl, clock, key);
     }
 
     /**
@@ -61,7 +89,7 @@ public final class TestTokens {
 
     /** Returns a copy whose tokens expire {@code ttl} after minting (may be negative for expired tokens). */
     public TestTokens ttl(Duration ttl) {
-        return new TestTokens(secret, ttl, clock);
+        return new TestTokens(secret, ttl, clock, key);
     }
 
     /**
@@ -69,7 +97,7 @@ public final class TestTokens {
      * for tests whose verifier runs on a clock they move by hand.
      */
     public TestTokens clock(Clock clock) {
-        return new TestTokens(secret, ttl, clock);
+        return new TestTokens(secret, ttl, clock, key);
     }
 
     /** An anon API key for the project: {@code role=anon}. */
@@ -172,17 +200,35 @@ public final class TestTokens {
     }
 
     private String sign(Map<String, ?> claims) {
-        SignedJWT jwt = new SignedJWT(
-                new JWSHeader.Builder(JWSAlgorithm.HS256)
-                        .type(JOSEObjectType.JWT)
-                        .build(),
-                toClaimsSet(claims));
         try {
-            jwt.sign(new MACSigner(secret));
+            JWSAlgorithm alg;
+            JWSSigner signer;
+            if (key == null) {
+                alg = JWSAlgorithm.HS256;
+                signer = new MACSigner(secret);
+            } else if (key instanceof ECKey ec) {
+                alg = JWSAlgorithm.ES256;
+                signer = new ECDSASigner(ec);
+            } else if (key instanceof RSAKey rsa) {
+                alg = JWSAlgorithm.RS256;
+                signer = new RSASSASigner(rsa);
+            } else if (key instanceof OctetKeyPair okp) {
+                alg = JWSAlgorithm.EdDSA;
+                signer = new Ed25519Signer(okp);
+            } else {
+                throw new IllegalStateException("unsupported key type " + key.getKeyType());
+            }
+            SignedJWT jwt = new SignedJWT(
+                    new JWSHeader.Builder(alg)
+                            .type(JOSEObjectType.JWT)
+                            .keyID(key == null ? null : key.getKeyID())
+                            .build(),
+                    toClaimsSet(claims));
+            jwt.sign(signer);
+            return jwt.serialize();
         } catch (JOSEException e) {
             throw new IllegalStateException("cannot sign test token", e);
         }
-        return jwt.serialize();
     }
 
     private static JWTClaimsSet toClaimsSet(Map<String, ?> claims) {

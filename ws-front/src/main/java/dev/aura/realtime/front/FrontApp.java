@@ -86,7 +86,7 @@ public final class FrontApp implements AutoCloseable {
         ObjectMapper mapper = WireJson.mapper();
         PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         FrontMetrics metrics = new FrontMetrics(meters);
-        JwtVerifier verifier = new JwtVerifier(config.jwtSecret(), clock);
+        JwtVerifier verifier = new JwtVerifier(config.jwt(), clock);
         Deque<AutoCloseable> started = new ArrayDeque<>();
         started.push(meters::close);
         try {

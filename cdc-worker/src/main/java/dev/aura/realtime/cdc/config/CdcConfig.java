@@ -5,6 +5,7 @@ import static dev.aura.realtime.common.config.EnvVars.*;
 import dev.aura.realtime.common.config.ConfigException;
 import dev.aura.realtime.common.config.Env;
 import dev.aura.realtime.common.config.InstanceId;
+import dev.aura.realtime.common.config.JwtSettings;
 import dev.aura.realtime.common.config.NatsSettings;
 import java.time.Duration;
 
@@ -17,6 +18,7 @@ import java.time.Duration;
  * @param postgresUrl JDBC URL of the platform login: platform tables, catalogs, the control API
  * @param nats NATS servers, credentials and TLS ({@code NATS_*})
  * @param jwtSecret HS256 secret (>= 32 bytes)
+ * @param jwt the signing keys of client tokens ({@code AURA_JWT_*}, {@link JwtSettings}), for the control API
  * @param httpPort health/metrics/control API port
  * @param slotName logical replication slot name
  * @param source how the slot is read ({@code CDC_SOURCE})
@@ -43,6 +45,7 @@ public record CdcConfig(
         String postgresUrl,
         NatsSettings nats,
         String jwtSecret,
+        JwtSettings jwt,
         int httpPort,
         String slotName,
         CdcSource source,
@@ -161,6 +164,7 @@ public record CdcConfig(
                 postgresUrl,
                 NatsSettings.fromEnv(env),
                 secret,
+                JwtSettings.fromEnv(env),
                 env.integer(CDC_HTTP_PORT, 0, 65535),
                 slot,
                 CdcSource.valueOf(

@@ -16,8 +16,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Turns a captured row of a project's messages table into a {@link DbBroadcast} (docs/design.md
- * H2): Broadcast from Database ({@code realtime.send}, {@code realtime.broadcast_changes}, a
- * tenant's own insert) and persisted client broadcasts all arrive this way, through the same slot
+ * H2): Broadcast from Database ({@code realtime.send}, {@code realtime.send_binary},
+ * {@code realtime.broadcast_changes}, a tenant's own insert) and persisted client broadcasts all
+ * arrive this way (a row with {@code binary_payload} as a binary message), through the same slot
  * as every change, so they are published in commit order, at least once, with the change's id
  * {@code <commit LSN>:<ordinal>} as {@code Aura-Event-Id} (ws-front drops re-published copies).
  *
@@ -70,6 +71,7 @@ public final class MessageRows {
         String event = null;
         String id = null;
         RawValue payload = RawValue.NULL;
+        RawValue binary = RawValue.NULL;
         boolean priv = false;
         for (DecodedColumn c : change.columns()) {
             RawValue v = c.value();
@@ -79,6 +81,7 @@ public final class MessageRows {
                 case "event" -> event = v.text();
                 case "id" -> id = v.text();
                 case "payload" -> payload = v;
+                case "binary_payload" -> binary = v;
                 case "private" -> priv = v.kind() == RawValue.Kind.TRUE;
                 default -> {}
             }
@@ -97,6 +100,26 @@ public final class MessageRows {
         String name = event == null ? "" : event;
         if (payload.kind() == RawValue.Kind.CUT || payload.byteLength() > maxPayloadBytes) {
             return tooLarge(subject, change, projectId, topic, name, id, priv);
+        }
+        if (binary.kind() != RawValue.Kind.NULL) {
+            // bytea arrives as its hex digits (with or without "\\x"): two characters a byte
+            if (binary.kind() == RawValue.Kind.CUT || binary.byteLength() / 2 > maxPayloadBytes) {
+                return tooLarge(subject, change, projectId, topic, name, id, priv);
+            }
+            byte[] raw = hexBytes(binary.text());
+            if (raw == null) {
+                log.warn(
+                        "[MessageRowSkipped] project {}: binary_payload of message {} is not bytea hex output ({}...); not delivered",
+                        projectId,
+                        id,
+                        abbreviate(String.valueOf(binary.text())));
+                return null;
+            }
+            byte[] bytes = mapper.writeValueAsBytes(new DbBroadcast(id, topic, name, null, priv, raw));
+            if (bytes.length > maxBodyBytes) {
+                return tooLarge(subject, change, projectId, topic, name, id, priv);
+            }
+            return new Rendered(subject, change.eventId(), bytes);
         }
         JsonNode body = payload.kind() == RawValue.Kind.NULL
                 ? mapper.createObjectNode()
@@ -122,6 +145,25 @@ public final class MessageRows {
         stub.put("id", id);
         byte[] bytes = mapper.writeValueAsBytes(new DbBroadcast(id, topic, event, stub, priv));
         return new Rendered(subject, change.eventId(), bytes);
+    }
+
+    /**
+     * Postgres's bytea hex output as bytes: {@code \\x0a1b..}, or the digits alone as wal2json
+     * prints them; null when it is not that.
+     */
+    static byte[] hexBytes(String text) {
+        if (text == null) {
+            return null;
+        }
+        int from = text.startsWith("\\x") ? 2 : 0;
+        if (((text.length() - from) & 1) != 0) {
+            return null;
+        }
+        try {
+            return java.util.HexFormat.of().parseHex(text, from, text.length());
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
     }
 
     private static String abbreviate(String topic) {

@@ -23,8 +23,18 @@ final class RealtimeSchemaDdl {
                           updated_at timestamptz NOT NULL DEFAULT now(),
                           inserted_at timestamptz NOT NULL DEFAULT now(),
                           id uuid NOT NULL DEFAULT gen_random_uuid() PRIMARY KEY,
-                          seq bigint GENERATED ALWAYS AS IDENTITY,
-                          expires_at timestamptz)""",
+                          seq bigint GENERATED ALWAYS AS IDENTITY)""",
+                // version 3: binary broadcasts (send_binary, REST octet-stream with persist), as
+                // Supabase's binary_payload; a row carries payload or binary_payload, never both
+                "ALTER TABLE " + rt + ".messages ADD COLUMN IF NOT EXISTS binary_payload bytea",
+                "DO $$ BEGIN\n"
+                        + "  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_constraint WHERE conrelid = '" + rt
+                        + ".messages'::regclass AND conname = 'messages_payload_exclusive') THEN\n"
+                        + "    ALTER TABLE " + rt + ".messages ADD CONSTRAINT messages_payload_exclusive"
+                        + " CHECK (payload IS NULL OR binary_payload IS NULL) NOT VALID;\n"
+                        + "  END IF;\n"
+                        + "END $$",
+                // version 4: persist {ttl}; replay leaves out and the janitor deletes a row past it
                 "ALTER TABLE " + rt + ".messages ADD COLUMN IF NOT EXISTS expires_at timestamptz",
                 "CREATE INDEX IF NOT EXISTS messages_expires_at ON " + rt
                         + ".messages (expires_at) WHERE expires_at IS NOT NULL",
@@ -40,6 +50,16 @@ final class RealtimeSchemaDdl {
                         + "BEGIN\n"
                         + "  INSERT INTO " + rt + ".messages(payload, event, topic, private, extension)\n"
                         + "  VALUES (send.payload, send.event, send.topic, send.private, 'broadcast');\n"
+                        + "EXCEPTION WHEN OTHERS THEN\n"
+                        + "  RAISE WARNING 'ErrorSendingBroadcastMessage: %', SQLERRM;\n"
+                        + "END $$",
+                "CREATE OR REPLACE FUNCTION " + rt
+                        + ".send_binary(payload bytea, event text, topic text, private boolean DEFAULT true)"
+                        + " RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog AS $$\n"
+                        + "BEGIN\n"
+                        + "  INSERT INTO " + rt + ".messages(binary_payload, event, topic, private, extension)\n"
+                        + "  VALUES (send_binary.payload, send_binary.event, send_binary.topic,"
+                        + " send_binary.private, 'broadcast');\n"
                         + "EXCEPTION WHEN OTHERS THEN\n"
                         + "  RAISE WARNING 'ErrorSendingBroadcastMessage: %', SQLERRM;\n"
                         + "END $$",
@@ -98,6 +118,7 @@ final class RealtimeSchemaDdl {
                 "ALTER TABLE " + rt + ".messages OWNER TO " + owner,
                 "ALTER FUNCTION " + rt + ".topic() OWNER TO " + owner,
                 "ALTER FUNCTION " + rt + ".send(jsonb, text, text, boolean) OWNER TO " + owner,
+                "ALTER FUNCTION " + rt + ".send_binary(bytea, text, text, boolean) OWNER TO " + owner,
                 "ALTER FUNCTION " + rt
                         + ".broadcast_changes(text, text, text, text, text, record, record, text) OWNER TO " + owner,
                 "ALTER FUNCTION " + rt + ".aura_probe(text) OWNER TO " + owner,

@@ -32,7 +32,9 @@ import org.slf4j.LoggerFactory;
  *       for a message persisted with {@code persist: {ttl}} (null otherwise); row level security
  *       on, so private channels are closed until the tenant writes policies;
  *   <li>{@code topic()}: the channel topic of the check in progress ({@code realtime.topic});
- *   <li>{@code send(payload, event, topic, private default true)} and the trigger helper
+ *   <li>{@code send(payload, event, topic, private default true)},
+ *       {@code send_binary(payload bytea, event, topic, private default true)} (stored in
+ *       {@code binary_payload}, which excludes {@code payload}) and the trigger helper
  *       {@code broadcast_changes(topic, event, operation, table, schema, new, old, level)}, which
  *       reports the project's own schema as {@code public};
  *   <li>{@code aura_probe(topic)}: inserts the read check's probe rows (SECURITY DEFINER, so the
@@ -57,8 +59,9 @@ import org.slf4j.LoggerFactory;
  * nothing (docs/security.md). The project's roles ({@link ProjectIdentities}, provisioned in the
  * same transaction) get {@code USAGE}, {@code SELECT} and {@code INSERT} (write checks and
  * persisted broadcasts insert under the subscriber's role; the insert policy decides); the shared
- * client roles get nothing here. Version 2 added the identity, version 3 {@code expires_at}; a
- * project of an older version is provisioned again (idempotent) at the next pass.
+ * client roles get nothing here. Version 2 added the identity, version 3 {@code binary_payload}
+ * and {@code send_binary}, version 4 {@code expires_at}; an older project is provisioned again
+ * (idempotent) at the next pass.
  *
  * <p>Provisioned once per project and {@link #VERSION} (recorded in
  * {@code aura_platform.projects.realtime_schema_version}), under an advisory lock; a project whose
@@ -68,7 +71,7 @@ import org.slf4j.LoggerFactory;
 public final class RealtimeSchemas {
     private static final Logger log = LoggerFactory.getLogger(RealtimeSchemas.class);
     /** The layout version; a project below it is (re)provisioned. */
-    public static final int VERSION = 3;
+    public static final int VERSION = 4;
     /** Rows one janitor call deletes at most, whatever its caller asks, so one call never holds a long transaction. */
     public static final int JANITOR_MAX_BATCH = 10_000;
     /** The {@code event} of the read check's probe rows; a row with it can never be committed. */

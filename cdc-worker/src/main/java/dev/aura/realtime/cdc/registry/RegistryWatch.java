@@ -59,8 +59,10 @@ import org.slf4j.LoggerFactory;
  * bucket's last stream sequence and waits until the watch has applied it: called before a batch
  * is matched (after the poll read its flush position), it guarantees that every binding
  * acknowledged before the batch's commits is in the view, so no change is matched against a view
- * that misses its subscriber while the slot moves past it. Until the first load and during a
- * re-watch there is no current view, and it waits for one.
+ * that misses its subscriber while the slot moves past it. Until the first load and during the
+ * re-watch after a reconnect there is no current view, and it waits for one; during the periodic
+ * re-watch the previous view and its watch stay current until the new one has loaded (a reload of
+ * a large bucket under a join storm took longer than the sync timeout, and refused every batch).
  *
  * <h2>Threads</h2>
  * jnats delivers watch events on its dispatcher thread and connection events on its connection
@@ -109,6 +111,11 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
 
     private final Set<String> invalidKeys = ConcurrentHashMap.newKeySet();
     private AutoCloseable watch; // guarded by this
+    /** During a periodic re-watch: the watch of the still-current view, closed once the new one loaded. */
+    private AutoCloseable retiring; // guarded by this
+    /** The loader of {@link #watch}; a loader that is no longer it never becomes current. */
+    private volatile Loader loading;
+
     private volatile boolean closed;
 
     public RegistryWatch(Connection nats, Clock clock, Settings settings, CdcMetrics metrics) throws IOException {
@@ -127,7 +134,7 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
      * @throws JetStreamApiException when JetStream refuses the bucket or the watch
      */
     public void start() throws IOException, JetStreamApiException, InterruptedException {
-        rewatch();
+        rewatch(false);
         if (!loaded.await(settings.loadTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
             log.warn(
                     "[RegistryLoadTimeout] subscription registry not loaded within {} ms; starting anyway, "
@@ -137,7 +144,7 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
         long period = settings.resyncPeriod().toMillis();
         synchronized (this) {
             if (!closed) {
-                resync.scheduleWithFixedDelay(this::safeRewatch, period, period, TimeUnit.MILLISECONDS);
+                resync.scheduleWithFixedDelay(() -> safeRewatch(true), period, period, TimeUnit.MILLISECONDS);
             }
         }
     }
@@ -259,17 +266,17 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
     }
 
     private void rewatchAfterReconnect(int attemptsLeft) {
-        if (!safeRewatch() && attemptsLeft > 1 && !closed) {
+        if (!safeRewatch(false) && attemptsLeft > 1 && !closed) {
             resync.schedule(() -> rewatchAfterReconnect(attemptsLeft - 1), 1, TimeUnit.SECONDS);
         }
     }
 
-    private boolean safeRewatch() {
+    private boolean safeRewatch(boolean keepView) {
         if (closed) {
             return true;
         }
         try {
-            rewatch();
+            rewatch(keepView);
             return true;
         } catch (IOException | JetStreamApiException | RuntimeException e) {
             log.warn("[RegistryWatchFailed] subscription registry re-watch failed (will retry): {}", e.toString());
@@ -280,16 +287,48 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
         }
     }
 
-    private synchronized void rewatch() throws IOException, JetStreamApiException, InterruptedException {
+    /**
+     * Starts a fresh watch whose loader swaps its index in at end of data.
+     *
+     * @param keepView the periodic re-watch: the current view and its watch stay current (matching
+     *     goes on, and awaits their live events) until the new one has loaded, and only then is
+     *     the old watch closed. After a reconnect the old watch is dead: there is no current view
+     *     until the new one loaded.
+     */
+    private synchronized void rewatch(boolean keepView)
+            throws IOException, JetStreamApiException, InterruptedException {
         if (closed) {
             return;
         }
-        stopWatching();
-        setCurrent(null); // the old view gets no more events: it is not current until the new one loaded
         // a restarted nats-server has lost the memory-storage bucket: re-create it, or the watch
         // fails until ws-front happens to re-create it
         KeyValue kv = KvBuckets.ensure(nats, settings.bucket());
-        watch = kv.watchAll(new Loader(new SubscriptionIndex(SubscriptionEntry.MAX_AGE)));
+        if (keepView && current != null) {
+            if (retiring == null) {
+                retiring = watch; // the current view's watch, closed once the new view is current
+                watch = null;
+            } else {
+                stopWatching(); // an earlier re-watch that has not loaded yet: replaced
+            }
+        } else {
+            closeRetiring();
+            stopWatching();
+            setCurrent(null); // the old view gets no more events: it is not current until the new one loaded
+        }
+        Loader loader = new Loader(new SubscriptionIndex(SubscriptionEntry.MAX_AGE));
+        loading = loader;
+        watch = kv.watchAll(loader);
+    }
+
+    private synchronized void closeRetiring() {
+        if (retiring != null) {
+            try {
+                retiring.close();
+            } catch (Exception ignored) {
+                // its subscription may already be gone with an old connection
+            }
+            retiring = null;
+        }
     }
 
     private void stopWatching() {
@@ -373,11 +412,19 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
          */
         @Override
         public void endOfData() {
+            if (loading != this) {
+                return; // replaced by a later re-watch before it loaded
+            }
             int kept = target.keepFrom(view, deletedWhileLoading, clock.millis());
             view = target;
             live = true;
             setCurrent(this);
             loaded.countDown();
+            try {
+                resync.execute(RegistryWatch.this::closeRetiring);
+            } catch (java.util.concurrent.RejectedExecutionException stopping) {
+                // closed meanwhile: close() closes it
+            }
             log.debug(
                     "subscription registry loaded: {} entries up to sequence {} ({} kept from the previous view until re-put or max age)",
                     target.size(),
@@ -408,6 +455,7 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
         }
         closed = true;
         resync.shutdownNow();
+        closeRetiring();
         stopWatching();
     }
 }

@@ -245,7 +245,8 @@ public final class ChannelAccessService implements AutoCloseable {
                 }
                 yield ChannelAccess.Reply.write(privateOnly, allowed);
             }
-            case ChannelAccess.OP_PERSIST -> persist(req, checks, pgRole, claims, settings, rt, privateOnly);
+            case ChannelAccess.OP_PERSIST, ChannelAccess.OP_PERSIST_BINARY ->
+                persist(req, checks, pgRole, claims, settings, rt, privateOnly);
             case ChannelAccess.OP_REPLAY -> replay(req, checks, pgRole, claims, settings, rt, privateOnly);
             default -> ChannelAccess.Reply.failed("MalformedMessage: unknown channel access op " + req.op());
         };
@@ -264,9 +265,15 @@ public final class ChannelAccessService implements AutoCloseable {
             String rt,
             boolean privateOnly)
             throws TenantDb.Unavailable, ChannelChecks.Busy, IOException {
+        boolean isBinary = ChannelAccess.OP_PERSIST_BINARY.equals(req.op());
+        byte[] binary = isBinary ? req.binaryPayload() : null;
+        if (isBinary && binary == null) {
+            return ChannelAccess.Reply.failed("MalformedMessage: persist_binary needs binary_payload");
+        }
         JsonNode payload = req.payload() == null ? mapper.createObjectNode() : req.payload();
-        String json = mapper.writeValueAsString(payload);
-        if (json.getBytes(StandardCharsets.UTF_8).length > MAX_PERSIST_BYTES) {
+        String json = binary == null ? mapper.writeValueAsString(payload) : null;
+        int size = binary == null ? json.getBytes(StandardCharsets.UTF_8).length : binary.length;
+        if (size > MAX_PERSIST_BYTES) {
             return ChannelAccess.Reply.failed(
                     "PayloadTooLarge: Payload size exceeds the limit of " + MAX_PERSIST_BYTES + " bytes");
         }
@@ -283,6 +290,7 @@ public final class ChannelAccessService implements AutoCloseable {
                 req.topic(),
                 event,
                 json,
+                binary,
                 Math.min(req.ttlMs(), MAX_TTL_MS));
         if (!v.allowed()) {
             if (v.failure() != null && v.failure().kind() == TenantDb.Kind.TIMEOUT) {
@@ -323,14 +331,22 @@ public final class ChannelAccessService implements AutoCloseable {
         boolean truncated = false;
         for (int i = stored.size() - 1; i >= 0; i--) {
             ChannelChecks.StoredMessage m = stored.get(i);
-            bytes += m.payload().getBytes(StandardCharsets.UTF_8).length
+            bytes += (m.binaryPayload() == null
+                            ? m.payload().getBytes(StandardCharsets.UTF_8).length
+                            // base64 on the wire
+                            : (m.binaryPayload().length + 2) / 3 * 4)
                     + m.event().getBytes(StandardCharsets.UTF_8).length
                     + 96;
             if (bytes > ChannelAccess.MAX_REPLAY_BYTES) {
                 truncated = true;
                 break;
             }
-            kept.add(0, new ChannelAccess.Message(m.id(), m.event(), mapper.readTree(m.payload()), m.insertedAtMs()));
+            kept.add(
+                    0,
+                    m.binaryPayload() == null
+                            ? new ChannelAccess.Message(
+                                    m.id(), m.event(), mapper.readTree(m.payload()), m.insertedAtMs())
+                            : new ChannelAccess.Message(m.id(), m.event(), null, m.insertedAtMs(), m.binaryPayload()));
         }
         return ChannelAccess.Reply.replayed(privateOnly, kept, truncated);
     }

@@ -10,6 +10,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -42,7 +43,13 @@ public final class ChannelChecks {
     public record WriteVerdict(boolean allowed, String id, Failure failure) {}
 
     /** One stored message; {@code payload} is its JSON text. */
-    public record StoredMessage(String id, String event, String payload, long insertedAtMs) {}
+    /**
+     * A stored broadcast as replay reads it.
+     *
+     * @param payload the JSON payload's text, or null for a binary message
+     * @param binaryPayload the binary message's bytes ({@code binary_payload}), or null
+     */
+    public record StoredMessage(String id, String event, String payload, long insertedAtMs, byte[] binaryPayload) {}
 
     /** Every connection this project (or all projects) may use stayed busy for the checkout timeout. */
     public static final class Busy extends Exception {
@@ -185,6 +192,7 @@ public final class ChannelChecks {
             String topic,
             String event,
             String payloadJson,
+            byte[] binaryPayload,
             long ttlMs)
             throws Unavailable, Busy {
         UUID id = UUID.randomUUID();
@@ -197,12 +205,22 @@ public final class ChannelChecks {
                                 c,
                                 project.runner(clientRole),
                                 "WITH w AS (INSERT INTO " + ident(realtimeSchema)
-                                        + ".messages(id, topic, extension, private, event, payload, expires_at)"
-                                        + " VALUES ($1[1]::uuid, $1[2], 'broadcast', true, $1[3], $1[4]::jsonb,"
+                                        + ".messages(id, topic, extension, private, event, "
+                                        + (binaryPayload == null ? "payload" : "binary_payload") + ", expires_at)"
+                                        + " VALUES ($1[1]::uuid, $1[2], 'broadcast', true, $1[3], "
+                                        + (binaryPayload == null ? "$1[4]::jsonb" : "decode($1[4], 'hex')") + ","
                                         + " CASE WHEN $1[5]::bigint > 0 THEN now() + least(make_interval(secs =>"
                                         + " $1[5]::bigint / 1000.0), aura_rls.messages_retention()) END))"
                                         + " SELECT ARRAY['ok']",
-                                new Object[] {id.toString(), topic, event, payloadJson, Long.toString(ttlMs)});
+                                new Object[] {
+                                    id.toString(),
+                                    topic,
+                                    event,
+                                    binaryPayload == null
+                                            ? payloadJson
+                                            : HexFormat.of().formatHex(binaryPayload),
+                                    Long.toString(ttlMs)
+                                });
                         return new WriteVerdict(true, id.toString(), null);
                     }));
         } catch (TenantSessions.TenantFailure f) {
@@ -236,8 +254,10 @@ public final class ChannelChecks {
                     projectSchema,
                     topic,
                     Mode.READ_ONLY,
-                    "SELECT ARRAY[id::text, coalesce(event, ''), coalesce(payload, '{}'::jsonb)::text,"
-                            + " floor(extract(epoch FROM inserted_at) * 1000)::bigint::text] FROM "
+                    "SELECT ARRAY[id::text, coalesce(event, ''), CASE WHEN binary_payload IS NULL"
+                            + " THEN coalesce(payload, '{}'::jsonb)::text ELSE encode(binary_payload, 'hex') END,"
+                            + " floor(extract(epoch FROM inserted_at) * 1000)::bigint::text,"
+                            + " (binary_payload IS NOT NULL)::text] FROM "
                             + ident(realtimeSchema) + ".messages"
                             + " WHERE topic = $1[1] AND extension = 'broadcast' AND private"
                             + " AND inserted_at >= to_timestamp($1[2]::double precision / 1000)"
@@ -246,7 +266,14 @@ public final class ChannelChecks {
                     topic,
                     Long.toString(sinceMs),
                     Integer.toString(limit))) {
-                out.add(new StoredMessage(row[0], row[1], row[2], Long.parseLong(row[3])));
+                boolean binary = "true".equals(row[4]);
+                byte[] bytes;
+                try {
+                    bytes = binary ? HexFormat.of().parseHex(row[2]) : null;
+                } catch (IllegalArgumentException e) {
+                    return null; // not what encode(.., 'hex') writes: the tenant's doing, a failed replay
+                }
+                out.add(new StoredMessage(row[0], row[1], binary ? null : row[2], Long.parseLong(row[3]), bytes));
             }
             Collections.reverse(out);
             return out;

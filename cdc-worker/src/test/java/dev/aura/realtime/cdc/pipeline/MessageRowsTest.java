@@ -121,4 +121,51 @@ class MessageRowsTest {
         assertThat(body(overNats).path("payload").toString()).isEqualTo(stub);
         assertThat(overNats.eventId()).isEqualTo("0/16B3748:3");
     }
+
+    @Test
+    void aBinaryPayloadRowIsPublishedWithItsExactBytesAndNoJsonPayload() throws Exception {
+        RowChange change = row('I', RT, "room", "broadcast", null);
+        List<DecodedColumn> columns = new ArrayList<>(change.columns());
+        columns.add(EventFixture.column("binary_payload", 17, JSON.textNode("\\x00ff80c328")));
+        RowChange binary = EventFixture.change(
+                'I',
+                RT,
+                "messages",
+                columns,
+                List.of(),
+                List.of("id"),
+                Lsn.parse("0/16B3748"),
+                3,
+                "2026-01-02T03:04:05Z");
+
+        DbBroadcast m = WireJson.mapper().readValue(rows.render(binary, PROJECT).body(), DbBroadcast.class);
+
+        assertThat(m.binaryPayload()).containsExactly(0, 0xff, 0x80, 0xc3, 0x28);
+        assertThat(m.id()).isEqualTo(ID);
+        assertThat(MessageRows.hexBytes("00ff")).containsExactly(0, 0xff);
+        assertThat(MessageRows.hexBytes("\\x0")).isNull();
+        assertThat(MessageRows.hexBytes("\\xzz")).isNull();
+    }
+
+    @Test
+    void aBinaryPayloadOverTheLimitIsDeliveredAsError413() throws Exception {
+        RowChange change = row('I', RT, "room", "broadcast", null);
+        List<DecodedColumn> columns = new ArrayList<>(change.columns());
+        columns.add(EventFixture.column("binary_payload", 17, JSON.textNode("\\x" + "ab".repeat(65))));
+        RowChange binary = EventFixture.change(
+                'I',
+                RT,
+                "messages",
+                columns,
+                List.of(),
+                List.of("id"),
+                Lsn.parse("0/16B3748"),
+                3,
+                "2026-01-02T03:04:05Z");
+
+        JsonNode body = body(rows.render(binary, PROJECT));
+
+        assertThat(body.path("payload").path("error").asText()).isEqualTo("Error 413: Payload Too Large");
+        assertThat(body.has("binary_payload")).isFalse();
+    }
 }

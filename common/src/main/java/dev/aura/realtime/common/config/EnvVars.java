@@ -41,8 +41,46 @@ public final class EnvVars {
             "67108864",
             "bytes",
             "Byte limit of the aura_subscriptions KV bucket, applied by whichever binary creates it or finds it different (keep equal in both)");
-    public static final EnvVar AURA_JWT_SECRET =
-            new EnvVar("AURA_JWT_SECRET", null, "", "HS256 secret of client JWTs (at least 32 bytes); required");
+    public static final EnvVar AURA_JWT_SECRET = new EnvVar(
+            "AURA_JWT_SECRET",
+            null,
+            "",
+            "Legacy HS256 secret of client JWTs (at least 32 bytes); required (the cdc-worker also derives the"
+                    + " project logins' passwords from it)");
+    public static final EnvVar AURA_JWT_ACCEPT_HS256 = new EnvVar(
+            "AURA_JWT_ACCEPT_HS256",
+            "true",
+            "",
+            "Accept HS256 tokens signed with AURA_JWT_SECRET (false: only the asymmetric keys of AURA_JWT_JWKS*)");
+    public static final EnvVar AURA_JWT_JWKS = new EnvVar(
+            "AURA_JWT_JWKS",
+            "(unset)",
+            "",
+            "Inline JWKS JSON ({\"keys\":[...]}) of the public keys that sign client JWTs: EC P-256 (ES256), RSA >= 2048"
+                    + " bits (RS256), OKP Ed25519 (EdDSA), chosen by kid");
+    public static final EnvVar AURA_JWT_JWKS_FILE = new EnvVar(
+            "AURA_JWT_JWKS_FILE",
+            "(unset)",
+            "",
+            "File holding a JWKS like AURA_JWT_JWKS (e.g. a mounted Secret); re-read when it changes (checked at most"
+                    + " once a second)");
+    public static final EnvVar AURA_JWT_JWKS_URL = new EnvVar(
+            "AURA_JWT_JWKS_URL",
+            "(unset)",
+            "",
+            "http(s) URL of a JWKS (e.g. https://<project>.supabase.co/auth/v1/.well-known/jwks.json), cached and"
+                    + " refreshed");
+    public static final EnvVar AURA_JWT_JWKS_CACHE_SECONDS = new EnvVar(
+            "AURA_JWT_JWKS_CACHE_SECONDS",
+            "300",
+            "s",
+            "How long a JWKS fetched from AURA_JWT_JWKS_URL is used before it is fetched again");
+    public static final EnvVar AURA_JWT_JWKS_MIN_REFRESH_SECONDS = new EnvVar(
+            "AURA_JWT_JWKS_MIN_REFRESH_SECONDS",
+            "30",
+            "s",
+            "Rate limit of AURA_JWT_JWKS_URL fetches: tokens with an unknown kid cause at most two fetches per"
+                    + " interval");
     public static final EnvVar INSTANCE_ID = new EnvVar(
             "INSTANCE_ID", "POD_NAME, else hostname-random", "", "Instance id used in Aura-Origin and lease identity");
     public static final EnvVar POD_NAME =
@@ -350,6 +388,12 @@ public final class EnvVars {
             NATS_TLS_KEY_FILE,
             REGISTRY_BUCKET_MAX_BYTES,
             AURA_JWT_SECRET,
+            AURA_JWT_ACCEPT_HS256,
+            AURA_JWT_JWKS,
+            AURA_JWT_JWKS_FILE,
+            AURA_JWT_JWKS_URL,
+            AURA_JWT_JWKS_CACHE_SECONDS,
+            AURA_JWT_JWKS_MIN_REFRESH_SECONDS,
             CDC_HTTP_PORT,
             CDC_SLOT_NAME,
             CDC_SOURCE,
@@ -387,6 +431,12 @@ public final class EnvVars {
             WS_DEDUPE_WINDOW_EVENTS,
             WS_DEDUPE_WINDOW_BYTES,
             AURA_JWT_SECRET,
+            AURA_JWT_ACCEPT_HS256,
+            AURA_JWT_JWKS,
+            AURA_JWT_JWKS_FILE,
+            AURA_JWT_JWKS_URL,
+            AURA_JWT_JWKS_CACHE_SECONDS,
+            AURA_JWT_JWKS_MIN_REFRESH_SECONDS,
             WS_PORT,
             HISTORY_SIZE,
             INSTANCE_ID,

@@ -1,5 +1,6 @@
 package dev.aura.realtime.common.wire;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.List;
@@ -24,6 +25,11 @@ public final class ChannelAccess {
     public static final String OP_REPLAY = "replay";
     /** Inserts one broadcast into the messages table under the role (insert policy applies). */
     public static final String OP_PERSIST = "persist";
+    /**
+     * {@link #OP_PERSIST} of a binary broadcast ({@code binary_payload}); an op of its own so a
+     * cdc-worker that predates binary messages refuses it rather than storing an empty payload.
+     */
+    public static final String OP_PERSIST_BINARY = "persist_binary";
 
     /** Most messages one replay returns (Supabase's cap as well). */
     public static final int MAX_REPLAY_LIMIT = 25;
@@ -46,8 +52,10 @@ public final class ChannelAccess {
      * @param payload broadcast payload, a JSON value ({@link #OP_PERSIST})
      * @param sinceMs epoch ms ({@link #OP_REPLAY})
      * @param limit at most this many, capped at {@link #MAX_REPLAY_LIMIT} ({@link #OP_REPLAY})
+     * @param binaryPayload a binary broadcast's bytes instead of {@code payload} ({@link #OP_PERSIST_BINARY})
      * @param ttlMs the message expires this long after it is stored, at most the retention; 0 for
-     *     the retention ({@link #OP_PERSIST}, {@code persist: {ttl}}). An older worker ignores it
+     *     the retention ({@link #OP_PERSIST}, {@link #OP_PERSIST_BINARY}, {@code persist: {ttl}}). An
+     *     older worker ignores it
      */
     public record Request(
             @JsonProperty("op") String op,
@@ -60,23 +68,27 @@ public final class ChannelAccess {
             @JsonProperty("payload") JsonNode payload,
             @JsonProperty("since_ms") long sinceMs,
             @JsonProperty("limit") int limit,
+
+            @JsonProperty("binary_payload") @JsonInclude(JsonInclude.Include.NON_NULL)
+            byte[] binaryPayload,
+
             @JsonProperty("ttl_ms") long ttlMs) {
 
         public static Request settings(String projectId) {
-            return new Request(OP_SETTINGS, projectId, null, null, null, null, null, null, 0, 0, 0);
+            return new Request(OP_SETTINGS, projectId, null, null, null, null, null, null, 0, 0, null, 0);
         }
 
         public static Request read(String projectId, String topic, String role, String claims) {
-            return new Request(OP_READ, projectId, topic, role, claims, null, null, null, 0, 0, 0);
+            return new Request(OP_READ, projectId, topic, role, claims, null, null, null, 0, 0, null, 0);
         }
 
         public static Request write(String projectId, String topic, String role, String claims, String extension) {
-            return new Request(OP_WRITE, projectId, topic, role, claims, extension, null, null, 0, 0, 0);
+            return new Request(OP_WRITE, projectId, topic, role, claims, extension, null, null, 0, 0, null, 0);
         }
 
         public static Request replay(
                 String projectId, String topic, String role, String claims, long sinceMs, int limit) {
-            return new Request(OP_REPLAY, projectId, topic, role, claims, null, null, null, sinceMs, limit, 0);
+            return new Request(OP_REPLAY, projectId, topic, role, claims, null, null, null, sinceMs, limit, null, 0);
         }
 
         public static Request persist(
@@ -93,7 +105,21 @@ public final class ChannelAccess {
                 String event,
                 JsonNode payload,
                 long ttlMs) {
-            return new Request(OP_PERSIST, projectId, topic, role, claims, "broadcast", event, payload, 0, 0, ttlMs);
+            return new Request(
+                    OP_PERSIST, projectId, topic, role, claims, "broadcast", event, payload, 0, 0, null, ttlMs);
+        }
+
+        /** {@link #OP_PERSIST_BINARY}: a binary broadcast stored in {@code binary_payload}. */
+        public static Request persistBinary(
+                String projectId, String topic, String role, String claims, String event, byte[] payload) {
+            return persistBinary(projectId, topic, role, claims, event, payload, 0);
+        }
+
+        /** {@link #persistBinary(String, String, String, String, String, byte[])} expiring {@code ttlMs} after it is stored. */
+        public static Request persistBinary(
+                String projectId, String topic, String role, String claims, String event, byte[] payload, long ttlMs) {
+            return new Request(
+                    OP_PERSIST_BINARY, projectId, topic, role, claims, "broadcast", event, null, 0, 0, payload, ttlMs);
         }
     }
 
@@ -104,12 +130,22 @@ public final class ChannelAccess {
      * @param event its {@code event}
      * @param payload its {@code payload}
      * @param insertedAtMs its {@code inserted_at} in epoch ms
+     * @param binaryPayload its {@code binary_payload} (base64 on the wire), or null for JSON
      */
     public record Message(
             @JsonProperty("id") String id,
             @JsonProperty("event") String event,
             @JsonProperty("payload") JsonNode payload,
-            @JsonProperty("inserted_at_ms") long insertedAtMs) {}
+            @JsonProperty("inserted_at_ms") long insertedAtMs,
+
+            @JsonProperty("binary_payload") @JsonInclude(JsonInclude.Include.NON_NULL)
+            byte[] binaryPayload) {
+
+        /** A message with a JSON payload. */
+        public Message(String id, String event, JsonNode payload, long insertedAtMs) {
+            this(id, event, payload, insertedAtMs, null);
+        }
+    }
 
     /**
      * The answer. {@code error} (a Supabase-style {@code "Code: message"}) is set when the worker

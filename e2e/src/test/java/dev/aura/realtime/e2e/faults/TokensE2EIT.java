@@ -233,6 +233,51 @@ class TokensE2EIT {
         }
     }
 
+    /**
+     * Issue 24 point 5: a join on a socket whose connect-time apikey has expired, sent without a new
+     * {@code access_token}, is refused with Supabase's words before any history is sent; the same
+     * join with a new token is accepted and replays.
+     */
+    @Test
+    void aJoinOnAnExpiredApiKeyWithoutAccessTokenIsRefusedBeforeAnyHistory() throws Exception {
+        String a = stack.projectId;
+        String marker = "history-" + UUID.randomUUID();
+        ObjectNode replay = JSON.createObjectNode();
+        replay.putObject("broadcast")
+                .put("self", true)
+                .putObject("replay")
+                .put("since", 0)
+                .put("limit", 10);
+        try (Ws writer = Ws.open(stack.tokens.anon(a));
+                Ws late = Ws.open(stack.tokens.ttl(Duration.ofSeconds(3)).anon(a))) {
+            writer.join("realtime:hist", "w1", replay.deepCopy(), null);
+            assertThat(writer.await(f -> "w1".equals(f.path("ref").asText()))
+                            .at("/payload/status")
+                            .asText())
+                    .isEqualTo("ok");
+            writer.send(
+                    "realtime:hist",
+                    "{\"type\":\"broadcast\",\"event\":\"msg\",\"payload\":{\"body\":\"" + marker + "\"}}");
+            writer.awaitCarrying(marker, "broadcast");
+            Thread.sleep(4_500); // the late socket's apikey expires (exp has a one-second resolution)
+
+            late.join("realtime:hist", "l1", replay.deepCopy(), null);
+            JsonNode refused = late.await(f -> "l1".equals(f.path("ref").asText()));
+            assertThat(refused.at("/payload/status").asText()).isEqualTo("error");
+            assertThat(refused.at("/payload/response/reason").asText())
+                    .matches("InvalidJWTToken: Token has expired \\d+ seconds ago");
+            Thread.sleep(500);
+            assertThat(late.frames).as("no history after the refusal").noneMatch(f -> f.contains(marker));
+
+            late.join("realtime:hist", "l2", replay.deepCopy(), stack.tokens.anon(a));
+            assertThat(late.await(f -> "l2".equals(f.path("ref").asText()))
+                            .at("/payload/status")
+                            .asText())
+                    .isEqualTo("ok");
+            late.awaitCarrying(marker, "broadcast"); // the replay, now that the token is new
+        }
+    }
+
     /** A join config with one postgres_changes binding to every event of {@code schema.table}. */
     private static ObjectNode changesConfig(String schema, String table, String filter) {
         ObjectNode config = JSON.createObjectNode();

@@ -401,6 +401,42 @@ class MigrationFromV1E2EIT {
         soft.assertAll();
     }
 
+    /**
+     * Binary messages (layout version 3) on a project provisioned by the v1 build: its messages
+     * table gains {@code binary_payload} and its realtime schema {@code send_binary}, its rows are
+     * kept, and a {@code send_binary} reaches a vsn 2.0.0 member as the exact bytes.
+     */
+    @ParameterizedTest(name = "project {0}")
+    @MethodSource("projects")
+    @Order(4)
+    void aV1ProjectGainsBinaryMessages(Project p) {
+        Awaitility.await()
+                .atMost(T)
+                .until(() -> Integer.parseInt(pg.queryOne("SELECT realtime_schema_version FROM aura_platform.projects"
+                                + " WHERE project_id = '" + p.id() + "'"))
+                        >= 3);
+        String rt = "\"" + p.realtimeSchema() + "\"";
+        assertThat(pg.queryOne("SELECT count(*) FROM " + rt + ".messages WHERE event = 'before-upgrade'"))
+                .isEqualTo("1");
+        String room = p.prefix() + ":bin";
+        try (RealtimeJsClient reader = client(p, user(p, p.org(), false))) {
+            reader.channel(room, Map.of("private", true));
+            reader.onBroadcast(room, "*");
+            reader.subscribeAndAwait(room, T);
+            pg.execute("SELECT " + rt + ".send_binary('\\x00ff80'::bytea, 'blob', '" + room + "')");
+            JsonNode got = reader.awaitEvent(
+                    e -> broadcastOn(e, room)
+                            && "blob".equals(e.path("payload").path("event").asText()),
+                    T);
+            assertThat(java.util.Base64.getDecoder()
+                            .decode(got.path("payload")
+                                    .path("payload")
+                                    .path("$binary")
+                                    .asText()))
+                    .containsExactly(0, 0xff, 0x80);
+        }
+    }
+
     private static String usage(String role, String schema) {
         return pg.queryOne("SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '" + role
                 + "') THEN 'no such role' WHEN has_schema_privilege('" + role + "', '" + schema

@@ -4,6 +4,7 @@ import dev.aura.realtime.common.config.ConfigException;
 import dev.aura.realtime.common.config.Env;
 import dev.aura.realtime.common.config.EnvVars;
 import dev.aura.realtime.common.config.InstanceId;
+import dev.aura.realtime.common.config.JwtSettings;
 import dev.aura.realtime.common.config.NatsSettings;
 import dev.aura.realtime.common.wire.CdcStatus;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
@@ -15,6 +16,7 @@ import java.time.Duration;
  *
  * @param nats {@code NATS_URL}, credentials and TLS ({@code NATS_*})
  * @param jwtSecret {@code AURA_JWT_SECRET} (required), HS256 secret of client tokens
+ * @param jwt the signing keys of client tokens ({@code AURA_JWT_*}, {@link JwtSettings})
  * @param wsPort {@code WS_PORT} (4000), the one HTTP/WebSocket port; 0 picks a free port
  * @param historySize {@code HISTORY_SIZE} (100 messages), broadcast history ring per channel
  * @param instanceId {@code INSTANCE_ID}, else {@code POD_NAME}, else hostname-random ({@link InstanceId})
@@ -63,6 +65,7 @@ import java.time.Duration;
 public record FrontConfig(
         NatsSettings nats,
         String jwtSecret,
+        JwtSettings jwt,
         int wsPort,
         int historySize,
         String instanceId,
@@ -125,6 +128,7 @@ public record FrontConfig(
         return new FrontConfig(
                 NatsSettings.fromEnv(env),
                 env.required(EnvVars.AURA_JWT_SECRET.name()),
+                JwtSettings.fromEnv(env),
                 env.integer(EnvVars.WS_PORT, 0, 65535),
                 env.integer(EnvVars.HISTORY_SIZE, 0, 100_000),
                 InstanceId.fromEnv(env, "ws-front"),

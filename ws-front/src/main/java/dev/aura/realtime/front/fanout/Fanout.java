@@ -188,13 +188,16 @@ public final class Fanout implements RelayListener {
     /**
      * A row of the project's messages table (docs/design.md H2): a {@code private} row reaches the
      * private channel of its topic (members with broadcast read), any other the public channel;
-     * {@code meta.id} is the row's id.
+     * {@code meta.id} is the row's id. A {@code binary_payload} row goes out as a binary broadcast.
      */
     @Override
     public void onDbBroadcast(String projectId, DbBroadcast message) {
-        byte[] payload = String.valueOf(message.payload()).getBytes(StandardCharsets.UTF_8);
-        UserBroadcast b =
-                new UserBroadcast(message.event() == null ? "" : message.event(), payload, true, message.id());
+        String event = message.event() == null ? "" : message.event();
+        // send_binary: a binary frame to vsn 2.0.0 members; vsn 1.0.0 members get nothing (as Supabase)
+        UserBroadcast b = message.binaryPayload() != null
+                ? new UserBroadcast(event, message.binaryPayload(), false, message.id())
+                : new UserBroadcast(
+                        event, String.valueOf(message.payload()).getBytes(StandardCharsets.UTF_8), true, message.id());
         broadcastLocal(projectId, ChannelKeys.of(message.topic(), message.privateChannel()), b, null);
     }
 

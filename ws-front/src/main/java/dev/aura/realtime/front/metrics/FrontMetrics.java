@@ -35,6 +35,7 @@ public final class FrontMetrics {
     private final Counter relayOutBroadcast;
     private final Counter relayErrors;
     private final Counter relayDuplicates;
+    private final Counter checksShared;
     private final Counter relayLinkLosses;
     private final Counter changeDeliveries;
     private final Map<Timeout, Counter> timeouts = new EnumMap<>(Timeout.class);
@@ -82,6 +83,10 @@ public final class FrontMetrics {
         relayErrors = counter(registry, "aura.relay.errors", "undecodable or failed NATS messages");
         relayDuplicates = counter(
                 registry, "aura.relay.duplicates", "re-published change events dropped (Aura-Event-Id seen before)");
+        checksShared = counter(
+                registry,
+                "aura.ws.subscription.checks.shared",
+                "postgres_changes checks answered by an identical check already in flight (one request to the cdc-worker)");
         relayLinkLosses =
                 counter(registry, "aura.relay.link.losses", "NATS link drops (postgres_changes subscribers were told)");
         changeDeliveries = counter(registry, "aura.ws.postgres.changes.delivered", "postgres_changes frames sent");
@@ -105,6 +110,11 @@ public final class FrontMetrics {
                 .tag("kind", kind)
                 .description("NATS messages relayed")
                 .register(registry);
+    }
+
+    /** A join's subscription check joined an identical one in flight instead of asking the cdc-worker. */
+    public void checkShared() {
+        checksShared.increment();
     }
 
     public void connectionOpened() {

@@ -8,12 +8,22 @@ import dev.aura.realtime.front.protocol.Reasons;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.KeyValue;
+import io.nats.client.Message;
+import io.nats.client.api.PublishAck;
+import io.nats.client.impl.Headers;
+import io.nats.client.impl.NatsMessage;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,10 +40,12 @@ import org.slf4j.LoggerFactory;
  * one that would put the project over its share (across replicas) fails at once with
  * {@link SubscriptionRegistry.QuotaExceeded} and writes nothing (docs/design.md D8).
  *
- * <p>Threads: one {@link KvThread} {@code aura-registry} does every KV call (they block on the
- * JetStream ack), so puts and deletes of one key keep their order and event loops never block.
- * Every {@code SUBSCRIPTION_REFRESH_MS} it re-puts all live entries, keeping them younger than
- * the bucket's max age; {@link #reputAll()} does the same after a NATS reconnect.
+ * <p>Threads: one {@link KvThread} {@code aura-registry} publishes every put and delete, so those
+ * of one key keep their order and event loops never block. They are pipelined (each completes
+ * with its JetStream ack, at most {@link #MAX_PUTS_IN_FLIGHT} awaiting one): a join storm's
+ * writes are not one round trip each. Every {@code SUBSCRIPTION_REFRESH_MS} it re-puts all live
+ * entries, keeping them younger than the bucket's max age; {@link #reputAll()} does the same
+ * after a NATS reconnect.
  */
 public final class KvSubscriptionRegistry implements SubscriptionRegistry {
     private static final Logger log = LoggerFactory.getLogger(KvSubscriptionRegistry.class);
@@ -46,6 +58,15 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
     private final BucketLedger.Shares shares;
     private final KvThread worker;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /**
+     * Pipelined puts awaiting their ack, at most {@link #MAX_PUTS_IN_FLIGHT}: the KV thread waits
+     * for a permit, so a storm of thousands of joins does not overrun the connection's outgoing
+     * queue (jnats' 5,000 messages: "Output queue is full" failed the joins, the usage reports and
+     * the limit lookups of a replica taking a 5,000-client reconnect storm, bench figure 9).
+     */
+    private final Semaphore putsInFlight = new Semaphore(MAX_PUTS_IN_FLIGHT);
+
+    static final int MAX_PUTS_IN_FLIGHT = 512;
     private volatile KeyValue kv;
     /** Completed by the first full refresh after a reconnect (KV thread only). */
     private CompletableFuture<Void> reput = CompletableFuture.completedFuture(null);
@@ -68,7 +89,7 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         this.bucket = bucket;
         this.mapper = mapper;
         this.worker = new KvThread("aura-registry", LogCode.RegistryCloseTimeout);
-        worker.every(refresh, this::refreshAll);
+        worker.every(refresh, this::refreshAllNow);
     }
 
     /** Creates the bucket when absent and binds to it (blocking, at start-up). */
@@ -147,37 +168,79 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         if (current == null) {
             return CompletableFuture.completedFuture(null); // removed before its turn
         }
+        return pipelined(
+                key -> NatsMessage.builder()
+                        .subject(key)
+                        .data(mapper.writeValueAsBytes(current))
+                        .build(),
+                entry.key());
+    }
+
+    /**
+     * A leave's delete, pipelined like {@link #writeAsync} (a storm of leaves cost one round trip
+     * each on the KV thread, and the joins' puts waited behind them): the message {@code
+     * KeyValue.delete} sends, a {@code KV-Operation: DEL} marker on the key's subject.
+     */
+    private CompletableFuture<Void> deleteAsync(String key) {
+        if (live.containsKey(key)) {
+            return CompletableFuture.completedFuture(null); // put again before its turn: the put wins
+        }
+        return pipelined(
+                subject -> NatsMessage.builder()
+                        .subject(subject)
+                        .headers(new Headers().put(KV_OPERATION, KV_DELETE))
+                        .build(),
+                key);
+    }
+
+    /** Builds the message of one KV write from its {@code $KV.<bucket>.<key>} subject. */
+    private interface KvMessage {
+        Message build(String subject) throws IOException;
+    }
+
+    /**
+     * Publishes one KV write once fewer than {@link #MAX_PUTS_IN_FLIGHT} await their ack (the KV
+     * thread waits at most {@link #PUT_PERMIT_WAIT}); completes with the stream's ack. A failure
+     * makes the next write re-check the bucket: a restarted server may have lost it (memory
+     * storage).
+     */
+    private CompletableFuture<Void> pipelined(KvMessage message, String key) {
         try {
             bucket();
-            return connection
-                    .jetStream()
-                    .publishAsync("$KV." + bucket.name() + "." + entry.key(), mapper.writeValueAsBytes(current))
-                    .handle((ack, e) -> {
-                        if (e != null) {
-                            kv = null; // as in write: the next write re-checks the bucket
-                            throw e instanceof java.util.concurrent.CompletionException ce
-                                    ? ce
-                                    : new java.util.concurrent.CompletionException(e);
-                        }
-                        return null;
-                    });
+            if (!putsInFlight.tryAcquire(PUT_PERMIT_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new IOException(MAX_PUTS_IN_FLIGHT + " registry writes unacknowledged for " + PUT_PERMIT_WAIT);
+            }
+            CompletableFuture<PublishAck> ack;
+            try {
+                ack = connection.jetStream().publishAsync(message.build("$KV." + bucket.name() + "." + key));
+            } catch (Exception | Error e) {
+                putsInFlight.release();
+                throw e;
+            }
+            return ack.handle((a, e) -> {
+                putsInFlight.release();
+                if (e != null) {
+                    kv = null;
+                    throw e instanceof CompletionException ce ? ce : new CompletionException(e);
+                }
+                return null;
+            });
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return CompletableFuture.failedFuture(e);
         } catch (Exception e) {
             kv = null;
             return CompletableFuture.failedFuture(e);
         }
     }
 
-    private void write(SubscriptionEntry entry) throws Exception {
-        if (live.get(entry.key()) == null) {
-            return; // removed before its turn
-        }
-        try {
-            bucket().put(entry.key(), mapper.writeValueAsBytes(live.getOrDefault(entry.key(), entry)));
-        } catch (Exception e) {
-            kv = null; // the next write re-checks the bucket: a restarted server may have lost it (memory storage)
-            throw e;
-        }
-    }
+    /** The header and value by which a KV delete marker is told from a put (what jnats' KeyValue.delete sends). */
+    private static final String KV_OPERATION = "KV-Operation";
+
+    private static final String KV_DELETE = "DEL";
+
+    /** How long the KV thread waits for an ack to free a pipelined write's permit before the write fails. */
+    private static final Duration PUT_PERMIT_WAIT = Duration.ofSeconds(5);
 
     @Override
     public void remove(String key) {
@@ -187,14 +250,12 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         }
         ledger.release(removed.projectId(), key);
         try {
-            worker.execute(() -> {
-                try {
-                    bucket().delete(key);
-                } catch (Exception e) {
+            worker.execute(() -> deleteAsync(key).whenComplete((v, e) -> {
+                if (e != null) {
                     LogCode.RegistryDeleteFailed.warn(
                             log, "{}: {} (expires with the bucket's max age)", key, e.toString());
                 }
-            });
+            }));
         } catch (RuntimeException rejected) {
             LogCode.RegistryDeleteFailed.warn(log, "{}: registry closed", key);
         }
@@ -231,36 +292,58 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         try {
             worker.execute(() -> {
                 kv = null;
-                if (refreshAll() > 0 && attemptsLeft > 1 && !closed.get()) {
-                    worker.schedule(() -> reputAll(attemptsLeft - 1), Duration.ofSeconds(1));
-                } else {
-                    log.info("registry: {} entries re-put after reconnect", live.size());
-                }
+                refreshAll().thenAccept(failed -> {
+                    if (failed > 0 && attemptsLeft > 1 && !closed.get()) {
+                        worker.schedule(() -> reputAll(attemptsLeft - 1), Duration.ofSeconds(1));
+                    } else {
+                        log.info("registry: {} entries re-put after reconnect", live.size());
+                    }
+                });
             });
         } catch (RuntimeException rejected) {
             log.debug("registry closed; no re-put");
         }
     }
 
-    /** Writes every live entry; returns how many writes failed. */
-    private int refreshAll() {
-        int failed = 0;
+    /** The periodic refresh (KV thread); its completion is not awaited. */
+    private void refreshAllNow() {
+        refreshAll();
+    }
+
+    /**
+     * Writes every live entry, pipelined as a join's puts are (a refresh of 3,660 entries one
+     * round trip at a time held the KV thread for 40 s under a join storm, and the joins' puts
+     * waited behind it); completes with how many writes failed.
+     */
+    private CompletableFuture<Integer> refreshAll() {
+        List<CompletableFuture<Void>> writes = new ArrayList<>(live.size());
         for (SubscriptionEntry e : live.values()) {
-            try {
-                write(e);
-            } catch (Exception ex) {
-                failed++;
-                if (failed == 1) {
-                    LogCode.RegistryRefreshFailed.warn(log, "{}: {}", e.key(), ex.toString());
+            writes.add(writeAsync(e));
+        }
+        AtomicInteger failed = new AtomicInteger();
+        List<CompletableFuture<Void>> counted = new ArrayList<>(writes.size());
+        for (CompletableFuture<Void> w : writes) {
+            counted.add(w.handle((v, ex) -> {
+                if (ex != null && failed.incrementAndGet() == 1) {
+                    LogCode.RegistryRefreshFailed.warn(log, "a refresh write failed: {}", ex.toString());
                 }
-            }
+                return null;
+            }));
         }
-        if (failed > 0) {
-            LogCode.RegistryRefreshFailed.warn(log, "{} of {} entries not refreshed", failed, live.size());
-        } else {
-            reput.complete(null);
-        }
-        return failed;
+        return CompletableFuture.allOf(counted.toArray(CompletableFuture[]::new))
+                .thenApply(v -> {
+                    int n = failed.get();
+                    if (n > 0) {
+                        LogCode.RegistryRefreshFailed.warn(log, "{} of {} entries not refreshed", n, writes.size());
+                    } else {
+                        try {
+                            worker.execute(() -> reput.complete(null)); // reput is the KV thread's
+                        } catch (RuntimeException closing) {
+                            // closed meanwhile: nobody waits for the re-put any more
+                        }
+                    }
+                    return n;
+                });
     }
 
     /** Lets queued writes and deletes finish (bounded, {@link KvThread#CLOSE_WAIT}), then stops the thread. Idempotent. */

@@ -16,7 +16,9 @@ import io.nats.client.Dispatcher;
 import io.nats.client.Message;
 import io.nats.client.impl.Headers;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -48,6 +50,7 @@ public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker,
     private final FrontMetrics metrics;
     private final EventIdWindow seen;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final Map<SubscriptionCheck.Request, CompletableFuture<Outcome>> checksInFlight = new ConcurrentHashMap<>();
     private RelayListener listener;
     private Dispatcher dispatcher;
 
@@ -163,8 +166,31 @@ public final class NatsRelay implements BroadcastPublisher, SubscriptionChecker,
         }
     }
 
+    /**
+     * Identical checks share one request while it is in flight (bounded by the joins in flight):
+     * a reconnect storm of thousands of clients on one channel asks once, not once per client,
+     * and the same question has the same answer.
+     */
     @Override
     public CompletableFuture<Outcome> check(SubscriptionCheck.Request request) {
+        CompletableFuture<Outcome> mine = new CompletableFuture<>();
+        CompletableFuture<Outcome> shared = checksInFlight.putIfAbsent(request, mine);
+        if (shared != null) {
+            metrics.checkShared();
+            return shared.thenApply(o -> o); // a copy: a caller cannot complete the shared one
+        }
+        requestCheck(request).whenComplete((outcome, err) -> {
+            checksInFlight.remove(request, mine);
+            if (err != null) {
+                mine.complete(new Outcome.Unavailable(err.toString()));
+            } else {
+                mine.complete(outcome);
+            }
+        });
+        return mine.thenApply(o -> o);
+    }
+
+    private CompletableFuture<Outcome> requestCheck(SubscriptionCheck.Request request) {
         byte[] body;
         try {
             body = mapper.writeValueAsBytes(request);

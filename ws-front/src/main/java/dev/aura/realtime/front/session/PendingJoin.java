@@ -124,6 +124,11 @@ final class PendingJoin {
             return;
         }
         session.pendingJoins.remove(topic());
+        String expired = flow.expired(claims); // it may have expired while the checks ran
+        if (expired != null) {
+            flow.replyError(join, expired);
+            return;
+        }
         PrivateChannels.Gate verdict = gate.join();
         if (verdict.refusal() != null) {
             flow.replyError(join, verdict.refusal());

@@ -167,8 +167,15 @@ final class PrivateChannels {
                         return;
                     }
                     for (ChannelAccess.Message msg : reply.messages()) {
-                        byte[] payload = String.valueOf(msg.payload()).getBytes(StandardCharsets.UTF_8);
-                        services.fanout().replay(m, new UserBroadcast(msg.event(), payload, true, msg.id()));
+                        // a binary message has no vsn 1.0.0 form and is left out there (as Supabase)
+                        UserBroadcast b = msg.binaryPayload() != null
+                                ? new UserBroadcast(msg.event(), msg.binaryPayload(), false, msg.id())
+                                : new UserBroadcast(
+                                        msg.event(),
+                                        String.valueOf(msg.payload()).getBytes(StandardCharsets.UTF_8),
+                                        true,
+                                        msg.id());
+                        services.fanout().replay(m, b);
                     }
                     if (reply.truncated()) {
                         m.push(
@@ -186,23 +193,25 @@ final class PrivateChannels {
      */
     void persist(Membership m, PhoenixMessage.BroadcastPush b) {
         UserBroadcast message = b.broadcast();
-        JsonNode payload;
-        try {
-            payload = services.mapper().readTree(message.payload());
-        } catch (IOException e) {
-            replyPersist(m, b, Reasons.malformed("persisted broadcast payload must be JSON"));
-            return;
-        }
         Claims c = m.claims();
-        ask(ChannelAccess.Request.persist(
-                        m.projectId(),
-                        m.channelName(),
-                        c.role(),
-                        c.json(),
-                        message.event(),
-                        payload,
-                        b.persist().ttlMs()))
-                .thenAccept(reply -> onLoop(() -> replyPersist(m, b, reply.error())));
+        ChannelAccess.Request request;
+        long ttlMs = b.persist().ttlMs();
+        if (message.json()) {
+            JsonNode payload;
+            try {
+                payload = services.mapper().readTree(message.payload());
+            } catch (IOException e) {
+                replyPersist(m, b, Reasons.malformed("persisted broadcast payload must be JSON"));
+                return;
+            }
+            request = ChannelAccess.Request.persist(
+                    m.projectId(), m.channelName(), c.role(), c.json(), message.event(), payload, ttlMs);
+        } else {
+            // a vsn 2.0.0 binary broadcast: stored in binary_payload
+            request = ChannelAccess.Request.persistBinary(
+                    m.projectId(), m.channelName(), c.role(), c.json(), message.event(), message.payload(), ttlMs);
+        }
+        ask(request).thenAccept(reply -> onLoop(() -> replyPersist(m, b, reply.error())));
     }
 
     /**

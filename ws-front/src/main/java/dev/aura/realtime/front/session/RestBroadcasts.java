@@ -73,8 +73,8 @@ public final class RestBroadcasts {
             if (m.payload().length > limit) {
                 return done(413, Reasons.payloadTooLarge(limit));
             }
-            if (persist != null && (!m.privateChannel() || !m.json())) {
-                return done(400, "persist needs a private channel and a JSON payload");
+            if (persist != null && !m.privateChannel()) {
+                return done(400, "persist needs a private channel");
             }
         }
         // the project's messages and bytes per second, across replicas, as for socket broadcasts
@@ -131,29 +131,36 @@ public final class RestBroadcasts {
     }
 
     private CompletableFuture<Result> persist(Claims claims, Message m, Persist persist) {
-        JsonNode payload;
-        try {
-            payload = services.mapper().readTree(m.payload());
-        } catch (IOException e) {
-            return done(400, "the payload is not JSON");
+        ChannelAccess.Request request;
+        if (m.json()) {
+            JsonNode payload;
+            try {
+                payload = services.mapper().readTree(m.payload());
+            } catch (IOException e) {
+                return done(400, "the payload is not JSON");
+            }
+            request = ChannelAccess.Request.persist(
+                    claims.projectId(), m.topic(), claims.role(), claims.json(), m.event(), payload, persist.ttlMs());
+        } else {
+            // an octet-stream body: stored in binary_payload, delivered as a binary broadcast
+            request = ChannelAccess.Request.persistBinary(
+                    claims.projectId(),
+                    m.topic(),
+                    claims.role(),
+                    claims.json(),
+                    m.event(),
+                    m.payload(),
+                    persist.ttlMs());
         }
-        return ask(ChannelAccess.Request.persist(
-                        claims.projectId(),
-                        m.topic(),
-                        claims.role(),
-                        claims.json(),
-                        m.event(),
-                        payload,
-                        persist.ttlMs()))
-                .thenApply(r -> {
-                    if (r.error() == null) {
-                        return Result.ACCEPTED;
-                    }
-                    if (ChannelAccessClient.UNAVAILABLE.equals(r.error())) {
-                        return new Result(503, r.error());
-                    }
-                    return new Result(r.error().startsWith("PayloadTooLarge") ? 413 : 403, r.error());
-                });
+        return ask(request).thenApply(r -> {
+            if (r.error() == null) {
+                return Result.ACCEPTED;
+            }
+            if (ChannelAccessClient.UNAVAILABLE.equals(r.error())) {
+                return new Result(503, r.error());
+            }
+            return new Result(r.error().startsWith("PayloadTooLarge") ? 413 : 403, r.error());
+        });
     }
 
     private CompletableFuture<ChannelAccess.Reply> ask(ChannelAccess.Request request) {

@@ -12,17 +12,22 @@ import java.util.Map;
  * project mostly share one key (the anon key), so connections share its verified {@link Claims}
  * (immutable) instead of each holding a copy (about a kilobyte of heap) and paying a signature
  * check. A cached token is used only while its {@code exp} is ahead of the clock; once expired it
- * is verified again, which fails with the verifier's own message. At most {@link #MAX_TOKENS}
+ * is verified again, which fails with the verifier's own message; it is also verified again
+ * {@link #MAX_AGE_MS} after it was, so a signing key removed from the key set (rotation,
+ * docs/security.md) stops admitting its tokens at connect within that time. At most {@link #MAX_TOKENS}
  * tokens are kept, the least recently used dropped first. Thread-safe (every event loop).
  */
 final class ApiKeyClaims {
     static final int MAX_TOKENS = 1024;
+    static final long MAX_AGE_MS = 60_000;
+
+    private record Verified(Claims claims, long atMs) {}
 
     private final JwtVerifier verifier;
     private final Clock clock;
-    private final Map<String, Claims> verified = new LinkedHashMap<>(64, 0.75f, true) {
+    private final Map<String, Verified> verified = new LinkedHashMap<>(64, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Claims> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<String, Verified> eldest) {
             return size() > MAX_TOKENS;
         }
     };
@@ -34,16 +39,25 @@ final class ApiKeyClaims {
 
     /** The token's claims; throws like {@link JwtVerifier#verify}. */
     Claims verify(String token) throws AuthException {
+        Verified cached;
+        synchronized (verified) {
+            cached = verified.get(token);
+        }
+        long now = clock.millis();
+        if (cached != null && cached.claims().expiresAt().toEpochMilli() > now && now - cached.atMs() < MAX_AGE_MS) {
+            return cached.claims();
+        }
         Claims claims;
-        synchronized (verified) {
-            claims = verified.get(token);
+        try {
+            claims = verifier.verify(token);
+        } catch (AuthException e) {
+            synchronized (verified) {
+                verified.remove(token);
+            }
+            throw e;
         }
-        if (claims != null && claims.expiresAt().isAfter(clock.instant())) {
-            return claims;
-        }
-        claims = verifier.verify(token);
         synchronized (verified) {
-            verified.put(token, claims);
+            verified.put(token, new Verified(claims, now));
         }
         return claims;
     }

@@ -332,6 +332,57 @@ class PrivateChannelsTest {
     }
 
     @Test
+    void aReplayedBinaryMessageIsLeftOutForAVsn1Member() {
+        h.access = r -> ChannelAccess.OP_REPLAY.equals(r.op())
+                ? ChannelAccess.Reply.replayed(
+                        false,
+                        List.of(
+                                new ChannelAccess.Message("id-1", "blob", null, 1, new byte[] {0, (byte) 0xff}),
+                                new ChannelAccess.Message("id-2", "second", h.mapper.valueToTree(Map.of("n", 2)), 2)),
+                        false)
+                : readable(true, true);
+        ChannelHarness.Conn c = connect();
+        c.send(join(ROOM, "{\"private\":true,\"broadcast\":{\"replay\":{\"since\":1000,\"limit\":10}}}"));
+
+        assertThat(status(c.next())).isEqualTo("ok");
+        assertThat(c.next().path("payload").path("event").asText()).isEqualTo("second");
+    }
+
+    @Test
+    void aJoinOnAnExpiredApiKeyWithoutAccessTokenIsRefusedBeforeAnyReplay() {
+        h.access = r -> ChannelAccess.OP_REPLAY.equals(r.op())
+                ? ChannelAccess.Reply.replayed(
+                        false,
+                        List.of(new ChannelAccess.Message("id-1", "first", h.mapper.valueToTree(Map.of("n", 1)), 1)),
+                        false)
+                : readable(true, true);
+        ChannelHarness.Conn c = connect(); // apikey valid for one hour
+        h.clock.advance(Duration.ofHours(1).plusSeconds(12));
+        String replay = "\"broadcast\":{\"replay\":{\"since\":1000,\"limit\":10}}";
+        c.send(join(ROOM, "{\"private\":true," + replay + "}"));
+        JsonNode refused = c.next();
+        assertThat(status(refused)).isEqualTo("error");
+        assertThat(reason(refused)).isEqualTo("InvalidJWTToken: Token has expired 12 seconds ago");
+        assertThat(c.next()).as("nothing after the refusal").isNull();
+        assertThat(asked(ChannelAccess.OP_REPLAY)).as("no history read").isEmpty();
+        assertThat(h.metrics.channels()).isZero();
+        c.send(frame("2", "2", "realtime:pub", "phx_join", "{\"config\":{" + replay + "}}"));
+        assertThat(reason(c.next())).isEqualTo("InvalidJWTToken: Token has expired 12 seconds ago");
+        assertThat(c.next()).isNull();
+
+        // the same join with a new access_token is accepted and replays
+        c.send(frame(
+                "3",
+                "3",
+                ROOM,
+                "phx_join",
+                "{\"config\":{\"private\":true," + replay + "},\"access_token\":\""
+                        + h.tokens.ttl(Duration.ofHours(1)).authenticated(FrontFixture.PROJECT, "user-3") + "\"}"));
+        assertThat(status(c.next())).isEqualTo("ok");
+        assertThat(c.next().path("payload").path("event").asText()).isEqualTo("first");
+    }
+
+    @Test
     void aPersistedBroadcastIsStoredAndAckedAfterTheInsertAndNeverOnAPublicChannel() {
         ChannelHarness.Conn c = joinedPrivately("\"broadcast\":{\"ack\":true}");
         c.send(frame(

@@ -213,7 +213,7 @@ class RestBroadcastEndpointTest {
         assertThat(postAsAnon(BATCH + "/t/events/e", "{oops").status()).isEqualTo(400);
         assertThat(postAsAnon(BATCH + "/t/events/e?persist=true", "{}").error())
                 .as("persist needs a private channel")
-                .isEqualTo("persist needs a private channel and a JSON payload");
+                .isEqualTo("persist needs a private channel");
         assertThat(postAsAnon(BATCH + "/t/nope/e", "{}").status()).isEqualTo(404);
         assertThat(request("GET", BATCH, new byte[0], "apikey: " + anon).status())
                 .isEqualTo(405);
@@ -291,6 +291,22 @@ class RestBroadcastEndpointTest {
         assertThat(postAsAnon(BATCH + "/log/events/note?private=true&persist=true", "{}")
                         .status())
                 .isEqualTo(413);
+    }
+
+    @Test
+    void aPersistedOctetStreamBodyIsStoredAsBinary() {
+        Response r = request(
+                "POST",
+                BATCH + "/log/events/raw?private=true&persist=true",
+                new byte[] {0, 1, (byte) 0xFF},
+                "apikey: " + anon,
+                "Content-Type: application/octet-stream");
+        assertThat(r.status()).isEqualTo(202);
+        ChannelAccess.Request asked = h.accessAsked.get(h.accessAsked.size() - 1);
+        assertThat(asked.op()).isEqualTo(ChannelAccess.OP_PERSIST_BINARY);
+        assertThat(asked.payload()).isNull();
+        assertThat(asked.binaryPayload()).containsExactly(0, 1, 0xFF);
+        assertThat(h.publisher.published).as("delivered from the database").isEmpty();
     }
 
     @Test
