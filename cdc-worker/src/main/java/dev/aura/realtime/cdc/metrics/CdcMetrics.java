@@ -27,6 +27,7 @@ public final class CdcMetrics {
     public final Counter rlsWithheld;
     public final Counter registryEntriesInvalid;
     public final Timer registrySync;
+    public final Counter registryRewatchForced;
     public final Counter joinChecksJudged;
     public final Counter joinChecksReused;
     public final Counter joinChecksBusy;
@@ -93,6 +94,10 @@ public final class CdcMetrics {
                 registry,
                 "aura.cdc.registry.entries.invalid",
                 "Registry entries ignored as invalid (size, shape, project, role, claims or filter; logged RegistryEntryInvalid)");
+        registryRewatchForced = counter(
+                registry,
+                "aura.cdc.registry.rewatch.forced",
+                "Re-watches started because the registry view applied nothing for a sync timeout while the bucket was ahead (logged RegistryWatchStalled)");
         registrySync = Timer.builder("aura.cdc.registry.sync")
                 .description("Read-your-writes wait of a batch: bucket sequence read plus catching up with it")
                 .register(registry);

@@ -28,9 +28,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -117,6 +119,8 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
     private volatile Loader loading;
 
     private volatile boolean closed;
+    /** {@code System.nanoTime()} of the last re-watch forced by a lagging view ({@link #rewatchStalled}). */
+    private final AtomicLong lastForcedRewatch = new AtomicLong(System.nanoTime() - TimeUnit.HOURS.toNanos(1));
 
     public RegistryWatch(Connection nats, Clock clock, Settings settings, CdcMetrics metrics) throws IOException {
         this.nats = nats;
@@ -234,6 +238,8 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
                         CdcReason.NATS_UNAVAILABLE, "cannot read the subscription registry's state: " + cause, cause);
             }
             synchronized (progress) {
+                Loader first = current;
+                long firstApplied = first == null ? -1 : first.applied;
                 while (true) {
                     Loader live = current;
                     if (live != null && live.applied >= target) {
@@ -241,6 +247,9 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
                     }
                     long leftNanos = deadline - System.nanoTime();
                     if (leftNanos <= 0) {
+                        if (live != null && live == first && live.applied == firstApplied) {
+                            rewatchStalled(live.applied, target); // not one event in the whole wait
+                        }
                         throw CdcFailure.retriable(
                                 CdcReason.NATS_UNAVAILABLE,
                                 live == null
@@ -255,6 +264,32 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
             }
         } finally {
             metrics.registrySync.record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /**
+     * The live watch applied no event during a whole sync timeout while the bucket was ahead of
+     * it: its push consumer may have stalled. Starts a re-watch at once, at most one per sync
+     * timeout, instead of waiting for the periodic one (a minute of CDC inactive); the stalled view
+     * stays current until the new one has loaded. A watch that advances but lags is left alone: a
+     * re-watch replays the whole bucket and would only add to the load behind the lag (bench
+     * figure 9: a storm's registry writes outran the watch, see docs/performance.md).
+     */
+    private void rewatchStalled(long applied, long target) {
+        long now = System.nanoTime();
+        long last = lastForcedRewatch.get();
+        if (now - last < settings.syncTimeout().toNanos() || !lastForcedRewatch.compareAndSet(last, now)) {
+            return;
+        }
+        log.warn(
+                "[RegistryWatchStalled] subscription registry view stuck at sequence {}, bucket at {}: re-watching",
+                applied,
+                target);
+        metrics.registryRewatchForced.increment();
+        try {
+            resync.execute(() -> safeRewatch(true));
+        } catch (RejectedExecutionException closing) {
+            // closed meanwhile
         }
     }
 
@@ -422,7 +457,7 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
             loaded.countDown();
             try {
                 resync.execute(RegistryWatch.this::closeRetiring);
-            } catch (java.util.concurrent.RejectedExecutionException stopping) {
+            } catch (RejectedExecutionException stopping) {
                 // closed meanwhile: close() closes it
             }
             log.debug(
