@@ -75,6 +75,8 @@ public enum LogCode {
     REGISTRY_RESYNC_TIMEOUT,
     /** A registry entry is not a valid subscription entry; ignored. */
     REGISTRY_ENTRY_INVALID,
+    /** The registry watch applied nothing for a sync timeout while the bucket was ahead; re-watched. */
+    REGISTRY_WATCH_STALLED,
 
     // control API and join-time checks
     /** A control API request failed on the database (answered 503). */
