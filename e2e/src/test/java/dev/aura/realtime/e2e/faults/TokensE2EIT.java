@@ -236,7 +236,8 @@ class TokensE2EIT {
     /**
      * Issue 24 point 5: a join on a socket whose connect-time apikey has expired, sent without a new
      * {@code access_token}, is refused with Supabase's words before any history is sent; the same
-     * join with a new token is accepted and replays.
+     * join with a new token is accepted and replays. {@link ExpiredApiKeyJsE2EIT} shows the same with
+     * realtime-js.
      */
     @Test
     void aJoinOnAnExpiredApiKeyWithoutAccessTokenIsRefusedBeforeAnyHistory() throws Exception {
