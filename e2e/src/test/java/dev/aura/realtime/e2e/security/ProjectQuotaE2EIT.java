@@ -231,9 +231,14 @@ class ProjectQuotaE2EIT {
                         .as("replica " + r)
                         .anyMatch(x -> x.startsWith("SubscriptionCheckRateLimitReached: "));
             }
+            // Each replica admits against the budget minus the other's last reported second
+            // (docs/security.md, known limits): two replicas can each spend up to the whole budget
+            // in a second before they hear of each other, so the bound is two budgets per second
+            // of the ~5 s (a bound of 7 s' worth failed a clean-clone CI run at 320 checks);
+            // without the budget all ~800 were asked.
             assertThat(asked)
-                    .as("checks asked in ~5 s with a budget of " + CHECKS + "/s (first-second overshoot allowed)")
-                    .isLessThanOrEqualTo(CHECKS * 7);
+                    .as("checks asked in ~5 s with a budget of " + CHECKS + "/s on each of 2 replicas")
+                    .isLessThanOrEqualTo(CHECKS * 2 * 5);
         }
     }
 
