@@ -32,6 +32,7 @@ import dev.aura.realtime.front.session.ProjectQuota;
 import dev.aura.realtime.front.session.ProjectQuotas;
 import dev.aura.realtime.front.session.RestBroadcasts;
 import dev.aura.realtime.front.session.Sessions;
+import dev.aura.realtime.front.session.VerifiedTokens;
 import dev.aura.realtime.front.transport.FrontServer;
 import dev.aura.realtime.front.transport.TransportContext;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -168,7 +169,7 @@ public final class FrontApp implements AutoCloseable {
             Sessions sessions = new Sessions();
             usage.start(quotas::usage);
             ChannelServices services = new ChannelServices(
-                    verifier,
+                    new VerifiedTokens(verifier, clock),
                     relay,
                     registry,
                     relay,

@@ -1,5 +1,6 @@
 package dev.aura.realtime.common.auth;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -19,6 +20,19 @@ public record Claims(
         String role, String projectId, String subject, Instant expiresAt, Map<String, Object> all, String json) {
     public Claims {
         all = Collections.unmodifiableMap(new LinkedHashMap<>(all));
+    }
+
+    /** {@code "Token has expired N seconds ago"} (Supabase's words) when {@code exp} is not after {@code now}, else null. */
+    public static String expiredMessage(Instant exp, Instant now) {
+        if (exp.isAfter(now)) {
+            return null;
+        }
+        return "Token has expired " + Math.max(0, Duration.between(exp, now).toSeconds()) + " seconds ago";
+    }
+
+    /** {@link #expiredMessage(Instant, Instant)} of this token's {@code exp}. */
+    public String expiredMessage(Instant now) {
+        return expiredMessage(expiresAt, now);
     }
 
     public boolean isServiceRole() {

@@ -23,7 +23,6 @@ import dev.aura.realtime.common.config.JwtSettings;
 import java.nio.charset.StandardCharsets;
 import java.text.ParseException;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.Date;
 import java.util.List;
@@ -121,9 +120,9 @@ public final class JwtVerifier {
             throw new AuthException(AuthException.INVALID, "Fields `role` and `exp` are required in JWT");
         }
         Instant now = clock.instant();
-        if (!exp.toInstant().isAfter(now)) {
-            long ago = Math.max(0, Duration.between(exp.toInstant(), now).toSeconds());
-            throw new AuthException(AuthException.INVALID, "Token has expired " + ago + " seconds ago");
+        String expired = Claims.expiredMessage(exp.toInstant(), now);
+        if (expired != null) {
+            throw new AuthException(AuthException.INVALID, expired);
         }
         Object ref = set.getClaim("ref");
         if (!(ref instanceof String)) {

@@ -316,34 +316,29 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
      * waited behind it); completes with how many writes failed.
      */
     private CompletableFuture<Integer> refreshAll() {
+        AtomicInteger failed = new AtomicInteger();
         List<CompletableFuture<Void>> writes = new ArrayList<>(live.size());
         for (SubscriptionEntry e : live.values()) {
-            writes.add(writeAsync(e));
-        }
-        AtomicInteger failed = new AtomicInteger();
-        List<CompletableFuture<Void>> counted = new ArrayList<>(writes.size());
-        for (CompletableFuture<Void> w : writes) {
-            counted.add(w.handle((v, ex) -> {
+            writes.add(writeAsync(e).handle((v, ex) -> {
                 if (ex != null && failed.incrementAndGet() == 1) {
                     LogCode.RegistryRefreshFailed.warn(log, "a refresh write failed: {}", ex.toString());
                 }
                 return null;
             }));
         }
-        return CompletableFuture.allOf(counted.toArray(CompletableFuture[]::new))
-                .thenApply(v -> {
-                    int n = failed.get();
-                    if (n > 0) {
-                        LogCode.RegistryRefreshFailed.warn(log, "{} of {} entries not refreshed", n, writes.size());
-                    } else {
-                        try {
-                            worker.execute(() -> reput.complete(null)); // reput is the KV thread's
-                        } catch (RuntimeException closing) {
-                            // closed meanwhile: nobody waits for the re-put any more
-                        }
-                    }
-                    return n;
-                });
+        return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            int n = failed.get();
+            if (n > 0) {
+                LogCode.RegistryRefreshFailed.warn(log, "{} of {} entries not refreshed", n, writes.size());
+            } else {
+                try {
+                    worker.execute(() -> reput.complete(null)); // reput is the KV thread's
+                } catch (RuntimeException closing) {
+                    // closed meanwhile: nobody waits for the re-put any more
+                }
+            }
+            return n;
+        });
     }
 
     /** Lets queued writes and deletes finish (bounded, {@link KvThread#CLOSE_WAIT}), then stops the thread. Idempotent. */

@@ -9,7 +9,6 @@ import dev.aura.realtime.front.log.LogCode;
 import dev.aura.realtime.front.protocol.PhoenixMessage;
 import dev.aura.realtime.front.protocol.Replies;
 import dev.aura.realtime.front.protocol.SystemMessages;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -84,14 +83,12 @@ final class ChannelLifecycle {
         if (!m.active()) {
             return;
         }
-        long now = services.clock().millis();
-        long expMs = m.claims().expiresAt().toEpochMilli();
-        if (expMs > now) { // refreshed meanwhile with a later token
+        String expired = m.claims().expiredMessage(services.clock().instant());
+        if (expired == null) { // refreshed meanwhile with a later token
             scheduleExpiry(m);
             return;
         }
-        long ago = Duration.ofMillis(now - expMs).toSeconds();
-        closeWithSystemError(m, SystemMessages.EXT_SYSTEM, "Token has expired " + ago + " seconds ago");
+        closeWithSystemError(m, SystemMessages.EXT_SYSTEM, expired);
     }
 
     /** Sends a {@code system} error, then closes the channel with {@code phx_close}. */

@@ -1,7 +1,6 @@
 package dev.aura.realtime.front.session;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.front.fanout.CdcHealth;
 import dev.aura.realtime.front.fanout.Fanout;
 import dev.aura.realtime.front.fanout.LocalTopics;
@@ -36,7 +35,7 @@ import java.time.Clock;
  * @param privateOnly each project's {@code private_only}, cached
  */
 public record ChannelServices(
-        JwtVerifier verifier,
+        VerifiedTokens tokens,
         SubscriptionChecker checker,
         SubscriptionRegistry registry,
         BroadcastPublisher publisher,

@@ -61,12 +61,6 @@ public final class ClientSession implements Recipient, LoopOutbox.Flushable {
 
     final Map<String, Membership> memberships = new HashMap<>();
     final Map<String, PendingJoin> pendingJoins = new HashMap<>();
-    /** The last join {@code access_token} this socket verified and its claims (event loop only; {@link JoinFlow}). */
-    String verifiedToken;
-
-    Claims verifiedClaims;
-
-    long verifiedAtMs;
     final RateWindow joins;
     final RateWindow events;
     final RateWindow presenceEvents;

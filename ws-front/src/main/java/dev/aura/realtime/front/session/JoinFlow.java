@@ -6,7 +6,6 @@ import dev.aura.realtime.front.protocol.PhoenixMessage;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.Replies;
 import dev.aura.realtime.front.protocol.Topics;
-import java.time.Duration;
 
 /**
  * {@code phx_join} of one connection (event loop only).
@@ -106,7 +105,7 @@ final class JoinFlow {
         Claims claims = session.apiKeyClaims();
         if (request.accessToken() != null) {
             try {
-                claims = verified(request.accessToken());
+                claims = services.tokens().verify(request.accessToken()); // shared, see VerifiedTokens
             } catch (AuthException e) {
                 replyError(j, e.reason());
                 return;
@@ -129,42 +128,12 @@ final class JoinFlow {
     }
 
     /**
-     * The claims of a join's {@code access_token}. realtime-js sends the same token with every
-     * join of a socket until it refreshes it, so the last token this socket verified is reused for
-     * at most {@link #REVERIFY_AFTER_MS} and never past its {@code exp} (verification was a third
-     * of ws-front's CPU in a join bench); after that, and for any other token, it is verified
-     * against the current keys (a removed signing key stops admitting joins within that time, as
-     * for the connect-time apikey) and refused with the verifier's words.
-     */
-    private Claims verified(String token) throws AuthException {
-        long now = services.clock().millis();
-        if (token.equals(session.verifiedToken)
-                && now - session.verifiedAtMs < REVERIFY_AFTER_MS
-                && session.verifiedClaims.expiresAt().toEpochMilli() > now) {
-            return session.verifiedClaims;
-        }
-        Claims claims = services.verifier().verify(token);
-        session.verifiedToken = token;
-        session.verifiedClaims = claims;
-        session.verifiedAtMs = now;
-        return claims;
-    }
-
-    /** How long a socket reuses the verification of its last join token (as the apikey's, 60 s). */
-    static final long REVERIFY_AFTER_MS = 60_000;
-
-    /**
      * @return {@code InvalidJWTToken: Token has expired N seconds ago} (Supabase's words) when the
      *     claims' {@code exp} is not ahead of the clock, else null
      */
     String expired(Claims claims) {
-        long now = services.clock().millis();
-        long expMs = claims.expiresAt().toEpochMilli();
-        if (expMs > now) {
-            return null;
-        }
-        return AuthException.INVALID + ": Token has expired "
-                + Duration.ofMillis(now - expMs).toSeconds() + " seconds ago";
+        String expired = claims.expiredMessage(services.clock().instant());
+        return expired == null ? null : AuthException.INVALID + ": " + expired;
     }
 
     void replyError(PhoenixMessage.Join j, String reason) {

@@ -118,7 +118,7 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
         }
         Claims claims;
         try {
-            claims = services.verifier().verify(token);
+            claims = services.tokens().verify(token);
         } catch (AuthException e) {
             lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, e.getMessage());
             return;

@@ -5,6 +5,7 @@ import dev.aura.realtime.front.protocol.Framing;
 import dev.aura.realtime.front.protocol.PhoenixCodec;
 import dev.aura.realtime.front.protocol.Vsn;
 import dev.aura.realtime.front.session.SessionHandler;
+import dev.aura.realtime.front.session.VerifiedTokens;
 import dev.aura.realtime.front.session.WireHead;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
@@ -51,18 +52,16 @@ final class FrontInitializer extends ChannelInitializer<Channel> {
 
     private final TransportContext context;
     private final AtomicBoolean draining;
-    private final ApiKeyClaims apiKeys;
 
     /** @param draining set once the server stops accepting; new upgrades are then refused */
     FrontInitializer(TransportContext context, AtomicBoolean draining) {
         this.context = context;
         this.draining = draining;
-        this.apiKeys = new ApiKeyClaims(context.verifier(), context.services().clock());
     }
 
     /** Verifies connections' {@code apikey}s (shared by the WebSocket and SSE endpoints). */
-    ApiKeyClaims apiKeys() {
-        return apiKeys;
+    VerifiedTokens apiKeys() {
+        return context.services().tokens();
     }
 
     @Override

@@ -442,7 +442,7 @@ class PrivateChannelsTest {
         };
         ChannelServices s = h.services;
         ChannelServices withPresence = new ChannelServices(
-                s.verifier(),
+                s.tokens(),
                 s.checker(),
                 s.registry(),
                 s.publisher(),

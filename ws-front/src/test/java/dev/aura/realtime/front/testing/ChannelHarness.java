@@ -27,6 +27,7 @@ import dev.aura.realtime.front.session.ProjectQuota;
 import dev.aura.realtime.front.session.ProjectQuotas;
 import dev.aura.realtime.front.session.SessionHandler;
 import dev.aura.realtime.front.session.Sessions;
+import dev.aura.realtime.front.session.VerifiedTokens;
 import dev.aura.realtime.front.session.WireHead;
 import dev.aura.realtime.testkit.MutableClock;
 import dev.aura.realtime.testkit.TestTokens;
@@ -116,7 +117,7 @@ public final class ChannelHarness {
     };
 
     public final ChannelServices services = new ChannelServices(
-            verifier,
+            new VerifiedTokens(verifier, clock),
             checker,
             registry,
             publisher,
