@@ -1,5 +1,6 @@
 package dev.aura.realtime.e2e;
 
+import dev.aura.realtime.cdc.platform.RealtimeSchemas;
 import dev.aura.realtime.testkit.ControlApiClient;
 import dev.aura.realtime.testkit.Jars;
 import dev.aura.realtime.testkit.NatsServer;
@@ -15,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import org.awaitility.Awaitility;
 
 /**
  * The product as users run it: the cdc-worker and ws-front jars as separate processes on a test
@@ -55,6 +57,24 @@ public final class E2eStack implements AutoCloseable {
         this.projectId = projectId;
         this.schema = schemaOf(projectId);
         this.slot = slot;
+    }
+
+    /** The project's realtime schema, quoted for SQL ({@code "<schema>_realtime"}). */
+    public String realtimeSchema() {
+        return "\"" + schema.replace("\"", "") + "_realtime\"";
+    }
+
+    /**
+     * Waits until the cdc-worker has provisioned the project's realtime schema at the current
+     * layout ({@link RealtimeSchemas#VERSION}: binary payloads, {@code expires_at}, ...).
+     */
+    public void awaitRealtimeSchema(Duration timeout) {
+        Awaitility.await()
+                .alias("realtime schema of " + projectId + " at layout " + RealtimeSchemas.VERSION)
+                .atMost(timeout)
+                .until(() -> pg.queryOne("SELECT count(*) FROM aura_platform.projects WHERE project_id = '" + projectId
+                                + "' AND realtime_schema_version >= " + RealtimeSchemas.VERSION)
+                        .equals("1"));
     }
 
     /** A cdc-worker, {@code wsFronts} ws-front replicas (default settings) and the project, on {@code pg} and {@code nats}. */

@@ -11,7 +11,6 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -44,13 +43,8 @@ class ExpiredApiKeyJsE2EIT {
     @BeforeAll
     static void start() {
         stack = E2eStack.startDefault(1);
-        String rt = "\"" + stack.schema + "_realtime\"";
-        Awaitility.await()
-                .atMost(T)
-                .until(() -> stack.pg
-                        .queryOne("SELECT count(*) FROM aura_platform.projects WHERE project_id = '" + stack.projectId
-                                + "' AND realtime_schema_version >= 3")
-                        .equals("1"));
+        String rt = stack.realtimeSchema();
+        stack.awaitRealtimeSchema(T);
         stack.sql(
                 "CREATE POLICY acme_reads ON " + rt + ".messages FOR SELECT TO aura_authenticated USING (" + rt
                         + ".topic() LIKE 'org-acme:%' AND auth.jwt() ->> 'org' = 'acme')",

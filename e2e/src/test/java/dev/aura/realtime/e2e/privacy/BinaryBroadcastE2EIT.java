@@ -47,14 +47,8 @@ class BinaryBroadcastE2EIT {
     @BeforeEach
     void start() {
         stack = E2eStack.start(PostgresServer.shared(), NatsServer.shared(), 1, Map.of("CDC_SOURCE", source));
-        rt = "\"" + stack.schema.replace("\"", "") + "_realtime\"";
-        Awaitility.await()
-                .alias("realtime schema provisioned with binary_payload")
-                .atMost(T)
-                .until(() -> stack.pg
-                        .queryOne("SELECT count(*) FROM aura_platform.projects WHERE project_id = '" + stack.projectId
-                                + "' AND realtime_schema_version >= 3")
-                        .equals("1"));
+        rt = stack.realtimeSchema();
+        stack.awaitRealtimeSchema(T);
         stack.sql(
                 "CREATE POLICY bin_reads ON " + rt + ".messages FOR SELECT TO aura_authenticated USING (" + rt
                         + ".topic() LIKE 'bin:%')",

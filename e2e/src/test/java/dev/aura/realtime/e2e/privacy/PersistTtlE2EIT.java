@@ -33,13 +33,8 @@ class PersistTtlE2EIT {
         // no janitor run while the replay filter is checked (its first run is a period after start)
         stack = E2eStack.start(
                 PostgresServer.shared(), NatsServer.shared(), 1, Map.of("CDC_MESSAGES_JANITOR_MS", "86400000"));
-        rt = "\"" + stack.schema + "_realtime\"";
-        Awaitility.await()
-                .atMost(T)
-                .until(() -> stack.pg
-                        .queryOne("SELECT count(*) FROM aura_platform.projects WHERE project_id = '" + stack.projectId
-                                + "' AND realtime_schema_version >= 3")
-                        .equals("1"));
+        rt = stack.realtimeSchema();
+        stack.awaitRealtimeSchema(T);
         stack.sql(
                 "CREATE POLICY acme_reads ON " + rt + ".messages FOR SELECT TO aura_authenticated USING (" + rt
                         + ".topic() LIKE 'org-acme:%' AND auth.jwt() ->> 'org' = 'acme')",
