@@ -135,6 +135,20 @@ public final class E2eStack implements AutoCloseable {
         return fronts.size() - 1;
     }
 
+    /**
+     * Starts replica {@code i} again on its port (after a {@code kill -9} or stop), so clients
+     * reconnecting to the same URL reach it; waits for its {@code /health}.
+     */
+    public void restartWsFront(int i, Map<String, String> overrides) {
+        int port = frontPorts.get(i);
+        Map<String, String> env = ServiceEnv.wsFront(nats, SECRET, port);
+        env.putAll(overrides);
+        fronts.get(i).close();
+        ServiceProcess front = ServiceProcess.startJar("ws-front-" + i, Jars.wsFront(), env, List.of());
+        fronts.set(i, front);
+        http(port).awaitHealth("\"status\":\"ok\"", START_TIMEOUT, front);
+    }
+
     public ServiceProcess wsFront(int i) {
         return fronts.get(i);
     }

@@ -1,0 +1,168 @@
+package dev.aura.realtime.e2e.resume;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.aura.realtime.e2e.E2eStack;
+import dev.aura.realtime.testkit.NatsServer;
+import dev.aura.realtime.testkit.PostgresServer;
+import dev.aura.realtime.testkit.RealtimeJsClient;
+import io.nats.client.Connection;
+import io.nats.client.JetStreamApiException;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Issue 27's setting: a cdc-worker, two ws-front replicas on a nats-server of their own (the
+ * history streams and the {@code aura_resume} bucket start empty), one project with table
+ * {@code t} and, when asked, postgres_changes resume switched on in its limits row.
+ */
+final class ResumeStack implements AutoCloseable {
+    static final Duration T = Duration.ofSeconds(20);
+    static final String CHANNEL = "db";
+
+    final NatsServer nats;
+    final E2eStack stack;
+
+    private ResumeStack(NatsServer nats, E2eStack stack) {
+        this.nats = nats;
+        this.stack = stack;
+    }
+
+    /**
+     * Starts everything; {@code resumeSeconds} null leaves the project without a limits row (resume
+     * off, the default). {@code setup} runs after table {@code t} ({@code columns}) is created and
+     * enabled, before the replicas start (a replica reads the limits on its first connection).
+     */
+    static ResumeStack start(Integer resumeSeconds, String columns, String... setup) {
+        NatsServer nats = NatsServer.start();
+        E2eStack stack = new E2eStack(PostgresServer.shared(), nats);
+        ResumeStack s = new ResumeStack(nats, stack);
+        try {
+            stack.startCdcWorker(Map.of(), List.of());
+            stack.createProject();
+            if (resumeSeconds != null) {
+                setWindow(stack, resumeSeconds);
+            }
+            stack.createEnabledTable("t", columns);
+            if (setup.length > 0) {
+                stack.sql(setup);
+            }
+            stack.startWsFront(Map.of());
+            stack.startWsFront(Map.of());
+            return s;
+        } catch (RuntimeException | Error e) {
+            s.close();
+            throw e;
+        }
+    }
+
+    /** Sets the project's resume window (0 = off) in {@code aura_platform.project_limits}. */
+    static void setWindow(E2eStack stack, int seconds) {
+        stack.sql("INSERT INTO aura_platform.project_limits(project_id, postgres_changes_resume_seconds) VALUES ('"
+                + stack.projectId + "', " + seconds + ") ON CONFLICT (project_id) DO UPDATE SET"
+                + " postgres_changes_resume_seconds = EXCLUDED.postgres_changes_resume_seconds");
+    }
+
+    String table() {
+        return stack.table("t");
+    }
+
+    /**
+     * realtime-js 2.119.1 connected to {@code url} as user {@code sub} (an authenticated access
+     * token), channel {@value #CHANNEL} with {@code config} listening to INSERTs on {@code t} and
+     * to system messages, subscribed and told "Subscribed to PostgreSQL".
+     */
+    RealtimeJsClient client(String url, String sub, Map<String, ?> config) {
+        RealtimeJsClient js = RealtimeJsClient.start();
+        try {
+            js.connect(
+                    url,
+                    stack.tokens.anon(stack.projectId),
+                    "2.0.0",
+                    Map.of("accessToken", stack.tokens.authenticated(stack.projectId, sub)));
+            js.channel(CHANNEL, config);
+            js.onPostgresChanges(CHANNEL, Map.of("event", "INSERT", "schema", "public", "table", "t"));
+            js.onSystem(CHANNEL);
+            int mark = js.eventCount();
+            js.subscribeAndAwait(CHANNEL, T);
+            awaitSubscribedToPostgres(js, mark);
+            return js;
+        } catch (RuntimeException | Error e) {
+            js.close();
+            throw e;
+        }
+    }
+
+    /** Waits for the "Subscribed to PostgreSQL" system message at index {@code from} or later. */
+    static JsonNode awaitSubscribedToPostgres(RealtimeJsClient js, int from) {
+        return js.awaitEvent(
+                from,
+                e -> "system".equals(e.path("type").asText())
+                        && "ok".equals(e.path("payload").path("status").asText())
+                        && e.path("payload").path("message").asText().contains("Subscribed to PostgreSQL"),
+                T);
+    }
+
+    /**
+     * After a socket drop at event index {@code mark}: waits until realtime-js saw its socket close,
+     * rejoined the channel by itself ({@code SUBSCRIBED} again) and was told "Subscribed to
+     * PostgreSQL"; returns the index of that system message.
+     */
+    static int awaitRejoin(RealtimeJsClient js, int mark, Duration timeout) {
+        int closed = js.awaitEventIndex(
+                mark,
+                e -> "socket".equals(e.path("type").asText())
+                        && "close".equals(e.path("event").asText()),
+                T);
+        int subscribed = js.awaitEventIndex(
+                closed,
+                e -> "status".equals(e.path("type").asText())
+                        && CHANNEL.equals(e.path("channel").asText())
+                        && "SUBSCRIBED".equals(e.path("status").asText()),
+                timeout);
+        return js.awaitEventIndex(
+                subscribed,
+                e -> "system".equals(e.path("type").asText())
+                        && e.path("payload").path("message").asText().contains("Subscribed to PostgreSQL"),
+                T);
+    }
+
+    /** The design's history stream name of this project. */
+    String historyStream() {
+        return "AURA_PGCHANGES_" + stack.projectId.replace("-", "");
+    }
+
+    /** The JetStream stream names on this stack's nats-server. */
+    List<String> streams() {
+        try (Connection c = nats.connect()) {
+            return c.jetStreamManagement().getStreamNames();
+        } catch (IOException | JetStreamApiException e) {
+            throw new IllegalStateException("cannot list the JetStream streams of " + nats, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Log tails of the services, for failure messages. */
+    String logs() {
+        StringBuilder b = new StringBuilder("--- cdc-worker ---\n")
+                .append(stack.cdcWorker().logTail(25))
+                .append('\n');
+        for (int i = 0; i < 2; i++) {
+            b.append("--- ws-front ")
+                    .append(i)
+                    .append(" ---\n")
+                    .append(stack.wsFront(i).logTail(25))
+                    .append('\n');
+        }
+        return b.toString();
+    }
+
+    @Override
+    public void close() {
+        stack.close();
+        nats.close();
+    }
+}
