@@ -47,6 +47,9 @@ class ResumeAfterReplicaKillE2EIT {
                     .as("no refetch message within the window")
                     .isEmpty();
             assertThat(s.streams()).as("the project's history stream").contains(s.historyStream());
+            assertThat(Deliveries.inserts(js, CHANNEL))
+                    .as("records as the table has them: no _aura_event_id unless asked for")
+                    .noneMatch(r -> r.has("_aura_event_id"));
             System.out.printf(
                     "replica 1 killed after row %d, back after %d ms; the client rejoined %d ms after the kill"
                             + " (%d rows committed meanwhile); %d rows in all%n",

@@ -32,7 +32,8 @@ final class ResumeStack implements AutoCloseable {
     /**
      * Starts everything; {@code resumeSeconds} null leaves the project without a limits row (resume
      * off, the default). {@code setup} runs after table {@code t} ({@code columns}) is created and
-     * enabled, before the replicas start (a replica reads the limits on its first connection).
+     * enabled ({@code {t}} in it stands for the table's quoted name), before the replicas start (a
+     * replica reads the limits on its first connection).
      */
     static ResumeStack start(Integer resumeSeconds, String columns, String... setup) {
         NatsServer nats = NatsServer.start();
@@ -45,8 +46,8 @@ final class ResumeStack implements AutoCloseable {
                 setWindow(stack, resumeSeconds);
             }
             stack.createEnabledTable("t", columns);
-            if (setup.length > 0) {
-                stack.sql(setup);
+            for (String sql : setup) {
+                stack.sql(sql.replace("{t}", stack.table("t")));
             }
             stack.startWsFront(Map.of());
             stack.startWsFront(Map.of());
