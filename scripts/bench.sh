@@ -18,6 +18,10 @@
 #   --identity-only  figures 5 and 6 only (scripts/bench-identity.sh runs them before/after issue 22)
 #   --matching-only  figure 7 only (changes/s with 10,001 bindings vs 1, same run); prints the
 #                 table and writes a report only with --out
+#   --resume-compare  issue 27's cost: figures 1 (single-row txns backlog) and 2 (1,000 rows/s)
+#                 with postgres_changes resume off then on (the project's limits row changed
+#                 between), alternating for --resume-rounds N rounds (default 2); prints medians and
+#                 the on/off ratio; writes a report only with --out
 #   --skip-build  reuse the jars already in */target
 #   --out FILE    write the report elsewhere than docs/performance.md
 #   --scale N     connections of figure 4c (default 100000 in a full run, skipped with --quick)
@@ -36,7 +40,7 @@ for a in "$@"; do
   case "$a" in
     --skip-build) build=0 ;;
     --quick|--out|--cdc-only|--joins-only|--matching-only|--scale) args+=("$a") ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) args+=("$a") ;;
   esac
 done

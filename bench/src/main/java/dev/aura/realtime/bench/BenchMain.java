@@ -14,7 +14,7 @@ import java.util.Map;
  * table and writes {@code docs/performance.md}. Started by {@code scripts/bench.sh}, never by the
  * test build.
  *
- * <pre>java -jar bench/target/bench.jar [--quick] [--cdc-only] [--joins-only] [--matching-only] [--out docs/performance.md]
+ * <pre>java -jar bench/target/bench.jar [--quick] [--cdc-only] [--joins-only] [--matching-only] [--resume-compare [--resume-rounds 2]] [--out docs/performance.md]
  *     [--scale 100000] [--storm-clients 600] [--reconnect-clients 5000]</pre>
  *
  * <p>{@code --cdc-only} runs figures 1 and 2 only (CDC throughput with the peer, latency);
@@ -23,6 +23,10 @@ import java.util.Map;
  * through two replicas) and 9 (a reconnect storm of {@code --reconnect-clients} after a replica
  * is killed). Both print the table and write a report only with {@code --out}, so a partial run
  * never replaces docs/performance.md.
+ *
+ * <p>{@code --resume-compare} runs figures 1 (single-row txns) and 2 (1,000 rows/s) with
+ * postgres_changes resume off then on, alternating for {@code --resume-rounds} rounds (issue 27,
+ * {@link ResumeCompareBench}); prints the table, writing a report only with {@code --out}.
  *
  * <p>{@code --matching-only} runs figure 7 only (matching cost with 10,001 bindings vs 1) and
  * prints the table, writing a report only with {@code --out}.
@@ -44,7 +48,8 @@ public final class BenchMain {
         boolean joinsOnly = List.of(args).contains("--joins-only");
         boolean matchingOnly = List.of(args).contains("--matching-only");
         boolean identityOnly = List.of(args).contains("--identity-only");
-        Path out = cdcOnly || joinsOnly || matchingOnly || identityOnly
+        boolean resumeCompare = List.of(args).contains("--resume-compare");
+        Path out = cdcOnly || joinsOnly || matchingOnly || identityOnly || resumeCompare
                 ? null
                 : Jars.repoRoot().resolve("docs/performance.md");
         for (int i = 0; i < args.length - 1; i++) {
@@ -99,6 +104,11 @@ public final class BenchMain {
                 s.enable(t);
             }
             s.subscribe(CdcThroughputBench.TABLE, "service_role", null);
+            if (resumeCompare) {
+                resumeCompare(s, report, z, args, t0);
+                print(report, out, machine, quick, runDir, t0);
+                return;
+            }
             try (ChangeCounter counter = new ChangeCounter(s.client, s.projectId)) {
                 probe(s, counter);
                 if (identityOnly) {
@@ -242,6 +252,21 @@ public final class BenchMain {
                 "Joins: where the time goes (informational)",
                 "cdc-worker (both modes):\n\n" + JfrHotMethods.summarize(workerJfr, null, 8) + "\nws-front:\n\n"
                         + JfrHotMethods.summarize(frontJfr, null, 8));
+    }
+
+    /** Issue 27: figures 1 and 2 with resume off and on, {@code --resume-rounds N} rounds (default 2). */
+    private static void resumeCompare(Stack s, Report report, Sizes z, String[] args, long t0) throws Exception {
+        int rounds = 2;
+        for (int i = 0; i < args.length - 1; i++) {
+            if (args[i].equals("--resume-rounds")) {
+                rounds = Integer.parseInt(args[i + 1]);
+            }
+        }
+        try (ChangeCounter counter = new ChangeCounter(s.client, s.projectId)) {
+            probe(s, counter);
+            step("27. figures 1 and 2 with resume off and on, " + rounds + " rounds", t0);
+            new ResumeCompareBench(s, counter, report).run(z.cdcRows, z.latencySeconds, rounds);
+        }
     }
 
     private static void probe(Stack s, ChangeCounter counter) {
