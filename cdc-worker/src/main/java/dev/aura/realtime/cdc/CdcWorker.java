@@ -20,11 +20,13 @@ import dev.aura.realtime.cdc.platform.EnabledTablesCache;
 import dev.aura.realtime.cdc.platform.PlatformDb;
 import dev.aura.realtime.cdc.platform.PlatformSchema;
 import dev.aura.realtime.cdc.platform.ProjectCatalog;
+import dev.aura.realtime.cdc.platform.ProjectLimitsTable;
 import dev.aura.realtime.cdc.platform.RealtimeSchemas;
 import dev.aura.realtime.cdc.platform.TableSecurity;
 import dev.aura.realtime.cdc.platform.TenantLoginProvisioning;
 import dev.aura.realtime.cdc.platform.TypeCatalog;
 import dev.aura.realtime.cdc.publish.EventPublisher;
+import dev.aura.realtime.cdc.publish.HistoryStreams;
 import dev.aura.realtime.cdc.publish.StatusPublisher;
 import dev.aura.realtime.cdc.registry.RegistryWatch;
 import dev.aura.realtime.cdc.rls.RlsPolicy;
@@ -272,7 +274,16 @@ public final class CdcWorker implements AutoCloseable {
                 started);
         this.realtimeSchemas = realtimeSchemas;
 
-        EventPublisher publisher = new EventPublisher(nats, config.instanceId());
+        HistoryStreams history = new HistoryStreams(
+                nats,
+                new ProjectLimitsTable(platform),
+                new HistoryStreams.Settings(
+                        config.history().fileStorage(),
+                        config.history().replicas(),
+                        config.history().refresh()));
+        history.start();
+        started.push(history);
+        EventPublisher publisher = new EventPublisher(nats, config.instanceId(), history::covers);
         started.push(publisher);
         ShardedPipeline pipeline = new ShardedPipeline(
                 new ShardedPipeline.Settings(

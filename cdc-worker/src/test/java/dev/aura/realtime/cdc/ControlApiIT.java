@@ -209,7 +209,8 @@ class ControlApiIT {
                 + " max_checks_per_second, max_presence_bytes) VALUES ('" + fx.projectId + "', 3, 64, 50, 5000000000)");
         try {
             assertThat(limitsOf(fx.projectId))
-                    .isEqualTo(new ProjectLimits(3, null, null, null, null, 64, null, 50, null, 5_000_000_000L));
+                    .isEqualTo(new ProjectLimits(
+                            3, null, null, null, null, 64, null, 50, null, 5_000_000_000L, 0, 67_108_864L));
         } finally {
             fx.sql("DELETE FROM aura_platform.project_limits WHERE project_id = '" + fx.projectId + "'");
         }

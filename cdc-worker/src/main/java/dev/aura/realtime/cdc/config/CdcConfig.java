@@ -38,6 +38,7 @@ import java.time.Duration;
  * @param tenantSql the login and timeouts of tenant SQL ({@code POSTGRES_TENANT_URL},
  *     {@code CDC_TENANT_*}; docs/security.md)
  * @param messages the projects' realtime messages tables ({@code CDC_MESSAGES_*}; docs/design.md H2)
+ * @param history the per-project history streams of resume ({@code AURA_HISTORY_*}; docs/design.md R)
  * @param timings fixed periods and sizes ({@link Timings#DEFAULT})
  */
 public record CdcConfig(
@@ -62,7 +63,17 @@ public record CdcConfig(
         LeaderConfig leader,
         TenantSqlConfig tenantSql,
         Messages messages,
+        History history,
         Timings timings) {
+
+    /**
+     * The per-project history streams of postgres_changes resume (docs/design.md R).
+     *
+     * @param fileStorage {@code AURA_HISTORY_STORAGE=file} (else memory)
+     * @param replicas {@code AURA_HISTORY_REPLICAS}
+     * @param refresh {@code AURA_HISTORY_REFRESH_MS}: how often the opted-in projects are re-read
+     */
+    public record History(boolean fileStorage, int replicas, Duration refresh) {}
 
     /**
      * The projects' realtime messages tables (docs/design.md H2).
@@ -185,6 +196,14 @@ public record CdcConfig(
                 new Messages(
                         Duration.ofHours(env.integer(CDC_MESSAGES_RETENTION_HOURS, 1, 24 * 365)),
                         env.millis(CDC_MESSAGES_JANITOR_MS, 1_000, 86_400_000)),
+                new History(
+                        env.oneOf(
+                                        AURA_HISTORY_STORAGE.name(),
+                                        AURA_HISTORY_STORAGE.defaultValue(),
+                                        java.util.Set.of("file", "memory"))
+                                .equals("file"),
+                        env.integer(AURA_HISTORY_REPLICAS, 1, 5),
+                        env.millis(AURA_HISTORY_REFRESH_MS, 100, 3_600_000)),
                 Timings.DEFAULT);
     }
 

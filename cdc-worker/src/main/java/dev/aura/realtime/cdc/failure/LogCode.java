@@ -41,6 +41,8 @@ public enum LogCode {
     TYPE_OID_UNKNOWN,
     /** An RLS shard failed on a batch for an unexpected reason; the batch is re-read. */
     SHARD_BATCH_FAILED,
+    /** A project's history stream (postgres_changes resume) could not be created, updated or deleted; retried. */
+    HISTORY_STREAM_FAILED,
 
     // RLS denials (fail closed), one line per denial
     /** The table's RLS state could not be read; its matched subscribers were denied. */

@@ -101,6 +101,13 @@ public final class PlatformSchema {
                 + " CHECK (max_registry_bytes > 0)",
         "ALTER TABLE aura_platform.project_limits ADD COLUMN IF NOT EXISTS max_presence_bytes bigint"
                 + " CHECK (max_presence_bytes > 0)",
+        // issue 27: resume of postgres_changes across reconnects (docs/design.md R): the window
+        // (0 = off) and the bound of the project's history stream in bytes
+        "ALTER TABLE aura_platform.project_limits ADD COLUMN IF NOT EXISTS postgres_changes_resume_seconds integer"
+                + " NOT NULL DEFAULT 0 CHECK (postgres_changes_resume_seconds >= 0"
+                + " AND postgres_changes_resume_seconds <= 86400)",
+        "ALTER TABLE aura_platform.project_limits ADD COLUMN IF NOT EXISTS postgres_changes_history_bytes bigint"
+                + " NOT NULL DEFAULT 67108864 CHECK (postgres_changes_history_bytes > 0)",
         // The read check of a private channel, as Supabase makes it: probe rows for the topic are
         // inserted (by the project's SECURITY DEFINER probe, so no insert policy is needed), then
         // selected in a new statement under the caller's client role and claims, so the tenant's

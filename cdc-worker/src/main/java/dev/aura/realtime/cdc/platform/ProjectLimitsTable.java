@@ -14,7 +14,15 @@ import java.util.UUID;
 public final class ProjectLimitsTable {
     private static final String SELECT = "SELECT max_concurrent_users, max_events_per_second, max_joins_per_second,"
             + " max_channels_per_client, max_bytes_per_second, max_payload_size_in_kb,"
-            + " max_presence_events_per_second, max_checks_per_second, max_registry_bytes, max_presence_bytes FROM aura_platform.project_limits WHERE project_id = ?";
+            + " max_presence_events_per_second, max_checks_per_second, max_registry_bytes, max_presence_bytes,"
+            + " postgres_changes_resume_seconds, postgres_changes_history_bytes FROM aura_platform.project_limits WHERE project_id = ?";
+
+    private static final String RESUME = "SELECT project_id::text, postgres_changes_resume_seconds,"
+            + " postgres_changes_history_bytes FROM aura_platform.project_limits"
+            + " WHERE postgres_changes_resume_seconds > 0";
+
+    /** A project with postgres_changes resume on: its window and its history bound. */
+    public record Resume(String projectId, int windowSeconds, long historyBytes) {}
 
     private final PlatformDb db;
 
@@ -47,9 +55,24 @@ public final class ProjectLimitsTable {
                         integer(rs, 7),
                         integer(rs, 8),
                         bigint(rs, 9),
-                        bigint(rs, 10));
+                        bigint(rs, 10),
+                        integer(rs, 11),
+                        bigint(rs, 12));
             }
         }
+    }
+
+    /** Every project with {@code postgres_changes_resume_seconds > 0} (docs/design.md R). */
+    public java.util.List<Resume> resumeProjects() throws SQLException {
+        java.util.List<Resume> out = new java.util.ArrayList<>();
+        try (Connection c = db.connection();
+                PreparedStatement ps = c.prepareStatement(RESUME);
+                ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                out.add(new Resume(rs.getString(1), rs.getInt(2), rs.getLong(3)));
+            }
+        }
+        return out;
     }
 
     private static Long bigint(ResultSet rs, int column) throws SQLException {

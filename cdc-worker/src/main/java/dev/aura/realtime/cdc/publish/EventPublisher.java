@@ -5,15 +5,21 @@ import dev.aura.realtime.cdc.failure.CdcReason;
 import dev.aura.realtime.common.wire.AuraHeaders;
 import io.nats.client.Connection;
 import io.nats.client.Dispatcher;
+import io.nats.client.PublishOptions;
+import io.nats.client.api.PublishAck;
 import io.nats.client.impl.Headers;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,6 +36,12 @@ import org.slf4j.LoggerFactory;
  * flush one PONG behind and timing out while the connection is healthy (seen here under load;
  * the same failure mode as nats-io/nats.py2#36). A marker lost with a connection only fails that
  * one flush.
+ *
+ * <p>History (postgres_changes resume, docs/design.md R): a change on a subject of a project with
+ * resume on ({@code history}) is published with a JetStream publish instead (message id = the
+ * event id, so a re-published batch is stored once); core subscribers receive it exactly as a core
+ * publish. {@link #flush} then also waits for the acks of every such publish made before it, so
+ * the slot advances only after the history stored the events.
  */
 public final class EventPublisher implements ChangePublisher, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(EventPublisher.class);
@@ -40,10 +52,20 @@ public final class EventPublisher implements ChangePublisher, AutoCloseable {
     private final AtomicLong markers = new AtomicLong();
     private final ConcurrentSkipListMap<Long, CountDownLatch> pending = new ConcurrentSkipListMap<>();
     private final AtomicLong silentFlushes = new AtomicLong();
+    private final Predicate<String> history;
+    private final AtomicLong acksIssued = new AtomicLong();
+    /** History publishes awaiting their ack, by issue number. */
+    private final ConcurrentSkipListMap<Long, CompletableFuture<PublishAck>> acks = new ConcurrentSkipListMap<>();
 
     public EventPublisher(Connection nats, String origin) {
+        this(nats, origin, subject -> false);
+    }
+
+    /** @param history whether a change subject goes to a history stream (JetStream publish, ack awaited) */
+    public EventPublisher(Connection nats, String origin, Predicate<String> history) {
         this.nats = nats;
         this.origin = origin;
+        this.history = history;
         this.barrierSubject = "_AURA.barrier." + nats.createInbox().substring("_INBOX.".length());
         this.barrier = nats.createDispatcher(msg -> {
             long n = Long.parseLong(new String(msg.getData(), StandardCharsets.US_ASCII));
@@ -62,7 +84,61 @@ public final class EventPublisher implements ChangePublisher, AutoCloseable {
                 .add(AuraHeaders.ORIGIN, origin)
                 .add(AuraHeaders.EVENT_ID, eventId)
                 .add(AuraHeaders.LEASE_EPOCH, Long.toString(leaseEpoch));
+        if (history.test(subject)) {
+            try {
+                CompletableFuture<PublishAck> ack = jetStream()
+                        .publishAsync(
+                                subject,
+                                headers,
+                                body,
+                                PublishOptions.builder().messageId(eventId).build());
+                acks.put(acksIssued.incrementAndGet(), ack);
+            } catch (IOException | IllegalStateException e) {
+                throw CdcFailure.retriable(CdcReason.NATS_UNAVAILABLE, "history publish failed: " + e.getMessage(), e);
+            }
+            return;
+        }
         send(subject, headers, body);
+    }
+
+    private volatile io.nats.client.JetStream jetStream;
+
+    private io.nats.client.JetStream jetStream() throws IOException {
+        io.nats.client.JetStream js = jetStream;
+        if (js == null) {
+            js = nats.jetStream();
+            jetStream = js;
+        }
+        return js;
+    }
+
+    /** History publishes made before the call whose ack has not been awaited yet. */
+    int unackedHistory() {
+        return acks.size();
+    }
+
+    /** Waits for the acks of every history publish issued so far (each flush: the durability point). */
+    private void awaitAcks(long deadlineNanos) throws CdcFailure, InterruptedException {
+        long upTo = acksIssued.get();
+        for (Map.Entry<Long, CompletableFuture<PublishAck>> e :
+                acks.headMap(upTo, true).entrySet()) {
+            long leftMs = Math.max(1, (deadlineNanos - System.nanoTime()) / 1_000_000);
+            try {
+                e.getValue().get(leftMs, TimeUnit.MILLISECONDS);
+                acks.remove(e.getKey());
+            } catch (ExecutionException failed) {
+                acks.remove(e.getKey());
+                throw CdcFailure.retriable(
+                        CdcReason.NATS_UNAVAILABLE,
+                        "history stream did not store an event: " + failed.getCause(),
+                        failed.getCause());
+            } catch (TimeoutException slow) {
+                throw CdcFailure.retriable(
+                        CdcReason.NATS_UNAVAILABLE,
+                        "history stream did not acknowledge within the flush timeout",
+                        null);
+            }
+        }
     }
 
     /**
@@ -83,6 +159,7 @@ public final class EventPublisher implements ChangePublisher, AutoCloseable {
 
     @Override
     public void flush(Duration timeout) throws CdcFailure, InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
         long n = markers.incrementAndGet();
         CountDownLatch done = new CountDownLatch(1);
         pending.put(n, done);
@@ -96,6 +173,7 @@ public final class EventPublisher implements ChangePublisher, AutoCloseable {
                         null);
             }
             silentFlushes.set(0);
+            awaitAcks(deadline);
         } finally {
             pending.remove(n);
         }

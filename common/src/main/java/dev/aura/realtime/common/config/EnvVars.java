@@ -368,6 +368,26 @@ public final class EnvVars {
             "Change event ids remembered to drop re-published duplicates (Aura-Event-Id)");
     public static final EnvVar WS_DEDUPE_WINDOW_BYTES = new EnvVar(
             "WS_DEDUPE_WINDOW_BYTES", "16777216", "bytes", "Memory bound of the remembered change event ids");
+    public static final EnvVar AURA_HISTORY_STORAGE = new EnvVar(
+            "AURA_HISTORY_STORAGE",
+            "file",
+            "",
+            "Storage of the per-project postgres_changes history streams (resume, docs/design.md R): file or memory");
+    public static final EnvVar AURA_HISTORY_REPLICAS = new EnvVar(
+            "AURA_HISTORY_REPLICAS",
+            "1",
+            "count",
+            "Replicas of each per-project history stream (1 to 5; at most the JetStream cluster's size)");
+    public static final EnvVar AURA_HISTORY_REFRESH_MS = new EnvVar(
+            "AURA_HISTORY_REFRESH_MS",
+            "5000",
+            "ms",
+            "How often the cdc-worker re-reads which projects have resume on and creates, updates or deletes their history streams");
+    public static final EnvVar RESUME_BUCKET_MAX_BYTES = new EnvVar(
+            "RESUME_BUCKET_MAX_BYTES",
+            "33554432",
+            "bytes",
+            "Byte limit of the aura_resume KV bucket (resume records of postgres_changes channels)");
     public static final EnvVar PRESENCE_RECONCILE_MS = new EnvVar(
             "PRESENCE_RECONCILE_MS",
             "5000",
@@ -409,6 +429,9 @@ public final class EnvVars {
             CDC_TENANT_LOCK_TIMEOUT_MS,
             CDC_MESSAGES_RETENTION_HOURS,
             CDC_MESSAGES_JANITOR_MS,
+            AURA_HISTORY_STORAGE,
+            AURA_HISTORY_REPLICAS,
+            AURA_HISTORY_REFRESH_MS,
             LEADER_ELECTION,
             LEASE_NAME,
             LEASE_NAMESPACE,
@@ -483,5 +506,6 @@ public final class EnvVars {
             HISTORY_TTL_SECONDS,
             WS_CDC_STATUS_TIMEOUT_MS,
             WS_REPLICATION_READY_TIMEOUT_MS,
+            RESUME_BUCKET_MAX_BYTES,
             SSE_HEARTBEAT_MS);
 }

@@ -21,6 +21,9 @@ import com.fasterxml.jackson.annotation.JsonProperty;
  *     postgres_changes binding, one per private channel), across replicas
  * @param maxRegistryBytes bytes the project's entries may occupy in the registry bucket, across replicas
  * @param maxPresenceBytes bytes the project's presences may occupy in the presence bucket, across replicas
+ * @param postgresChangesResumeSeconds the resume window of postgres_changes (issue 27, docs/design.md
+ *     R); 0 or null = off
+ * @param postgresChangesHistoryBytes the bound in bytes of the project's change history stream
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record ProjectLimits(
@@ -33,11 +36,55 @@ public record ProjectLimits(
         @JsonProperty("max_presence_events_per_second") Integer maxPresenceEventsPerSecond,
         @JsonProperty("max_checks_per_second") Integer maxChecksPerSecond,
         @JsonProperty("max_registry_bytes") Long maxRegistryBytes,
-        @JsonProperty("max_presence_bytes") Long maxPresenceBytes) {
+        @JsonProperty("max_presence_bytes") Long maxPresenceBytes,
+        @JsonProperty("postgres_changes_resume_seconds") Integer postgresChangesResumeSeconds,
+        @JsonProperty("postgres_changes_history_bytes") Long postgresChangesHistoryBytes) {
 
     /** No overrides: every limit is the global default. */
     public static final ProjectLimits DEFAULTS =
-            new ProjectLimits(null, null, null, null, null, null, null, null, null, null);
+            new ProjectLimits(null, null, null, null, null, null, null, null, null, null, null, null);
+
+    /** The column default of {@code postgres_changes_history_bytes}: 64 MiB. */
+    public static final long DEFAULT_HISTORY_BYTES = 64L * 1024 * 1024;
+
+    /** Without the resume columns (resume off). */
+    public ProjectLimits(
+            Integer maxConcurrentUsers,
+            Integer maxEventsPerSecond,
+            Integer maxJoinsPerSecond,
+            Integer maxChannelsPerClient,
+            Integer maxBytesPerSecond,
+            Integer maxPayloadSizeInKb,
+            Integer maxPresenceEventsPerSecond,
+            Integer maxChecksPerSecond,
+            Long maxRegistryBytes,
+            Long maxPresenceBytes) {
+        this(
+                maxConcurrentUsers,
+                maxEventsPerSecond,
+                maxJoinsPerSecond,
+                maxChannelsPerClient,
+                maxBytesPerSecond,
+                maxPayloadSizeInKb,
+                maxPresenceEventsPerSecond,
+                maxChecksPerSecond,
+                maxRegistryBytes,
+                maxPresenceBytes,
+                null,
+                null);
+    }
+
+    /** The resume window in seconds; 0 when resume is off. */
+    public int resumeSeconds() {
+        return postgresChangesResumeSeconds == null ? 0 : Math.max(0, postgresChangesResumeSeconds);
+    }
+
+    /** The history bound in bytes ({@link #DEFAULT_HISTORY_BYTES} when unknown). */
+    public long historyBytes() {
+        return postgresChangesHistoryBytes == null || postgresChangesHistoryBytes <= 0
+                ? DEFAULT_HISTORY_BYTES
+                : postgresChangesHistoryBytes;
+    }
 
     /** Overrides of the rate and size limits only; checks and bucket shares are the defaults. */
     public ProjectLimits(
@@ -56,6 +103,8 @@ public record ProjectLimits(
                 maxBytesPerSecond,
                 maxPayloadSizeInKb,
                 maxPresenceEventsPerSecond,
+                null,
+                null,
                 null,
                 null,
                 null);
