@@ -5,6 +5,7 @@ import dev.aura.realtime.e2e.E2eStack;
 import dev.aura.realtime.testkit.NatsServer;
 import dev.aura.realtime.testkit.PostgresServer;
 import dev.aura.realtime.testkit.RealtimeJsClient;
+import dev.aura.realtime.testkit.Waits;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
 import java.io.IOException;
@@ -51,6 +52,16 @@ final class ResumeStack implements AutoCloseable {
             }
             stack.startWsFront(Map.of());
             stack.startWsFront(Map.of());
+            if (resumeSeconds != null && resumeSeconds > 0) {
+                // the worker re-reads the opted-in projects every AURA_HISTORY_REFRESH_MS (5 s)
+                Waits.until(
+                        "the history stream " + s.historyStream(),
+                        T,
+                        Duration.ofMillis(200),
+                        () -> s.streams().contains(s.historyStream()),
+                        () -> "streams " + s.streams() + "\n"
+                                + stack.cdcWorker().logTail(20));
+            }
             return s;
         } catch (RuntimeException | Error e) {
             s.close();
