@@ -17,7 +17,8 @@ import java.util.regex.Pattern;
  * subscriber, as {@link CdcThroughputBench} times it) and the commit→client latency at 1,000
  * rows/s ({@link LatencyBench}, stream source). Each round runs resume off, then on (the project's
  * {@code postgres_changes_resume_seconds} set to 0, then 120, the worker and ws-front restarted
- * between); at least two rounds; the medians are compared. With resume on, the worker publishes
+ * between); at least two rounds; the medians are compared. Each latency figure follows a
+ * discarded warm-up run of the same length on the freshly started services. With resume on, the worker publishes
  * to JetStream and its flush awaits the history's acks, which is what this prices.
  *
  * <p>The latency client joins with the anon key (no {@code sub}): ws-front keeps no resume record
@@ -121,12 +122,13 @@ final class ResumeCompareBench {
         s.startFront(Map.of(), List.of());
         Report scratch = new Report();
         try {
-            new LatencyBench(s, scratch, "stream").run(new int[] {1000}, seconds, false);
+            // the first run warms the freshly started JVMs up and is discarded
+            new LatencyBench(s, scratch, "stream").run(new int[] {1000, 1000}, seconds, false);
         } finally {
             s.stopFront();
             s.stopWorker();
         }
-        String measured = scratch.rows.getFirst().measured();
+        String measured = scratch.rows.getLast().measured();
         Matcher m = PERCENTILES.matcher(measured);
         if (!m.find()) {
             throw new IllegalStateException("no percentiles in the latency figure: " + measured);
