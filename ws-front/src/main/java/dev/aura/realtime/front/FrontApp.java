@@ -24,6 +24,9 @@ import dev.aura.realtime.front.relay.NatsConnection;
 import dev.aura.realtime.front.relay.NatsProjectLimits;
 import dev.aura.realtime.front.relay.NatsRelay;
 import dev.aura.realtime.front.relay.NatsUsageExchange;
+import dev.aura.realtime.front.resume.HistoryReader;
+import dev.aura.realtime.front.resume.ResumeServices;
+import dev.aura.realtime.front.resume.ResumeStore;
 import dev.aura.realtime.front.session.ChannelServices;
 import dev.aura.realtime.front.session.ClientSession;
 import dev.aura.realtime.front.session.Limits;
@@ -104,18 +107,14 @@ public final class FrontApp implements AutoCloseable {
                     clock,
                     config.projectLimits().usageInterval());
             started.push(usage);
-            ProjectQuotas quotas = new ProjectQuotas(
-                    ProjectQuota.defaults(config),
-                    new NatsProjectLimits(
-                            nats.connection(),
-                            mapper,
-                            clock,
-                            config.projectLimits().limitsRefresh(),
-                            config.subscriptionCheckTimeout()),
-                    usage,
+            NatsProjectLimits projectLimits = new NatsProjectLimits(
+                    nats.connection(),
+                    mapper,
                     clock,
-                    registryBytes,
-                    presenceBytes);
+                    config.projectLimits().limitsRefresh(),
+                    config.subscriptionCheckTimeout());
+            ProjectQuotas quotas = new ProjectQuotas(
+                    ProjectQuota.defaults(config), projectLimits, usage, clock, registryBytes, presenceBytes);
             KvSubscriptionRegistry registry = new KvSubscriptionRegistry(
                     nats.connection(),
                     KvBuckets.registry(config.registryBucketMaxBytes()),
@@ -168,6 +167,14 @@ public final class FrontApp implements AutoCloseable {
                     cdc);
             Sessions sessions = new Sessions();
             usage.start(quotas::usage);
+            // postgres_changes resume (docs/design.md R): records, history reads
+            ResumeStore resumeStore = new ResumeStore(nats.connection(), mapper, config.resumeBucketMaxBytes());
+            started.push(resumeStore);
+            resumeStore.start();
+            HistoryReader historyReader = new HistoryReader(nats.connection(), mapper);
+            started.push(historyReader);
+            ResumeServices resumes =
+                    new ResumeServices(resumeStore, historyReader, projectLimits, config.maxOutboundBytes());
             ChannelServices services = new ChannelServices(
                     new VerifiedTokens(verifier, clock),
                     relay,
@@ -185,7 +192,8 @@ public final class FrontApp implements AutoCloseable {
                     clock,
                     mapper,
                     relay,
-                    new PrivateOnlyCache(relay, clock));
+                    new PrivateOnlyCache(relay, clock),
+                    resumes);
             relay.start(fanout);
             // A dropped link is told to postgres_changes subscribers at once; "ok" follows once the
             // link is back, the registry re-put, and an active cdc-worker heard again (CdcHealth).

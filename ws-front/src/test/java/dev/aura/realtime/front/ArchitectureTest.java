@@ -26,7 +26,7 @@ import org.slf4j.Logger;
  * 0  front (FrontApp, WsFrontMain: wiring only)
  * 1  transport (Netty server, pipelines, HTTP routing, SSE)
  * 2  session (connections, joins, channel lifecycle, limits)
- * 3  fanout  presence
+ * 3  fanout  presence  resume (postgres_changes resume: records, history reads, the replay seam)
  * 4  history (what fanout records and replays)  relay (NATS: carries protocol's broadcasts)
  * 5  protocol (Phoenix codec, vsn 1/2, SSE events, UserBroadcast)
  * 6  config  metrics  log
@@ -48,6 +48,7 @@ class ArchitectureTest {
             Map.entry("session", 2),
             Map.entry("fanout", 3),
             Map.entry("presence", 3),
+            Map.entry("resume", 3),
             Map.entry("history", 4),
             Map.entry("relay", 4),
             Map.entry("protocol", 5),

@@ -58,6 +58,8 @@ import java.time.Duration;
  * @param historyMaxChannelsPerProject {@code HISTORY_MAX_CHANNELS_PER_PROJECT} (1,000) channels with
  *     history per project
  * @param historyMaxBytesPerProject {@code HISTORY_MAX_BYTES_PER_PROJECT} (8 MiB) history per project
+ * @param resumeBucketMaxBytes {@code RESUME_BUCKET_MAX_BYTES} (32 MiB), byte limit of the
+ *     {@code aura_resume} bucket of postgres_changes resume records (docs/design.md R)
  * @param projectLimits per-project limits' defaults ({@link ProjectLimitsConfig})
  * @param connectionBounds timeouts of HTTP connections and fragmented WebSocket messages
  *     ({@link ConnectionBounds})
@@ -100,6 +102,7 @@ public record FrontConfig(
         int maxPresencePayloadBytes,
         int historyMaxChannelsPerProject,
         long historyMaxBytesPerProject,
+        long resumeBucketMaxBytes,
         ProjectLimitsConfig projectLimits,
         ConnectionBounds connectionBounds) {
 
@@ -163,6 +166,7 @@ public record FrontConfig(
                 env.integer(EnvVars.WS_MAX_PRESENCE_PAYLOAD_BYTES, 2, 64 * 1024 * 1024),
                 env.integer(EnvVars.HISTORY_MAX_CHANNELS_PER_PROJECT, 1, 10_000_000),
                 env.longValue(EnvVars.HISTORY_MAX_BYTES_PER_PROJECT, 1024, Long.MAX_VALUE),
+                env.longValue(EnvVars.RESUME_BUCKET_MAX_BYTES, 64 * 1024, Long.MAX_VALUE),
                 ProjectLimitsConfig.load(env),
                 ConnectionBounds.load(env));
     }

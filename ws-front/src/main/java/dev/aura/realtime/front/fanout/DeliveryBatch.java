@@ -26,6 +26,7 @@ import java.util.function.Function;
  */
 final class DeliveryBatch implements AutoCloseable {
     private final String messageId;
+    private final String changeId;
     private final int expected;
     private final List<OutFrame> owned = new ArrayList<>(4);
     private final Map<EventLoop, Group> byLoop = new IdentityHashMap<>(4);
@@ -36,7 +37,16 @@ final class DeliveryBatch implements AutoCloseable {
      * @param expected how many subscribers are likely (sizes the first loop's arrays)
      */
     DeliveryBatch(String messageId, int expected) {
+        this(messageId, null, expected);
+    }
+
+    /**
+     * @param changeId a change event's id: each subscriber is told once its frame was written
+     *     ({@link Subscriber#changeWritten}, resume records), or null
+     */
+    DeliveryBatch(String messageId, String changeId, int expected) {
         this.messageId = messageId;
+        this.changeId = changeId;
         this.expected = expected;
     }
 
@@ -73,7 +83,8 @@ final class DeliveryBatch implements AutoCloseable {
                             g.subscribers.toArray(Subscriber[]::new),
                             g.frames.toArray(OutFrame[]::new),
                             List.copyOf(owned),
-                            messageId));
+                            messageId,
+                            changeId));
         }
         byLoop.clear();
         last = null;
@@ -104,15 +115,17 @@ final class DeliveryBatch implements AutoCloseable {
         private final OutFrame[] frames;
         private final List<OutFrame> owned;
         private final String messageId;
+        private final String changeId;
         private final long bytes;
         /** Loop only: the next subscriber to write to. */
         private int next;
 
-        Item(Subscriber[] subscribers, OutFrame[] frames, List<OutFrame> owned, String messageId) {
+        Item(Subscriber[] subscribers, OutFrame[] frames, List<OutFrame> owned, String messageId, String changeId) {
             this.subscribers = subscribers;
             this.frames = frames;
             this.owned = owned;
             this.messageId = messageId;
+            this.changeId = changeId;
             long b = 16L * subscribers.length;
             for (OutFrame f : owned) {
                 b += f.size();
@@ -138,6 +151,9 @@ final class DeliveryBatch implements AutoCloseable {
                 }
                 if (s.recipient().writeShared(frames[next])) {
                     outbox.countWrite();
+                    if (changeId != null) {
+                        s.changeWritten(changeId);
+                    }
                 }
             }
             release();

@@ -203,6 +203,22 @@ public final class Fanout implements RelayListener {
 
     @Override
     public void onChange(ChangeEvent event) {
+        Map<Subscriber, Set<Integer>> groups = groups(event);
+        if (groups.isEmpty()) {
+            return;
+        }
+        for (java.util.Iterator<Subscriber> it = groups.keySet().iterator(); it.hasNext(); ) {
+            if (it.next().holdChange(event)) {
+                it.remove(); // held for a resume's replay, or already replayed
+            }
+        }
+        if (!groups.isEmpty()) {
+            deliver(event, groups);
+        }
+    }
+
+    /** The local subscribers of a change and their matched binding ids. */
+    private Map<Subscriber, Set<Integer>> groups(ChangeEvent event) {
         Map<Subscriber, Set<Integer>> groups = new LinkedHashMap<>();
         for (String subId : event.allowedSubIds()) {
             LocalTopics.BindingRef ref = topics.binding(subId);
@@ -214,10 +230,27 @@ public final class Fanout implements RelayListener {
             groups.computeIfAbsent(ref.subscriber(), k -> new LinkedHashSet<>())
                     .add(ref.binding().id());
         }
-        if (groups.isEmpty()) {
-            return;
+        return groups;
+    }
+
+    /**
+     * A resume's replayed or held change to one channel (docs/design.md R), written at once: call
+     * on the channel's event loop. False when the channel has no binding the change lists.
+     */
+    public boolean deliverChange(Subscriber s, ChangeEvent event) {
+        Set<Integer> ids = groups(event).get(s);
+        if (ids == null) {
+            return false;
         }
+        Map<Subscriber, Set<Integer>> one = new LinkedHashMap<>();
+        one.put(s, ids);
+        deliver(event, one);
+        return true;
+    }
+
+    private void deliver(ChangeEvent event, Map<Subscriber, Set<Integer>> groups) {
         ByteBuf data;
+        ByteBuf withIds = null;
         try {
             data = frames.changeData(event.data());
         } catch (JsonProcessingException e) {
@@ -225,20 +258,33 @@ public final class Fanout implements RelayListener {
             return;
         }
         Map<String, OutFrame> cache = new HashMap<>();
-        try (DeliveryBatch batch = new DeliveryBatch(null, groups.size())) {
+        try (DeliveryBatch batch = new DeliveryBatch(null, event.eventId(), groups.size())) {
             for (Map.Entry<Subscriber, Set<Integer>> g : groups.entrySet()) {
                 Subscriber s = g.getKey();
                 Framing framing = s.recipient().framing();
                 String ids = idsJson(g.getValue());
+                ByteBuf body = data;
+                if (s.wantsEventIds()) {
+                    if (withIds == null) {
+                        withIds = frames.changeData(EventIdField.added(event.data(), event.eventId()));
+                    }
+                    body = withIds;
+                }
+                ByteBuf chosen = body;
                 OutFrame frame = cache.computeIfAbsent(
-                        framing.name() + '\u0000' + s.topic() + '\u0000' + ids,
-                        k -> batch.own(frames.postgresChanges(s.topic(), ids, data, framing, alloc)));
+                        framing.name() + '\u0000' + s.topic() + '\u0000' + ids + (chosen == data ? "" : "\u0000id"),
+                        k -> batch.own(frames.postgresChanges(s.topic(), ids, chosen, framing, alloc)));
                 batch.add(s, frame);
             }
             batch.dispatch(this::outbox);
             metrics.changesDelivered(groups.size());
+        } catch (JsonProcessingException e) {
+            LogCode.ChangeEncodeFailed.warn(log, "event {}: {}", event.eventId(), e.toString());
         } finally {
             data.release();
+            if (withIds != null) {
+                withIds.release();
+            }
         }
     }
 

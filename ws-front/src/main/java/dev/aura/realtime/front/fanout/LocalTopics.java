@@ -117,6 +117,12 @@ public final class LocalTopics {
         return bySubId.get(subId);
     }
 
+    /** Whether an active local channel holds a binding with this sub id (a second tab of a resumable channel). */
+    public boolean holds(String subId) {
+        BindingRef ref = bySubId.get(subId);
+        return ref != null && ref.subscriber().active();
+    }
+
     /** A snapshot of every joined channel with at least one postgres_changes binding. */
     List<Subscriber> withPostgresBindings() {
         List<Subscriber> out = new ArrayList<>();

@@ -46,4 +46,20 @@ public interface Subscriber {
 
     /** Whether {@link #markResumed} saw this id. Event loop only. */
     boolean resumed(String messageId);
+
+    /**
+     * Whether a change for this channel must not be delivered now: held during a resume's replay,
+     * or a live copy of a change the replay already sent (docs/design.md R). Relay thread.
+     */
+    default boolean holdChange(dev.aura.realtime.common.wire.ChangeEvent event) {
+        return false;
+    }
+
+    /** A change frame with this event id was written to the socket (resume records). Event loop only. */
+    default void changeWritten(String eventId) {}
+
+    /** {@code postgres_changes_options.event_id}: records carry {@code _aura_event_id}. */
+    default boolean wantsEventIds() {
+        return false;
+    }
 }

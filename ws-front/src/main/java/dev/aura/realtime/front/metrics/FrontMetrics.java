@@ -38,6 +38,9 @@ public final class FrontMetrics {
     private final Counter checksShared;
     private final Counter relayLinkLosses;
     private final Counter changeDeliveries;
+    private final MeterRegistry meters;
+    private final Counter resumed;
+    private final Counter replayedEvents;
     private final Map<Timeout, Counter> timeouts = new EnumMap<>(Timeout.class);
 
     /** The connection-level time bounds, as the {@code kind} tag of {@code aura_ws_connection_timeouts_total}. */
@@ -90,6 +93,14 @@ public final class FrontMetrics {
         relayLinkLosses =
                 counter(registry, "aura.relay.link.losses", "NATS link drops (postgres_changes subscribers were told)");
         changeDeliveries = counter(registry, "aura.ws.postgres.changes.delivered", "postgres_changes frames sent");
+        meters = registry;
+        resumed = Counter.builder("aura.ws.resume")
+                .tag("outcome", "resumed")
+                .tag("reason", "")
+                .description("postgres_changes resumes by outcome (docs/design.md R)")
+                .register(registry);
+        replayedEvents = counter(
+                registry, "aura.ws.resume.replayed.events", "postgres_changes events replayed from history by resumes");
         for (Timeout kind : Timeout.values()) {
             timeouts.put(
                     kind,
@@ -203,5 +214,21 @@ public final class FrontMetrics {
 
     public void changesDelivered(int n) {
         changeDeliveries.increment(n);
+    }
+
+    /** A resume replayed {@code events} changes. */
+    public void resumed(int events) {
+        resumed.increment();
+        replayedEvents.increment(events);
+    }
+
+    /** A resume was not possible for {@code reason}. */
+    public void resumeNotPossible(String reason) {
+        Counter.builder("aura.ws.resume")
+                .tag("outcome", "not_possible")
+                .tag("reason", reason)
+                .description("postgres_changes resumes by outcome (docs/design.md R)")
+                .register(meters)
+                .increment();
     }
 }

@@ -26,4 +26,16 @@ public final class SystemMessages {
     public static ObjectNode ok(String extension, String message, String channel) {
         return payload(extension, "ok", message, channel);
     }
+
+    /**
+     * postgres_changes resume was not possible (docs/protocol.md): status {@code ok} (realtime-js
+     * hands it to {@code .on('system', ...)} without erroring the channel), {@code code}
+     * {@code ResumeNotPossible} and the reason; the client refetches.
+     */
+    public static ObjectNode resumeNotPossible(String reason, String channel) {
+        ObjectNode node = payload(EXT_POSTGRES, "ok", "resume not possible: refetch", channel);
+        node.put("code", "ResumeNotPossible");
+        node.put("reason", reason);
+        return node;
+    }
 }

@@ -261,6 +261,46 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         }
     }
 
+    @Override
+    public void park(String key, long untilMs) {
+        SubscriptionEntry entry = live.remove(key);
+        if (entry == null) {
+            return;
+        }
+        ledger.release(entry.projectId(), key);
+        SubscriptionEntry parked = new SubscriptionEntry(
+                entry.subId(),
+                entry.projectId(),
+                entry.table(),
+                entry.event(),
+                entry.filter(),
+                entry.role(),
+                entry.claims(),
+                Math.min(entry.expiresAtMs(), untilMs),
+                entry.instance(),
+                entry.select());
+        try {
+            worker.execute(() -> {
+                if (live.containsKey(key)) {
+                    return; // adopted again before its turn: the live entry wins
+                }
+                pipelined(
+                                subject -> NatsMessage.builder()
+                                        .subject(subject)
+                                        .data(mapper.writeValueAsBytes(parked))
+                                        .build(),
+                                key)
+                        .whenComplete((v, e) -> {
+                            if (e != null) {
+                                LogCode.RegistryPutFailed.warn(log, "parking {}: {}", key, e.toString());
+                            }
+                        });
+            });
+        } catch (RuntimeException rejected) {
+            LogCode.RegistryDeleteFailed.warn(log, "{}: registry closed", key);
+        }
+    }
+
     /**
      * Re-puts every live entry soon (after a NATS reconnect), re-creating the bucket first if the
      * server lost it (memory storage does not survive a nats-server restart). Retried every second

@@ -38,6 +38,13 @@ public final class NatsProjectLimits implements ProjectLimitsSource {
     private final Duration timeout;
     private final Map<String, Cached> cache = new ConcurrentHashMap<>();
     private volatile long lastSweepMs;
+    /** Projects a cdc-worker answered for at least once (bounded by the cache: swept with it). */
+    private final java.util.Set<String> answered = ConcurrentHashMap.newKeySet();
+
+    @Override
+    public boolean known(String projectId) {
+        return answered.contains(projectId);
+    }
 
     public NatsProjectLimits(
             Connection connection, ObjectMapper mapper, Clock clock, Duration refresh, Duration timeout) {
@@ -95,6 +102,9 @@ public final class NatsProjectLimits implements ProjectLimitsSource {
                         }
                         ProjectLimits known = answer;
                         long at = clock.millis();
+                        if (known != null) {
+                            answered.add(projectId);
+                        }
                         cache.computeIfPresent(
                                 projectId,
                                 (k, old) ->
@@ -115,5 +125,6 @@ public final class NatsProjectLimits implements ProjectLimitsSource {
         lastSweepMs = now;
         cache.entrySet()
                 .removeIf(e -> !e.getValue().asking() && now - e.getValue().lastReadMs() > idle);
+        answered.retainAll(cache.keySet());
     }
 }

@@ -9,6 +9,11 @@ import dev.aura.realtime.common.wire.ProjectLimits;
 public interface ProjectLimitsSource {
     ProjectLimits overrides(String projectId);
 
+    /** Whether {@link #overrides} answers what a cdc-worker said (not only the defaults of a first look-up). */
+    default boolean known(String projectId) {
+        return true;
+    }
+
     /** No overrides for anyone (tests, and before the relay is up). */
     ProjectLimitsSource NONE = projectId -> ProjectLimits.DEFAULTS;
 }

@@ -30,6 +30,16 @@ public interface SubscriptionRegistry extends AutoCloseable {
     /** Forgets and deletes the entry with this key (no-op when unknown). */
     void remove(String key);
 
+    /**
+     * Parks the entry with this key (postgres_changes resume, docs/design.md R): writes it once
+     * more with its expiry cut to {@code untilMs}, then forgets it without deleting it, so the
+     * cdc-worker keeps computing its verdicts until then (or until the bucket's max age drops it)
+     * and a rejoin on any replica can adopt its sub id by putting it again.
+     */
+    default void park(String key, long untilMs) {
+        remove(key);
+    }
+
     /** Stops refreshing; pending writes and deletes are given a bounded time to finish. Idempotent. */
     @Override
     void close();

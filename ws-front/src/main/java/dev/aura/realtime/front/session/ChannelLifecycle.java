@@ -104,6 +104,15 @@ final class ChannelLifecycle {
      * @param notify send {@code phx_close} (ref = join ref, as Phoenix does) to the client
      */
     void close(Membership m, boolean notify) {
+        close(m, notify, false);
+    }
+
+    /**
+     * @param park a resumable channel's socket closed (or it is joined again): its registry
+     *     entries and resume record are parked for the project's window instead of deleted
+     *     (docs/design.md R); an explicit leave deletes them
+     */
+    void close(Membership m, boolean notify, boolean park) {
         if (!m.active()) {
             return;
         }
@@ -112,8 +121,23 @@ final class ChannelLifecycle {
             session.memberships.remove(m.topic());
         }
         services.topics().remove(m);
+        ResumeTracker resume = m.resume();
+        boolean parking = park && resume != null && services.resumes() != null;
+        long until = parking ? services.clock().millis() + services.resumes().windowSeconds(m.projectId()) * 1000L : 0;
         for (PostgresBinding b : m.bindings()) {
-            services.registry().remove(SubscriptionEntry.key(m.projectId(), b.subId()));
+            String key = SubscriptionEntry.key(m.projectId(), b.subId());
+            if (parking) {
+                services.registry().park(key, until);
+            } else {
+                services.registry().remove(key);
+            }
+        }
+        if (resume != null) {
+            if (parking) {
+                resume.park();
+            } else {
+                resume.forget();
+            }
         }
         if (m.expiryTimer != null) {
             m.expiryTimer.cancel(false);
@@ -132,7 +156,7 @@ final class ChannelLifecycle {
     /** Closes every channel of the connection without telling the client (it is gone). */
     void closeAll() {
         for (Membership m : List.copyOf(session.memberships.values())) {
-            close(m, false);
+            close(m, false, true); // the socket is gone: resumable channels are parked
         }
         session.pendingJoins.clear();
     }

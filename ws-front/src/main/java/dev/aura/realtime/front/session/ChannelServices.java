@@ -33,6 +33,7 @@ import java.time.Clock;
  * @param mapper wire JSON mapper
  * @param access asks a cdc-worker about private channels (checks, replay, persist)
  * @param privateOnly each project's {@code private_only}, cached
+ * @param resumes postgres_changes resume (docs/design.md R), or null when off (tests)
  */
 public record ChannelServices(
         VerifiedTokens tokens,
@@ -51,4 +52,46 @@ public record ChannelServices(
         Clock clock,
         ObjectMapper mapper,
         ChannelAccessClient access,
-        PrivateOnlyCache privateOnly) {}
+        PrivateOnlyCache privateOnly,
+        dev.aura.realtime.front.resume.ResumeServices resumes) {
+
+    /** Without resume (tests). */
+    public ChannelServices(
+            VerifiedTokens tokens,
+            SubscriptionChecker checker,
+            SubscriptionRegistry registry,
+            BroadcastPublisher publisher,
+            LocalTopics topics,
+            Fanout fanout,
+            CdcHealth cdc,
+            PresenceExtension presence,
+            Sessions sessions,
+            Limits limits,
+            ProjectQuotas quotas,
+            FrontMetrics metrics,
+            String instanceId,
+            Clock clock,
+            ObjectMapper mapper,
+            ChannelAccessClient access,
+            PrivateOnlyCache privateOnly) {
+        this(
+                tokens,
+                checker,
+                registry,
+                publisher,
+                topics,
+                fanout,
+                cdc,
+                presence,
+                sessions,
+                limits,
+                quotas,
+                metrics,
+                instanceId,
+                clock,
+                mapper,
+                access,
+                privateOnly,
+                null);
+    }
+}

@@ -169,6 +169,18 @@ public final class ClientSession implements Recipient, LoopOutbox.Flushable {
         return true;
     }
 
+    /**
+     * A future completed once everything written before it reached the socket (an empty write
+     * from the {@link WireHead}: Netty completes write promises in order, after their bytes were
+     * handed to the kernel). Fails when the connection closed first. Event loop only.
+     */
+    io.netty.channel.ChannelFuture writeBarrier() {
+        io.netty.channel.ChannelPromise done = channel.newPromise();
+        wire.write(io.netty.buffer.Unpooled.EMPTY_BUFFER, done);
+        outbox.flushLater(this);
+        return done;
+    }
+
     @Override
     public boolean markUnflushed() {
         if (unflushed) {

@@ -90,7 +90,7 @@ final class JoinFlow {
         }
         Membership previous = session.memberships.get(topic);
         if (previous != null) {
-            lifecycle.close(previous, true);
+            lifecycle.close(previous, true, true); // parked: the new join may resume it
         }
         session.pendingJoins.remove(topic);
         if (session.memberships.size() + session.pendingJoins.size()

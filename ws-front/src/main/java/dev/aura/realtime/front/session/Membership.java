@@ -276,4 +276,40 @@ public final class Membership implements Subscriber, PresenceMember {
     public boolean resumed(String messageId) {
         return resumedIds != null && resumedIds.contains(messageId);
     }
+
+    /** The channel's resume state (docs/design.md R), or null when it is not resumable. */
+    private volatile ResumeTracker resume;
+
+    ResumeTracker resume() {
+        return resume;
+    }
+
+    void resume(ResumeTracker tracker) {
+        this.resume = tracker;
+    }
+
+    @Override
+    public boolean holdChange(dev.aura.realtime.common.wire.ChangeEvent event) {
+        ResumeTracker r = resume;
+        return r != null && r.hold(event);
+    }
+
+    @Override
+    public void changeWritten(String eventId) {
+        ResumeTracker r = resume;
+        if (r != null) {
+            r.written(eventId);
+        }
+    }
+
+    private volatile boolean eventIds;
+
+    void eventIds(boolean on) {
+        this.eventIds = on;
+    }
+
+    @Override
+    public boolean wantsEventIds() {
+        return eventIds;
+    }
 }

@@ -46,6 +46,10 @@ final class PendingJoin {
     private final long deadline;
 
     private List<CompletableFuture<Outcome>> checks = List.of();
+    /** postgres_changes resume (docs/design.md R), or null. */
+    private final ResumeJoin resume;
+    /** Its decision, once the channel was accepted. */
+    private ResumeJoin.Plan resumePlan;
     /** The reply (ok or error) after the channel went live was sent, or is no longer wanted. */
     private boolean replied;
 
@@ -58,6 +62,7 @@ final class PendingJoin {
         this.claims = claims;
         this.privateChannel = request.isPrivate();
         this.gate = flow.privateChannels.gate(topic().substring(JoinFlow.PREFIX_LENGTH), privateChannel, claims);
+        this.resume = ResumeJoin.of(flow.services, request, claims, join.topic());
         this.deadline = request.waitMs() > 0 && !request.bindings().isEmpty()
                 ? System.nanoTime() + request.waitMs() * 1_000_000
                 : 0;
@@ -84,6 +89,9 @@ final class PendingJoin {
         checks = asked;
         List<CompletableFuture<?>> all = new ArrayList<>(asked);
         all.add(gate);
+        if (resume != null) {
+            all.add(resume.lookup());
+        }
         CompletableFuture.allOf(all.toArray(CompletableFuture[]::new))
                 .whenComplete((v, e) -> onEventLoop(this::afterChecks));
     }
@@ -164,10 +172,14 @@ final class PendingJoin {
      */
     private void accept(PrivateChannels.Gate access, boolean cdcUnavailable, List<String> notices) {
         // one binding (one registry entry, one sub id) per distinct subscription; the reply echoes all
+        // with resume, the sub ids are the adopted record's (or fresh ones it claimed)
+        resumePlan = resume == null ? null : resume.lookup().join();
         List<PostgresBinding> bindings = new ArrayList<>();
-        for (JoinRequest.Binding b : request.distinct()) {
-            bindings.add(new PostgresBinding(
-                    b.id(), UUID.randomUUID().toString(), b.event(), b.table(), b.filter(), b.echo(), b.select()));
+        List<JoinRequest.Binding> distinct = request.distinct();
+        for (int i = 0; i < distinct.size(); i++) {
+            JoinRequest.Binding b = distinct.get(i);
+            String subId = resumePlan == null ? UUID.randomUUID().toString() : resume.subId(resumePlan, i);
+            bindings.add(new PostgresBinding(b.id(), subId, b.event(), b.table(), b.filter(), b.echo(), b.select()));
         }
         Membership m = new Membership(
                 session,
@@ -181,6 +193,12 @@ final class PendingJoin {
                 request.accessToken(),
                 privateChannel);
         m.readAccess(access.readBroadcast(), access.readPresence());
+        if (request.config().path("postgres_changes_options").path("event_id").asBoolean(false)) {
+            m.eventIds(true);
+        }
+        if (resumePlan != null) {
+            resume.attach(m, resumePlan, session);
+        }
         flow.lifecycle.activate(m);
         if (bindings.isEmpty()) {
             replyOk(m, bindings);
@@ -290,6 +308,9 @@ final class PendingJoin {
                         SystemMessages.error(
                                 SystemMessages.EXT_POSTGRES, services.cdc().inactiveMessage(), m.channelName()));
             }
+        }
+        if (resumePlan != null) {
+            resume.afterSubscribed(m, resumePlan, session); // replay after "Subscribed to PostgreSQL"
         }
         awaitReplication(m);
     }

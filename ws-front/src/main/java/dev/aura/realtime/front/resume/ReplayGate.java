@@ -1,0 +1,87 @@
+package dev.aura.realtime.front.resume;
+
+import dev.aura.realtime.common.wire.ChangeEvent;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The seam between a resumed channel's replay and its live changes (docs/design.md R). While the
+ * history is read, live changes for the channel are {@link #hold held} here, bounded in bytes (over
+ * the bound the resume fails with {@link ResumeReason#buffer_overflow} rather than using unbounded
+ * memory). {@link #goLive} then returns the held changes not already replayed, and from then on
+ * {@link #hold} only drops live copies of what was already sent (ids at or before the seam: a
+ * project's changes are published in id order, so a live change at or before the last sent one
+ * is a copy still in flight).
+ *
+ * <p>Threads: {@link #hold} on the relay's dispatcher, the rest on the channel's event loop; all synchronised.
+ */
+public final class ReplayGate {
+    private final long maxBytes;
+    private List<ChangeEvent> buffer = new ArrayList<>();
+    private long bytes;
+    private boolean overflow;
+    private String seam;
+
+    /** @param maxBytes most bytes of live changes held during the replay */
+    public ReplayGate(long maxBytes) {
+        this.maxBytes = maxBytes;
+    }
+
+    /**
+     * @return true when the change must not be delivered now (held, or a copy of a sent one)
+     */
+    public synchronized boolean hold(ChangeEvent e) {
+        if (buffer != null) {
+            if (!overflow) {
+                buffer.add(e);
+                bytes += 256 + e.data().toString().length(); // an estimate of the held heap
+                if (bytes > maxBytes) {
+                    overflow = true;
+                    buffer.clear();
+                }
+            }
+            return true;
+        }
+        return seam != null && !EventIds.after(e.eventId(), seam);
+    }
+
+    public synchronized boolean overflowed() {
+        return overflow;
+    }
+
+    /**
+     * Ends the replay: the held changes after {@code lastReplayed} (every held one when null), in
+     * arrival order, without duplicates; later live changes at or before the last of all these are dropped.
+     */
+    public synchronized List<ChangeEvent> goLive(String lastReplayed) {
+        List<ChangeEvent> out = new ArrayList<>();
+        String last = lastReplayed;
+        if (buffer != null && !overflow) {
+            for (ChangeEvent e : buffer) {
+                if (EventIds.after(e.eventId(), last)) {
+                    out.add(e);
+                    last = e.eventId();
+                }
+            }
+        }
+        buffer = null;
+        seam = last;
+        return out;
+    }
+
+    /** Stops holding without delivering anything (the resume failed or the channel closed). */
+    public synchronized void abandon() {
+        buffer = null;
+        seam = null;
+    }
+
+    /** Merges a replay and what was held: the replayed changes, then the held ones after them. Pure (tests). */
+    public static List<ChangeEvent> merge(List<ChangeEvent> replayed, List<ChangeEvent> held) {
+        ReplayGate g = new ReplayGate(Long.MAX_VALUE);
+        held.forEach(g::hold);
+        List<ChangeEvent> out = new ArrayList<>(replayed);
+        out.addAll(g.goLive(
+                replayed.isEmpty() ? null : replayed.get(replayed.size() - 1).eventId()));
+        return out;
+    }
+}

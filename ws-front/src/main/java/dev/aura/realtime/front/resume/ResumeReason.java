@@ -1,0 +1,22 @@
+package dev.aura.realtime.front.resume;
+
+/**
+ * Why a resume was not possible: the {@code reason} of the {@code ResumeNotPossible} system
+ * message (docs/protocol.md). The client refetches.
+ */
+public enum ResumeReason {
+    /** The record is older than the project's resume window (or the registry entries expired). */
+    window_exceeded,
+    /** The history stream no longer holds the events after the last one delivered. */
+    history_evicted,
+    /** The CDC slot was recreated since: changes in between are lost. */
+    slot_lost,
+    /** The same identity joined the topic with other bindings than the record's. */
+    bindings_changed,
+    /** {@code since} is not an event id of this subscription's history. */
+    since_unknown,
+    /** More live events arrived during the replay than the channel may buffer. */
+    buffer_overflow,
+    /** The history could not be read (NATS unavailable). */
+    history_unavailable
+}

@@ -1,0 +1,293 @@
+package dev.aura.realtime.front.session;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.common.wire.ChangeEvent;
+import dev.aura.realtime.common.wire.ResumeRecord;
+import dev.aura.realtime.front.log.LogCode;
+import dev.aura.realtime.front.protocol.SystemMessages;
+import dev.aura.realtime.front.resume.EventIds;
+import dev.aura.realtime.front.resume.HistoryReader;
+import dev.aura.realtime.front.resume.ReplayGate;
+import dev.aura.realtime.front.resume.ResumeKeys;
+import dev.aura.realtime.front.resume.ResumeReason;
+import dev.aura.realtime.front.resume.ResumeServices;
+import dev.aura.realtime.front.resume.ResumeStore;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * postgres_changes resume of one join (docs/design.md R). {@link #lookup} runs beside the join's
+ * checks: it reads the record of (project, identity, topic, bindings) and the pointer of
+ * (project, identity, topic), decides whether the join adopts the record's sub ids, and claims the
+ * record (compare-and-set: of two tabs resuming at once one wins, the other gets fresh sub ids and
+ * no resume). {@link #attach} gives the channel its {@link ResumeTracker} (holding live changes
+ * when it adopts) before it goes live; {@link #afterSubscribed} replays the history after the
+ * "Subscribed to PostgreSQL" push, or sends {@code ResumeNotPossible}.
+ */
+final class ResumeJoin {
+    private static final Logger log = LoggerFactory.getLogger(ResumeJoin.class);
+    /** How long a replica's first join of a project waits for the project's limits (its window). */
+    private static final long LIMITS_WAIT_MS = 2_000;
+
+    /** The decision: the sub id per binding, the record claimed (null: not ours to write), what to replay. */
+    record Plan(
+            Map<String, String> subIds,
+            ResumeRecord claimed,
+            boolean adopted,
+            String replayAfter,
+            ResumeReason notPossible) {}
+
+    private final ResumeServices resumes;
+    private final ChannelServices services;
+    private final String projectId;
+    private final String recordKey;
+    private final String pointerKey;
+    /** The project's window; -1 until the project's limits are known (decided on the lookup's thread). */
+    private volatile int window;
+
+    private final String since;
+    private final List<String> canonical;
+    private CompletableFuture<Plan> plan;
+
+    private ResumeJoin(
+            ChannelServices services,
+            String projectId,
+            String recordKey,
+            String pointerKey,
+            int window,
+            String since,
+            List<String> canonical) {
+        this.services = services;
+        this.resumes = services.resumes();
+        this.projectId = projectId;
+        this.recordKey = recordKey;
+        this.pointerKey = pointerKey;
+        this.window = window;
+        this.since = since;
+        this.canonical = canonical;
+    }
+
+    /** The resume of this join, or null when there is none (resume off, no bindings, no identity). */
+    static ResumeJoin of(ChannelServices services, JoinRequest request, Claims claims, String topic) {
+        if (services.resumes() == null || request.distinct().isEmpty()) {
+            return null;
+        }
+        int window = services.resumes().windowSeconds(claims.projectId());
+        if (window <= 0) {
+            if (services.resumes().limits().known(claims.projectId())) {
+                return null; // resume off for the project
+            }
+            window = -1; // a replica's first join of the project: the lookup waits for its limits
+        }
+        JsonNode options = request.config().path("postgres_changes_options");
+        JsonNode rk = options.path("resume_key");
+        String identity = ResumeKeys.identity(claims.subject(), rk.isTextual() ? rk.asText() : null);
+        if (identity == null) {
+            return null; // a token without sub and no resume_key: no automatic resume (docs/protocol.md)
+        }
+        JsonNode s = options.path("since");
+        List<ResumeKeys.BindingKey> keys = new ArrayList<>();
+        for (JoinRequest.Binding b : request.distinct()) {
+            keys.add(new ResumeKeys.BindingKey(b.event(), b.table(), b.filter(), b.select()));
+        }
+        List<String> canonical = new ArrayList<>();
+        for (ResumeKeys.BindingKey k : keys) {
+            canonical.add(ResumeKeys.canonical(List.of(k)));
+        }
+        return new ResumeJoin(
+                services,
+                claims.projectId(),
+                ResumeKeys.record(claims.projectId(), identity, topic, keys),
+                ResumeKeys.pointer(claims.projectId(), identity, topic),
+                window,
+                s.isTextual() ? s.asText() : null,
+                canonical);
+    }
+
+    /** Starts (once) the lookup and claim; never fails. */
+    CompletableFuture<Plan> lookup() {
+        if (plan == null) {
+            plan = CompletableFuture.supplyAsync(
+                            this::decide, r -> Thread.ofVirtual().start(r))
+                    .exceptionally(e -> {
+                        LogCode.HandlerFailed.warn(log, "resume lookup: {}", e.toString());
+                        return new Plan(fresh(), null, false, null, ResumeReason.history_unavailable);
+                    });
+        }
+        return plan;
+    }
+
+    private Map<String, String> fresh() {
+        Map<String, String> ids = new LinkedHashMap<>();
+        for (String c : canonical) {
+            ids.put(c, UUID.randomUUID().toString());
+        }
+        return ids;
+    }
+
+    private Plan decide() {
+        if (window < 0) {
+            try {
+                window = resumes.windowSecondsAwaited(projectId, LIMITS_WAIT_MS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                window = 0;
+            }
+            if (window <= 0) {
+                return new Plan(fresh(), null, false, null, null); // resume off
+            }
+        }
+        ResumeStore store = resumes.store();
+        long now = services.clock().millis();
+        ResumeStore.Found found = store.get(recordKey).join();
+        ResumeReason notPossible = null;
+        if (found == null) {
+            String previous = store.pointer(pointerKey).join();
+            if (previous != null && !previous.equals(recordKey)) {
+                ResumeStore.Found old = store.get(previous).join();
+                if (old != null && now <= until(old.record())) {
+                    notPossible = ResumeReason.bindings_changed;
+                }
+            }
+            if (notPossible == null && since != null) {
+                notPossible = ResumeReason.since_unknown;
+            }
+        } else if (now > until(found.record())) {
+            notPossible = ResumeReason.window_exceeded;
+        } else if (found.record().subIds().size() != canonical.size()) {
+            notPossible = ResumeReason.bindings_changed;
+        } else if (found.record().subIds().stream().anyMatch(services.topics()::holds)) {
+            // a second live channel of this record on this replica: a fresh subscription, no resume
+            return new Plan(fresh(), null, false, null, null);
+        } else if (since != null
+                && (!EventIds.valid(since)
+                        || found.record().firstEventId() == null
+                        || EventIds.compare(since, found.record().firstEventId()) < 0)) {
+            notPossible = ResumeReason.since_unknown;
+        }
+        boolean adopt = found != null && notPossible == null;
+        Map<String, String> ids = adopt ? adopted(found.record()) : fresh();
+        ResumeRecord base = adopt
+                ? found.record()
+                : new ResumeRecord(List.copyOf(ids.values()), null, null, now, 0, window, 0, null);
+        ResumeRecord mine = base.ownedBy(services.instanceId(), now, window);
+        try {
+            store.claim(recordKey, mine, found == null ? 0 : found.revision()).join();
+        } catch (RuntimeException lost) {
+            // another channel claimed it first (a second tab): fresh sub ids, nothing resumed or written
+            return new Plan(fresh(), null, false, null, null);
+        }
+        store.putPointer(pointerKey, recordKey);
+        String after = adopt ? (since != null ? since : found.record().lastEventId()) : null;
+        return new Plan(ids, mine, adopt, after, notPossible);
+    }
+
+    /** The record's sub ids by canonical binding: it lists them in the sorted canonical order. */
+    private Map<String, String> adopted(ResumeRecord r) {
+        List<String> sorted = new ArrayList<>(canonical);
+        sorted.sort(null);
+        Map<String, String> ids = new LinkedHashMap<>();
+        for (String c : canonical) {
+            ids.put(c, r.subIds().get(sorted.indexOf(c)));
+        }
+        return ids;
+    }
+
+    /** Until when a record may be resumed: its window after parking, or after its owner's last write. */
+    private long until(ResumeRecord r) {
+        long w = Math.min(r.windowSeconds(), window) * 1000L;
+        return (r.parkedAtMs() > 0 ? r.parkedAtMs() : r.updatedAtMs()) + w;
+    }
+
+    /** The sub id of the {@code i}-th distinct binding. */
+    String subId(Plan p, int i) {
+        return p.subIds().get(canonical.get(i));
+    }
+
+    /** Gives the channel its tracker before it goes live; holds live changes when it adopts. */
+    void attach(Membership m, Plan p, ClientSession session) {
+        if (p.claimed() == null && !p.adopted()) {
+            return; // resume off, or another channel owns the record: nothing to track
+        }
+        List<String> ordered = new ArrayList<>();
+        List<String> sorted = new ArrayList<>(canonical);
+        sorted.sort(null);
+        for (String c : sorted) {
+            ordered.add(p.subIds().get(c));
+        }
+        ResumeRecord claimed = p.claimed() == null
+                ? null
+                : new ResumeRecord(
+                        ordered,
+                        p.claimed().lastEventId(),
+                        p.claimed().owner(),
+                        p.claimed().updatedAtMs(),
+                        0,
+                        window,
+                        0,
+                        p.claimed().firstEventId());
+        ResumeTracker tracker = new ResumeTracker(resumes.store(), recordKey, claimed, session, services.clock());
+        if (p.adopted()) {
+            tracker.gate(new ReplayGate(resumes.replayBufferBytes()));
+        }
+        m.resume(tracker);
+        tracker.start();
+    }
+
+    /** After "Subscribed to PostgreSQL": the replay, or the reason it is not possible. */
+    void afterSubscribed(Membership m, Plan p, ClientSession session) {
+        if (p.notPossible() != null) {
+            notPossible(m, p.notPossible());
+            return;
+        }
+        ResumeTracker tracker = m.resume();
+        if (!p.adopted() || tracker == null || tracker.gate() == null) {
+            return;
+        }
+        Set<String> subIds = new HashSet<>(p.subIds().values());
+        HistoryReader.Result none = new HistoryReader.Result(List.of(), ResumeReason.history_unavailable);
+        resumes.history()
+                .read(projectId, p.replayAfter(), 0, subIds, resumes.historyBytes(projectId))
+                .exceptionally(e -> none)
+                .thenAccept(result -> session.channel().eventLoop().execute(() -> replay(m, tracker, result)));
+    }
+
+    private void replay(Membership m, ResumeTracker tracker, HistoryReader.Result result) {
+        ReplayGate gate = tracker.gate();
+        if (!m.active() || gate == null) {
+            return;
+        }
+        String last = null;
+        if (result.notPossible() != null) {
+            notPossible(m, result.notPossible());
+        } else {
+            for (ChangeEvent e : result.events()) {
+                services.fanout().deliverChange(m, e);
+                last = e.eventId();
+            }
+            services.metrics().resumed(result.events().size());
+        }
+        boolean overflow = gate.overflowed();
+        List<ChangeEvent> held = gate.goLive(last);
+        if (overflow) {
+            notPossible(m, ResumeReason.buffer_overflow);
+        }
+        for (ChangeEvent e : held) {
+            services.fanout().deliverChange(m, e);
+        }
+    }
+
+    private void notPossible(Membership m, ResumeReason reason) {
+        services.metrics().resumeNotPossible(reason.name());
+        m.push("system", SystemMessages.resumeNotPossible(reason.name(), m.channelName()));
+    }
+}
