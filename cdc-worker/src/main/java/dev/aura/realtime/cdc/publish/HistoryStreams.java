@@ -130,7 +130,7 @@ public final class HistoryStreams implements AutoCloseable {
                 .maxBytes(r.historyBytes())
                 .maxAge(ChangeHistory.maxAge(r.windowSeconds()))
                 .duplicateWindow(min(ChangeHistory.DUPLICATE_WINDOW, ChangeHistory.maxAge(r.windowSeconds())))
-                .allowDirect(true)
+                .allowDirect(false) // ws-front reads by STREAM.MSG.GET (its NATS permissions)
                 .build();
         StreamInfo info;
         try {
@@ -145,7 +145,9 @@ public final class HistoryStreams implements AutoCloseable {
             return;
         }
         StreamConfiguration c = info.getConfiguration();
-        if (c.getMaxBytes() != wanted.getMaxBytes() || !c.getMaxAge().equals(wanted.getMaxAge())) {
+        if (c.getMaxBytes() != wanted.getMaxBytes()
+                || !c.getMaxAge().equals(wanted.getMaxAge())
+                || c.getAllowDirect()) {
             jsm.updateStream(wanted);
             log.info(
                     "updated history stream {} ({} bytes, max age {} s)",

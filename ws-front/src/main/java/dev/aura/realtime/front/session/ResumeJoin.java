@@ -175,6 +175,14 @@ final class ResumeJoin {
             notPossible = ResumeReason.since_unknown;
         }
         boolean adopt = found != null && notPossible == null;
+        log.info(
+                "resume of {}: record {}, window {} s, now {}, adopt {}, not possible {}",
+                recordKey,
+                found == null ? "none" : found.record(),
+                window,
+                now,
+                adopt,
+                notPossible);
         Map<String, String> ids = adopt ? adopted(found.record()) : fresh();
         ResumeRecord base = adopt
                 ? found.record()

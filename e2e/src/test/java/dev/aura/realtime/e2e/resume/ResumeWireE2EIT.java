@@ -1,0 +1,190 @@
+package dev.aura.realtime.e2e.resume;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.e2e.E2eStack;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.WebSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * postgres_changes resume on the wire (docs/design.md R), with a raw Phoenix vsn 1.0.0 socket
+ * against the real cdc-worker and ws-front jars: a socket that drops and rejoins the same topic
+ * with the same bindings and identity gets the changes committed meanwhile, once each and in
+ * order, then live ones; another user's rows hidden by RLS are not replayed; after the window it
+ * gets {@code ResumeNotPossible}. (The realtime-js end-to-end tests are issue 27's e2e suite.)
+ */
+class ResumeWireE2EIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Duration WAIT = Duration.ofSeconds(15);
+    private static E2eStack stack;
+
+    @BeforeAll
+    static void start() {
+        stack = E2eStack.startDefault(0);
+        stack.startWsFront(Map.of("PROJECT_LIMITS_REFRESH_MS", "200"));
+        stack.createEnabledTable("items", "(id int PRIMARY KEY, owner uuid, v text)");
+        stack.sql(
+                "ALTER TABLE " + stack.table("items") + " ENABLE ROW LEVEL SECURITY",
+                "CREATE POLICY own ON " + stack.table("items") + " FOR SELECT USING (owner = auth.uid())",
+                "GRANT SELECT ON " + stack.table("items") + " TO aura_authenticated",
+                "INSERT INTO aura_platform.project_limits(project_id, postgres_changes_resume_seconds)" + " VALUES ('"
+                        + stack.projectId + "', 60)");
+    }
+
+    @AfterAll
+    static void stop() {
+        stack.close();
+    }
+
+    /** A raw socket collecting every frame. */
+    static final class Socket implements WebSocket.Listener, AutoCloseable {
+        final BlockingQueue<JsonNode> frames = new LinkedBlockingQueue<>();
+        private final StringBuilder partial = new StringBuilder();
+        final WebSocket ws;
+
+        Socket(String token) throws Exception {
+            ws = HttpClient.newHttpClient()
+                    .newWebSocketBuilder()
+                    .buildAsync(URI.create(stack.wsUrl(0) + "/websocket?apikey=" + token + "&vsn=1.0.0"), this)
+                    .get(30, TimeUnit.SECONDS);
+        }
+
+        @Override
+        public CompletionStage<?> onText(WebSocket w, CharSequence data, boolean last) {
+            partial.append(data);
+            if (last) {
+                try {
+                    frames.add(JSON.readTree(partial.toString()));
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+                partial.setLength(0);
+            }
+            w.request(1);
+            return null;
+        }
+
+        void join(String topic, String options, String token) {
+            ws.sendText(
+                    "{\"topic\":\"" + topic + "\",\"event\":\"phx_join\",\"payload\":{\"config\":{"
+                            + "\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"items\"}],"
+                            + "\"postgres_changes_options\":" + options + "},\"access_token\":\"" + token
+                            + "\"},\"ref\":\"1\",\"join_ref\":\"1\"}",
+                    true);
+        }
+
+        JsonNode await(Predicate<JsonNode> match) throws InterruptedException {
+            long end = System.nanoTime() + WAIT.toNanos();
+            while (System.nanoTime() < end) {
+                JsonNode f = frames.poll(100, TimeUnit.MILLISECONDS);
+                if (f != null && match.test(f)) {
+                    return f;
+                }
+            }
+            throw new AssertionError("no matching frame within " + WAIT);
+        }
+
+        /** Every postgres_changes row id received until {@code n} arrived or the wait ended. */
+        List<Integer> changes(int n) throws InterruptedException {
+            List<Integer> ids = new ArrayList<>();
+            long end = System.nanoTime() + WAIT.toNanos();
+            while (ids.size() < n && System.nanoTime() < end) {
+                JsonNode f = frames.poll(100, TimeUnit.MILLISECONDS);
+                if (f != null && "postgres_changes".equals(f.path("event").asText())) {
+                    ids.add(f.path("payload")
+                            .path("data")
+                            .path("record")
+                            .path("id")
+                            .asInt());
+                }
+            }
+            return ids;
+        }
+
+        @Override
+        public void close() {
+            ws.abort(); // as a dropped network or a killed tab: no close handshake
+        }
+    }
+
+    private static boolean subscribed(JsonNode f) {
+        return "system".equals(f.path("event").asText())
+                && f.path("payload").path("message").asText().contains("PostgreSQL");
+    }
+
+    private static void insert(int id, String owner) {
+        stack.sql("INSERT INTO " + stack.table("items") + " VALUES (" + id + ", '" + owner + "', 'v')");
+    }
+
+    @Test
+    void aRejoinGetsTheChangesOfTheGapOnceInOrderAndNoneOfAnotherUsers() throws Exception {
+        String me = "11111111-1111-1111-1111-111111111111";
+        String other = "22222222-2222-2222-2222-222222222222";
+        String token = stack.tokens.authenticated(stack.projectId, me);
+        String topic = "realtime:resume-gap";
+        try (Socket first = new Socket(token)) {
+            first.join(topic, "{}", token);
+            first.await(ResumeWireE2EIT::subscribed);
+            insert(1, me);
+            assertThat(first.changes(1)).containsExactly(1);
+        }
+        Thread.sleep(300); // the server notices the abort and parks the channel
+        insert(2, me);
+        insert(3, other); // hidden by RLS: never replayed
+        insert(4, me);
+        try (Socket second = new Socket(token)) {
+            second.join(topic, "{\"event_id\":true}", token);
+            second.await(ResumeWireE2EIT::subscribed);
+            insert(5, me);
+            List<Integer> got = second.changes(3);
+            assertThat(got).containsExactly(2, 4, 5);
+            assertThat(second.changes(1)).as("nothing more, no duplicate").isEmpty();
+        }
+    }
+
+    @Test
+    void aRejoinAfterTheWindowIsToldToRefetch() throws Exception {
+        String me = "33333333-3333-3333-3333-333333333333";
+        String token = stack.tokens.authenticated(stack.projectId, me);
+        String topic = "realtime:resume-late";
+        stack.sql("UPDATE aura_platform.project_limits SET postgres_changes_resume_seconds = 1 WHERE project_id = '"
+                + stack.projectId + "'");
+        try {
+            Thread.sleep(1000); // every replica learned the 1 s window
+            try (Socket first = new Socket(token)) {
+                first.join(topic, "{}", token);
+                first.await(ResumeWireE2EIT::subscribed);
+            }
+            Thread.sleep(2500);
+            try (Socket second = new Socket(token)) {
+                second.join(topic, "{}", token);
+                second.await(ResumeWireE2EIT::subscribed);
+                JsonNode notPossible =
+                        second.await(f -> "system".equals(f.path("event").asText())
+                                && "ResumeNotPossible"
+                                        .equals(f.path("payload").path("code").asText()));
+                assertThat(notPossible.path("payload").path("reason").asText()).isEqualTo("window_exceeded");
+                assertThat(notPossible.path("payload").path("status").asText()).isEqualTo("ok");
+            }
+        } finally {
+            stack.sql(
+                    "UPDATE aura_platform.project_limits SET postgres_changes_resume_seconds = 60 WHERE project_id = '"
+                            + stack.projectId + "'");
+        }
+    }
+}
