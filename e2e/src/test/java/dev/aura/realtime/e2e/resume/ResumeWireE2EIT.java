@@ -165,7 +165,12 @@ class ResumeWireE2EIT {
         stack.sql("UPDATE aura_platform.project_limits SET postgres_changes_resume_seconds = 1 WHERE project_id = '"
                 + stack.projectId + "'");
         try {
-            Thread.sleep(1000); // every replica learned the 1 s window
+            // ws-front answers a project's cached limits while it asks again (PROJECT_LIMITS_REFRESH_MS):
+            // a first connection makes it ask, the next ones see the 1 s window
+            new Socket(token).close();
+            Thread.sleep(1500);
+            new Socket(token).close();
+            Thread.sleep(500);
             try (Socket first = new Socket(token)) {
                 first.join(topic, "{}", token);
                 first.await(ResumeWireE2EIT::subscribed);

@@ -51,6 +51,15 @@ public final class CdcHealth implements AutoCloseable {
 
     private ScheduledExecutorService watchdog;
 
+    /**
+     * The last LSN of the latest range of changes a recreated slot lost (from the cdc-worker's
+     * status), or null when this replica heard of none: a resume whose last delivered change is
+     * at or before it cannot be complete (docs/design.md R, {@code slot_lost}).
+     */
+    public String lastGapTo() {
+        return lastGapTo;
+    }
+
     public CdcHealth(LocalTopics topics, FrontMetrics metrics, Clock clock) {
         this.topics = topics;
         this.metrics = metrics;

@@ -2,6 +2,7 @@ package dev.aura.realtime.front.session;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.common.lsn.Lsn;
 import dev.aura.realtime.common.wire.ChangeEvent;
 import dev.aura.realtime.common.wire.ResumeRecord;
 import dev.aura.realtime.front.log.LogCode;
@@ -163,6 +164,8 @@ final class ResumeJoin {
             }
         } else if (now > until(found.record())) {
             notPossible = ResumeReason.window_exceeded;
+        } else if (lost(found.record().lastEventId())) {
+            notPossible = ResumeReason.slot_lost;
         } else if (found.record().subIds().size() != canonical.size()) {
             notPossible = ResumeReason.bindings_changed;
         } else if (found.record().subIds().stream().anyMatch(services.topics()::holds)) {
@@ -175,7 +178,7 @@ final class ResumeJoin {
             notPossible = ResumeReason.since_unknown;
         }
         boolean adopt = found != null && notPossible == null;
-        log.info(
+        log.debug(
                 "resume of {}: record {}, window {} s, now {}, adopt {}, not possible {}",
                 recordKey,
                 found == null ? "none" : found.record(),
@@ -197,6 +200,19 @@ final class ResumeJoin {
         store.putPointer(pointerKey, recordKey);
         String after = adopt ? (since != null ? since : found.record().lastEventId()) : null;
         return new Plan(ids, mine, adopt, after, notPossible);
+    }
+
+    /** Whether the slot lost changes after {@code lastEventId} (a gap this replica heard of ends at or after it). */
+    private boolean lost(String lastEventId) {
+        String gapTo = services.cdc().lastGapTo();
+        if (gapTo == null || lastEventId == null || lastEventId.indexOf(':') <= 0) {
+            return false;
+        }
+        try {
+            return Lsn.parse(lastEventId.substring(0, lastEventId.indexOf(':'))).compareTo(Lsn.parse(gapTo)) <= 0;
+        } catch (RuntimeException e) {
+            return false;
+        }
     }
 
     /** The record's sub ids by canonical binding: it lists them in the sorted canonical order. */
