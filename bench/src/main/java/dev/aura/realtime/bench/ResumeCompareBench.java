@@ -25,7 +25,7 @@ import java.util.regex.Pattern;
  * for it, so the record's KV puts are not in these figures (they happen after the socket write).
  */
 final class ResumeCompareBench {
-    static final int WINDOW_SECONDS = 120;
+    static final int WINDOW_SECONDS = 60;
     private static final Pattern STARTED = Pattern.compile("cdc-worker .* started");
     private static final Pattern PERCENTILES = Pattern.compile("p50 ([\\d.,]+) / p95 ([\\d.,]+) / p99 ([\\d.,]+) ms");
 

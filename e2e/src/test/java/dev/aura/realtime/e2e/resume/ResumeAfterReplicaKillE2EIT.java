@@ -22,7 +22,7 @@ class ResumeAfterReplicaKillE2EIT {
 
     @Test
     void aClientRejoiningTheRestartedReplicaGetsEveryRowOnceInCommitOrder() throws Exception {
-        try (ResumeStack s = ResumeStack.start(120, "(id int PRIMARY KEY)");
+        try (ResumeStack s = ResumeStack.start(60, "(id int PRIMARY KEY)");
                 RealtimeJsClient js =
                         s.client(s.stack.wsUrl(0), UUID.randomUUID().toString(), Map.of());
                 RowWriter writer = new RowWriter(

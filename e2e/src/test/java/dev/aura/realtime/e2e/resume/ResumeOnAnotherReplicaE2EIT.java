@@ -20,7 +20,7 @@ class ResumeOnAnotherReplicaE2EIT {
 
     @Test
     void aClientRejoiningOnAnotherReplicaGetsEveryRowOnceInCommitOrder() throws Exception {
-        try (ResumeStack s = ResumeStack.start(120, "(id int PRIMARY KEY)");
+        try (ResumeStack s = ResumeStack.start(60, "(id int PRIMARY KEY)");
                 SwitchableProxy proxy = new SwitchableProxy(s.stack.wsPort(0));
                 RealtimeJsClient js = s.client(proxy.url(), UUID.randomUUID().toString(), Map.of());
                 RowWriter writer = new RowWriter(

@@ -23,7 +23,7 @@ class ResumeRowLevelSecurityE2EIT {
         String alice = UUID.randomUUID().toString();
         String bob = UUID.randomUUID().toString();
         try (ResumeStack s = ResumeStack.start(
-                        120,
+                        60,
                         "(id int PRIMARY KEY, owner uuid NOT NULL)",
                         "ALTER TABLE {t} ENABLE ROW LEVEL SECURITY",
                         "CREATE POLICY own_rows ON {t} FOR SELECT USING (owner = auth.uid())");

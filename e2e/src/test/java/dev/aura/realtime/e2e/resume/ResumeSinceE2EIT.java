@@ -28,7 +28,7 @@ class ResumeSinceE2EIT {
     @Test
     void sinceReplaysFromTheGivenEventIdAndEventIdsReachTheCallback() throws Exception {
         String alice = UUID.randomUUID().toString();
-        try (ResumeStack s = ResumeStack.start(120, "(id int PRIMARY KEY)")) {
+        try (ResumeStack s = ResumeStack.start(60, "(id int PRIMARY KEY)")) {
             Map<Integer, String> firstPage = new HashMap<>();
             int since;
             RealtimeJsClient page =
