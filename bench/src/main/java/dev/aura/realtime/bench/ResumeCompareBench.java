@@ -64,6 +64,19 @@ final class ResumeCompareBench {
         s.startWorker(Map.of(), List.of());
         s.awaitWorkerActive();
 
+        // the box's load drifts between rounds: the per-round (paired) ratios are the steadier figure
+        List<Double> paired = new ArrayList<>();
+        List<Double> pairedP50 = new ArrayList<>();
+        for (int i = 0; i < r; i++) {
+            paired.add(onRates.get(i) / offRates.get(i));
+            pairedP50.add(onLat.get(i)[0] - offLat.get(i)[0]);
+        }
+        report.note(String.format(
+                "resume on/off per round: throughput ratios %s (median %.2f×); latency p50 added %s ms (median %+.1f ms)",
+                paired.stream().map(v -> String.format("%.2f", v)).toList(),
+                median(paired),
+                pairedP50.stream().map(v -> String.format("%+.1f", v)).toList(),
+                median(pairedP50)));
         double off = median(offRates);
         double onRate = median(onRates);
         double loss = 1 - onRate / off;
