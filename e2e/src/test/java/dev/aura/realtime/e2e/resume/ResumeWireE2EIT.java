@@ -101,19 +101,20 @@ class ResumeWireE2EIT {
 
         /** Every postgres_changes row id received until {@code n} arrived or the wait ended. */
         List<Integer> changes(int n) throws InterruptedException {
-            List<Integer> ids = new ArrayList<>();
-            long end = System.nanoTime() + WAIT.toNanos();
-            while (ids.size() < n && System.nanoTime() < end) {
+            return records(n).stream().map(r -> r.path("id").asInt()).toList();
+        }
+
+        /** Every postgres_changes {@code record} received until {@code n} arrived (0: for a second). */
+        List<JsonNode> records(int n) throws InterruptedException {
+            List<JsonNode> records = new ArrayList<>();
+            long end = System.nanoTime() + (n == 0 ? 1_000_000_000L : WAIT.toNanos());
+            while ((n == 0 || records.size() < n) && System.nanoTime() < end) {
                 JsonNode f = frames.poll(100, TimeUnit.MILLISECONDS);
                 if (f != null && "postgres_changes".equals(f.path("event").asText())) {
-                    ids.add(f.path("payload")
-                            .path("data")
-                            .path("record")
-                            .path("id")
-                            .asInt());
+                    records.add(f.path("payload").path("data").path("record"));
                 }
             }
-            return ids;
+            return records;
         }
 
         @Override
@@ -151,45 +152,75 @@ class ResumeWireE2EIT {
             second.join(topic, "{\"event_id\":true}", token);
             second.await(ResumeWireE2EIT::subscribed);
             insert(5, me);
-            List<Integer> got = second.changes(3);
-            assertThat(got).containsExactly(2, 4, 5);
-            assertThat(second.changes(1)).as("nothing more, no duplicate").isEmpty();
+            List<JsonNode> got = second.records(3);
+            assertThat(got.stream().map(r -> r.path("id").asInt())).containsExactly(2, 4, 5);
+            assertThat(got)
+                    .allSatisfy(
+                            r -> assertThat(r.path("_aura_event_id").asText()).matches("[0-9A-F]+/[0-9A-F]+:[0-9]+"));
+            assertThat(second.changes(0)).as("nothing more, no duplicate").isEmpty();
+        }
+    }
+
+    @Test
+    void sinceReplaysFromAnEarlierEventAndOtherBindingsAreToldToRefetch() throws Exception {
+        String me = "44444444-4444-4444-4444-444444444444";
+        String token = stack.tokens.authenticated(stack.projectId, me);
+        String topic = "realtime:resume-since";
+        List<JsonNode> first3;
+        try (Socket first = new Socket(token)) {
+            first.join(topic, "{\"event_id\":true}", token);
+            first.await(ResumeWireE2EIT::subscribed);
+            insert(10, me);
+            insert(11, me);
+            insert(12, me);
+            first3 = first.records(3);
+            assertThat(first3).hasSize(3);
+        }
+        Thread.sleep(300);
+        String since = first3.get(0).path("_aura_event_id").asText();
+        try (Socket second = new Socket(token)) {
+            second.join(topic, "{\"event_id\":true,\"since\":\"" + since + "\"}", token);
+            second.await(ResumeWireE2EIT::subscribed);
+            assertThat(second.changes(2)).containsExactly(11, 12);
+            assertThat(second.changes(0)).as("nothing more").isEmpty();
+        }
+        Thread.sleep(300);
+        try (Socket third = new Socket(token)) {
+            third.ws.sendText(
+                    "{\"topic\":\"" + topic + "\",\"event\":\"phx_join\",\"payload\":{\"config\":{"
+                            + "\"postgres_changes\":[{\"event\":\"INSERT\",\"schema\":\"public\",\"table\":\"items\"}]},"
+                            + "\"access_token\":\"" + token + "\"},\"ref\":\"1\",\"join_ref\":\"1\"}",
+                    true);
+            third.await(ResumeWireE2EIT::subscribed);
+            JsonNode notPossible = third.await(f ->
+                    "ResumeNotPossible".equals(f.path("payload").path("code").asText()));
+            assertThat(notPossible.path("payload").path("reason").asText()).isEqualTo("bindings_changed");
         }
     }
 
     @Test
     void aRejoinAfterTheWindowIsToldToRefetch() throws Exception {
-        String me = "33333333-3333-3333-3333-333333333333";
-        String token = stack.tokens.authenticated(stack.projectId, me);
+        // a project of its own with a 1 s window, so no other test sees it
+        String project = java.util.UUID.randomUUID().toString();
+        stack.createProject(project);
+        stack.createEnabledTable(project, "items", "(id int PRIMARY KEY, owner uuid, v text)");
+        stack.sql("INSERT INTO aura_platform.project_limits(project_id, postgres_changes_resume_seconds)" + " VALUES ('"
+                + project + "', 1)");
+        String token = stack.tokens.authenticated(project, "33333333-3333-3333-3333-333333333333");
         String topic = "realtime:resume-late";
-        stack.sql("UPDATE aura_platform.project_limits SET postgres_changes_resume_seconds = 1 WHERE project_id = '"
-                + stack.projectId + "'");
-        try {
-            // ws-front answers a project's cached limits while it asks again (PROJECT_LIMITS_REFRESH_MS):
-            // a first connection makes it ask, the next ones see the 1 s window
-            new Socket(token).close();
-            Thread.sleep(1500);
-            new Socket(token).close();
-            Thread.sleep(500);
-            try (Socket first = new Socket(token)) {
-                first.join(topic, "{}", token);
-                first.await(ResumeWireE2EIT::subscribed);
-            }
-            Thread.sleep(2500);
-            try (Socket second = new Socket(token)) {
-                second.join(topic, "{}", token);
-                second.await(ResumeWireE2EIT::subscribed);
-                JsonNode notPossible =
-                        second.await(f -> "system".equals(f.path("event").asText())
-                                && "ResumeNotPossible"
-                                        .equals(f.path("payload").path("code").asText()));
-                assertThat(notPossible.path("payload").path("reason").asText()).isEqualTo("window_exceeded");
-                assertThat(notPossible.path("payload").path("status").asText()).isEqualTo("ok");
-            }
-        } finally {
-            stack.sql(
-                    "UPDATE aura_platform.project_limits SET postgres_changes_resume_seconds = 60 WHERE project_id = '"
-                            + stack.projectId + "'");
+        try (Socket first = new Socket(token)) {
+            first.join(topic, "{}", token);
+            first.await(ResumeWireE2EIT::subscribed);
+        }
+        Thread.sleep(2500);
+        try (Socket second = new Socket(token)) {
+            second.join(topic, "{}", token);
+            second.await(ResumeWireE2EIT::subscribed);
+            JsonNode notPossible = second.await(f -> "system"
+                            .equals(f.path("event").asText())
+                    && "ResumeNotPossible".equals(f.path("payload").path("code").asText()));
+            assertThat(notPossible.path("payload").path("reason").asText()).isEqualTo("window_exceeded");
+            assertThat(notPossible.path("payload").path("status").asText()).isEqualTo("ok");
         }
     }
 }

@@ -26,6 +26,11 @@ final class ResumeTracker {
     private static final Logger log = LoggerFactory.getLogger(ResumeTracker.class);
     /** How often a live channel's record is re-written (as the registry entries are). */
     static final long REFRESH_MS = 30_000;
+    /**
+     * Least time between two record writes of one channel: bounds the KV writes of a busy channel
+     * (10 per second) at the cost of at most this much re-sent after a replica is killed.
+     */
+    static final long MIN_PUT_INTERVAL_MS = 100;
 
     private final ResumeStore store;
     private final String key;
@@ -36,6 +41,7 @@ final class ResumeTracker {
     private String newest;
     private boolean inFlight;
     private boolean closed;
+    private long lastPutAtMs;
     private ScheduledFuture<?> refresh;
 
     /** @param record the claimed record; null when another channel owns it (nothing is written) */
