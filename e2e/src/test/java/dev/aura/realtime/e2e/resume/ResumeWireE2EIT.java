@@ -58,9 +58,13 @@ class ResumeWireE2EIT {
         final WebSocket ws;
 
         Socket(String token) throws Exception {
+            this(token, 0);
+        }
+
+        Socket(String token, int replica) throws Exception {
             ws = HttpClient.newHttpClient()
                     .newWebSocketBuilder()
-                    .buildAsync(URI.create(stack.wsUrl(0) + "/websocket?apikey=" + token + "&vsn=1.0.0"), this)
+                    .buildAsync(URI.create(stack.wsUrl(replica) + "/websocket?apikey=" + token + "&vsn=1.0.0"), this)
                     .get(30, TimeUnit.SECONDS);
         }
 
@@ -158,6 +162,32 @@ class ResumeWireE2EIT {
                     .allSatisfy(
                             r -> assertThat(r.path("_aura_event_id").asText()).matches("[0-9A-F]+/[0-9A-F]+:[0-9]+"));
             assertThat(second.changes(0)).as("nothing more, no duplicate").isEmpty();
+        }
+    }
+
+    @Test
+    void aClientOfAKilledReplicaResumesOnAnotherOne() throws Exception {
+        int doomed = stack.startWsFront(Map.of("PROJECT_LIMITS_REFRESH_MS", "200"));
+        String me = "55555555-5555-5555-5555-555555555555";
+        String token = stack.tokens.authenticated(stack.projectId, me);
+        String topic = "realtime:resume-kill";
+        Socket first = new Socket(token, doomed);
+        first.join(topic, "{}", token);
+        first.await(ResumeWireE2EIT::subscribed);
+        insert(20, me);
+        assertThat(first.changes(1)).containsExactly(20);
+        Thread.sleep(300); // the record names 20 (written after the socket write, coalesced)
+        stack.wsFront(doomed).kill9(); // no parking: the record and entries stay as they were
+        insert(21, me);
+        insert(22, me);
+        try (Socket second = new Socket(token, 0)) {
+            second.join(topic, "{}", token);
+            second.await(ResumeWireE2EIT::subscribed);
+            insert(23, me);
+            assertThat(second.changes(3)).containsExactly(21, 22, 23);
+            assertThat(second.changes(0)).as("nothing more, no duplicate").isEmpty();
+        } finally {
+            first.ws.abort();
         }
     }
 
