@@ -34,8 +34,13 @@ class ResumeWireE2EIT {
     private static E2eStack stack;
 
     @BeforeAll
-    static void start() {
-        stack = E2eStack.startDefault(0);
+    static void start() throws InterruptedException {
+        // the worker re-reads the opted-in projects every 200 ms (AURA_HISTORY_REFRESH_MS)
+        stack = E2eStack.start(
+                dev.aura.realtime.testkit.PostgresServer.shared(),
+                dev.aura.realtime.testkit.NatsServer.shared(),
+                0,
+                Map.of("AURA_HISTORY_REFRESH_MS", "200"));
         stack.startWsFront(Map.of("PROJECT_LIMITS_REFRESH_MS", "200"));
         stack.createEnabledTable("items", "(id int PRIMARY KEY, owner uuid, v text)");
         stack.sql(
@@ -44,6 +49,7 @@ class ResumeWireE2EIT {
                 "GRANT SELECT ON " + stack.table("items") + " TO aura_authenticated",
                 "INSERT INTO aura_platform.project_limits(project_id, postgres_changes_resume_seconds)" + " VALUES ('"
                         + stack.projectId + "', 60)");
+        Thread.sleep(1500); // its history stream exists before any test commits
     }
 
     @AfterAll
