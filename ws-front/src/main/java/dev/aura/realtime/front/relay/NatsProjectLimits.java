@@ -31,6 +31,9 @@ public final class NatsProjectLimits implements ProjectLimitsSource {
 
     private record Cached(ProjectLimits limits, long fetchedAtMs, boolean asking, long lastReadMs) {}
 
+    /** How soon a failed first ask of a project is repeated. */
+    static final long RETRY_UNKNOWN_MS = 200;
+
     private final Connection connection;
     private final ObjectMapper mapper;
     private final Clock clock;
@@ -105,15 +108,20 @@ public final class NatsProjectLimits implements ProjectLimitsSource {
                         if (known != null) {
                             answered.add(projectId);
                         }
+                        // a project never answered is asked again soon (its first joins wait for it), not after a
+                        // period
+                        long dated =
+                                known == null && !answered.contains(projectId) ? at - refreshMs + RETRY_UNKNOWN_MS : at;
                         cache.computeIfPresent(
                                 projectId,
-                                (k, old) ->
-                                        new Cached(known != null ? known : old.limits(), at, false, old.lastReadMs()));
+                                (k, old) -> new Cached(
+                                        known != null ? known : old.limits(), dated, false, old.lastReadMs()));
                     });
         } catch (RuntimeException e) { // closed or never-connected connection
             LogCode.ProjectLimitsUnavailable.warn(log, "{}: {}", projectId, e.toString());
             long at = clock.millis();
-            cache.computeIfPresent(projectId, (k, old) -> new Cached(old.limits(), at, false, old.lastReadMs()));
+            long dated = answered.contains(projectId) ? at : at - refreshMs + RETRY_UNKNOWN_MS;
+            cache.computeIfPresent(projectId, (k, old) -> new Cached(old.limits(), dated, false, old.lastReadMs()));
         }
     }
 

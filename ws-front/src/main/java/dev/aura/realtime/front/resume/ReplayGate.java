@@ -3,6 +3,7 @@ package dev.aura.realtime.front.resume;
 import dev.aura.realtime.common.wire.ChangeEvent;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * The seam between a resumed channel's replay and its live changes (docs/design.md R). While the
@@ -51,22 +52,37 @@ public final class ReplayGate {
 
     /**
      * Ends the replay: the held changes after {@code lastReplayed} (every held one when null), in
-     * arrival order, without duplicates; later live changes at or before the last of all these are dropped.
+     * event id order, without duplicates; later live changes at or before the last of all these are dropped.
      */
     public synchronized List<ChangeEvent> goLive(String lastReplayed) {
         List<ChangeEvent> out = new ArrayList<>();
+        goLive(lastReplayed, out::add);
+        return out;
+    }
+
+    /**
+     * Ends the replay as {@link #goLive(String)} does, handing each held change to {@code deliver}
+     * while still holding: a live change that arrives meanwhile waits for the lock and is judged
+     * against the seam only after every held change was handed on, so it can never overtake one
+     * of them (the deliveries only queue writes, they do not block).
+     *
+     * @return whether the held changes overflowed the bound (then none was handed on)
+     */
+    public synchronized boolean goLive(String lastReplayed, Consumer<ChangeEvent> deliver) {
         String last = lastReplayed;
-        if (buffer != null && !overflow) {
-            for (ChangeEvent e : buffer) {
+        List<ChangeEvent> held = buffer;
+        buffer = null;
+        if (held != null && !overflow) {
+            held.sort((a, b) -> EventIds.compare(a.eventId(), b.eventId())); // stable: arrival order among equals
+            for (ChangeEvent e : held) {
                 if (EventIds.after(e.eventId(), last)) {
-                    out.add(e);
+                    deliver.accept(e);
                     last = e.eventId();
                 }
             }
         }
-        buffer = null;
         seam = last;
-        return out;
+        return overflow;
     }
 
     /** Stops holding without delivering anything (the resume failed or the channel closed). */

@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
 final class ResumeJoin {
     private static final Logger log = LoggerFactory.getLogger(ResumeJoin.class);
     /** How long a replica's first join of a project waits for the project's limits (its window). */
-    private static final long LIMITS_WAIT_MS = 2_000;
+    private static final long LIMITS_WAIT_MS = 6_000;
 
     /** The decision: the sub id per binding, the record claimed (null: not ours to write), what to replay. */
     record Plan(
@@ -142,6 +142,13 @@ final class ResumeJoin {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 window = 0;
+            }
+            if (window <= 0 && !resumes.limits().known(projectId)) {
+                // still unknown (no cdc-worker answered): keep the record under the longest window rather
+                // than lose a resumable channel's record; a rejoin decides with the window known then
+                LogCode.ProjectLimitsUnavailable.warn(
+                        log, "{}: window unknown after {} ms, resume record kept", projectId, LIMITS_WAIT_MS);
+                window = (int) ResumeServices.MAX_WINDOW.toSeconds();
             }
             if (window <= 0) {
                 return new Plan(fresh(), null, false, null, null); // resume off
@@ -300,13 +307,9 @@ final class ResumeJoin {
             }
             services.metrics().resumed(result.events().size());
         }
-        boolean overflow = gate.overflowed();
-        List<ChangeEvent> held = gate.goLive(last);
-        if (overflow) {
+        // the held changes are queued while the gate still holds: a live change cannot overtake them
+        if (gate.goLive(last, e -> services.fanout().deliverChange(m, e))) {
             notPossible(m, ResumeReason.buffer_overflow);
-        }
-        for (ChangeEvent e : held) {
-            services.fanout().deliverChange(m, e);
         }
     }
 

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.aura.realtime.common.wire.ChangeEvent;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.Test;
 
 /** The seam of a resume: replay, then held live changes, each change once and in id order. */
@@ -58,5 +60,41 @@ class ReplayGateTest {
         assertThat(EventIds.after("0/10:1", null)).isTrue();
         assertThat(EventIds.valid("0/10:1")).isTrue();
         assertThat(EventIds.valid("garbage")).isFalse();
+    }
+
+    @Test
+    void heldChangesGoOutInIdOrderWhateverTheirArrival() {
+        List<ChangeEvent> held = List.of(e("0/31:0"), e("0/30:0"), e("0/32:0"));
+        assertThat(ids(ReplayGate.merge(List.of(e("0/20:0")), held)))
+                .containsExactly("0/20:0", "0/30:0", "0/31:0", "0/32:0");
+    }
+
+    @Test
+    void aLiveChangeArrivingWhileTheHeldOnesAreHandedOnCannotOvertakeThem() throws Exception {
+        ReplayGate gate = new ReplayGate(Long.MAX_VALUE);
+        gate.hold(e("0/30:0"));
+        gate.hold(e("0/31:0"));
+        List<String> sent = new CopyOnWriteArrayList<>();
+        CountDownLatch started = new CountDownLatch(1);
+        Thread relay = new Thread(() -> {
+            started.countDown();
+            if (!gate.hold(e("0/32:0"))) {
+                sent.add("0/32:0"); // the relay delivers it live
+            }
+        });
+        gate.goLive("0/20:0", c -> {
+            sent.add(c.eventId());
+            if (!relay.isAlive() && started.getCount() == 1) {
+                relay.start();
+                try {
+                    started.await();
+                    Thread.sleep(50); // the relay is now waiting for the gate
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        relay.join(5_000);
+        assertThat(sent).containsExactly("0/30:0", "0/31:0", "0/32:0");
     }
 }
