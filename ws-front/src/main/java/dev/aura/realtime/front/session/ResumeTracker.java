@@ -16,7 +16,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The resume record of one resumable channel (docs/design.md R): after change frames reached the
  * socket ({@link ClientSession#writeBarrier}) it writes the newest event id, coalesced (at most one
- * put in flight; the next one carries the newest id); it re-writes the record every
+ * put in flight; the next one, carrying the newest id, starts as soon as the previous is
+ * acknowledged, with no timer: after a kill at most one put's round trip of frames is re-sent); it re-writes the record every
  * {@link #REFRESH_MS} so a replica's death is dated; parks it when the socket closes, deletes it
  * on an explicit leave. While a replay runs, its {@link ReplayGate} holds the live changes.
  *
@@ -26,11 +27,6 @@ final class ResumeTracker {
     private static final Logger log = LoggerFactory.getLogger(ResumeTracker.class);
     /** How often a live channel's record is re-written (as the registry entries are). */
     static final long REFRESH_MS = 30_000;
-    /**
-     * Least time between two record writes of one channel: bounds the KV writes of a busy channel
-     * (10 per second) at the cost of at most this much re-sent after a replica is killed.
-     */
-    static final long MIN_PUT_INTERVAL_MS = 100;
 
     private final ResumeStore store;
     private final String key;
@@ -41,7 +37,6 @@ final class ResumeTracker {
     private String newest;
     private boolean inFlight;
     private boolean closed;
-    private long lastPutAtMs;
     private ScheduledFuture<?> refresh;
 
     /** @param record the claimed record; null when another channel owns it (nothing is written) */
