@@ -151,6 +151,7 @@ final class ResumeJoin {
                 window = (int) ResumeServices.MAX_WINDOW.toSeconds();
             }
             if (window <= 0) {
+                log.info("resume of {}: off for project {} (limits known: window 0)", recordKey, projectId);
                 return new Plan(fresh(), null, false, null, null); // resume off
             }
         }
@@ -185,7 +186,7 @@ final class ResumeJoin {
             notPossible = ResumeReason.since_unknown;
         }
         boolean adopt = found != null && notPossible == null;
-        log.debug(
+        log.info(
                 "resume of {}: record {}, window {} s, now {}, adopt {}, not possible {}",
                 recordKey,
                 found == null ? "none" : found.record(),
@@ -201,6 +202,7 @@ final class ResumeJoin {
         try {
             store.claim(recordKey, mine, found == null ? 0 : found.revision()).join();
         } catch (RuntimeException lost) {
+            log.info("resume of {}: claim lost ({})", recordKey, lost.toString());
             // another channel claimed it first (a second tab): fresh sub ids, nothing resumed or written
             return new Plan(fresh(), null, false, null, null);
         }
