@@ -105,17 +105,21 @@ public final class NatsProjectLimits implements ProjectLimitsSource {
                         }
                         ProjectLimits known = answer;
                         long at = clock.millis();
-                        if (known != null) {
-                            answered.add(projectId);
-                        }
                         // a project never answered is asked again soon (its first joins wait for it), not after a
                         // period
                         long dated =
                                 known == null && !answered.contains(projectId) ? at - refreshMs + RETRY_UNKNOWN_MS : at;
-                        cache.computeIfPresent(
+                        cache.compute(
                                 projectId,
                                 (k, old) -> new Cached(
-                                        known != null ? known : old.limits(), dated, false, old.lastReadMs()));
+                                        known != null ? known : old == null ? ProjectLimits.DEFAULTS : old.limits(),
+                                        dated,
+                                        false,
+                                        old == null ? at : old.lastReadMs()));
+                        if (known != null) {
+                            // only once overrides() answers it: known() must never pair with the defaults
+                            answered.add(projectId);
+                        }
                     });
         } catch (RuntimeException e) { // closed or never-connected connection
             LogCode.ProjectLimitsUnavailable.warn(log, "{}: {}", projectId, e.toString());
