@@ -171,6 +171,48 @@ class ResumeWireE2EIT {
         }
     }
 
+    /**
+     * realtime-js 2.119.1 puts {@code access_token} into the join only when its async
+     * {@code accessToken} callback already resolved; otherwise the join is authorised by the apikey
+     * (no {@code sub}) and the user's token follows as an {@code access_token} push. The channel
+     * becomes resumable then: a drop and a rejoin with the user's token replays the gap.
+     */
+    @Test
+    void aChannelJoinedWithTheApikeyResumesOnceTheUserTokenArrives() throws Exception {
+        String me = "66666666-6666-6666-6666-666666666666";
+        String other = "77777777-7777-7777-7777-777777777777";
+        String anon = stack.tokens.anon(stack.projectId);
+        String token = stack.tokens.authenticated(stack.projectId, me);
+        String topic = "realtime:resume-late-token";
+        try (Socket first = new Socket(anon)) {
+            first.ws.sendText(
+                    "{\"topic\":\"" + topic + "\",\"event\":\"phx_join\",\"payload\":{\"config\":{"
+                            + "\"postgres_changes\":[{\"event\":\"*\",\"schema\":\"public\",\"table\":\"items\"}],"
+                            + "\"postgres_changes_options\":{}}},\"ref\":\"1\",\"join_ref\":\"1\"}",
+                    true);
+            first.await(ResumeWireE2EIT::subscribed);
+            first.ws.sendText(
+                    "{\"topic\":\"" + topic + "\",\"event\":\"access_token\",\"payload\":{\"access_token\":\"" + token
+                            + "\"},\"ref\":\"2\",\"join_ref\":\"1\"}",
+                    true);
+            Thread.sleep(500); // the entries are re-put with the user's claims, the record is claimed
+            insert(41, me); // visible to the user only (RLS): proves the new claims
+            assertThat(first.changes(1)).containsExactly(41);
+            Thread.sleep(300); // the record names 41
+        }
+        Thread.sleep(300); // the server notices the abort and parks the channel
+        insert(42, me);
+        insert(43, other); // hidden by RLS: never replayed
+        insert(44, me);
+        try (Socket second = new Socket(anon)) {
+            second.join(topic, "{}", token);
+            second.await(ResumeWireE2EIT::subscribed);
+            insert(45, me);
+            assertThat(second.changes(3)).containsExactly(42, 44, 45);
+            assertThat(second.changes(0)).as("nothing more, no duplicate").isEmpty();
+        }
+    }
+
     @Test
     void aClientOfAKilledReplicaResumesOnAnotherOne() throws Exception {
         int doomed = stack.startWsFront(Map.of("PROJECT_LIMITS_REFRESH_MS", "200"));

@@ -85,6 +85,11 @@ public final class ReplayGate {
         return overflow;
     }
 
+    /** Whether live changes are still held (the replay has not gone live). */
+    public synchronized boolean holding() {
+        return buffer != null;
+    }
+
     /** Stops holding without delivering anything (the resume failed or the channel closed). */
     public synchronized void abandon() {
         buffer = null;

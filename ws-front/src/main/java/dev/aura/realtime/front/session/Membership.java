@@ -294,8 +294,41 @@ public final class Membership implements Subscriber, PresenceMember {
         return r != null && r.hold(event);
     }
 
+    /** The join's {@code postgres_changes_options.resume_key}, or null (an identity for a token without sub). */
+    private volatile String resumeKey;
+
+    String resumeKey() {
+        return resumeKey;
+    }
+
+    void resumeKey(String key) {
+        this.resumeKey = key;
+    }
+
+    /** The identity the channel's resume record is keyed by, or null (event loop only). */
+    private String resumeIdentity;
+
+    String resumeIdentity() {
+        return resumeIdentity;
+    }
+
+    void resumeIdentity(String identity) {
+        this.resumeIdentity = identity;
+    }
+
+    /** Whether a resume started by an {@code access_token} is being claimed (event loop only). */
+    boolean resumeStarting;
+
+    /** The id of the last change frame written to this channel, or null (a resume started late begins after it). */
+    private volatile String lastWritten;
+
+    String lastWritten() {
+        return lastWritten;
+    }
+
     @Override
     public void changeWritten(String eventId) {
+        lastWritten = eventId;
         ResumeTracker r = resume;
         if (r != null) {
             r.written(eventId);

@@ -5,6 +5,7 @@ import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.common.lsn.Lsn;
 import dev.aura.realtime.common.wire.ChangeEvent;
 import dev.aura.realtime.common.wire.ResumeRecord;
+import dev.aura.realtime.front.fanout.PostgresBinding;
 import dev.aura.realtime.front.log.LogCode;
 import dev.aura.realtime.front.protocol.SystemMessages;
 import dev.aura.realtime.front.resume.EventIds;
@@ -19,6 +20,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -50,6 +52,9 @@ final class ResumeJoin {
     private final ResumeServices resumes;
     private final ChannelServices services;
     private final String projectId;
+    /** The identity the record is keyed by ({@link ResumeKeys#identity}). */
+    private final String identity;
+
     private final String recordKey;
     private final String pointerKey;
     /** The project's window; -1 until the project's limits are known (decided on the lookup's thread). */
@@ -62,6 +67,7 @@ final class ResumeJoin {
     private ResumeJoin(
             ChannelServices services,
             String projectId,
+            String identity,
             String recordKey,
             String pointerKey,
             int window,
@@ -70,6 +76,7 @@ final class ResumeJoin {
         this.services = services;
         this.resumes = services.resumes();
         this.projectId = projectId;
+        this.identity = identity;
         this.recordKey = recordKey;
         this.pointerKey = pointerKey;
         this.window = window;
@@ -93,25 +100,184 @@ final class ResumeJoin {
         JsonNode rk = options.path("resume_key");
         String identity = ResumeKeys.identity(claims.subject(), rk.isTextual() ? rk.asText() : null);
         if (identity == null) {
-            return null; // a token without sub and no resume_key: no automatic resume (docs/protocol.md)
+            // a token without sub and no resume_key: no automatic resume (docs/protocol.md), unless an
+            // access_token with a sub follows (startLate)
+            log.info(
+                    "resume of {} in project {}: no identity at join (token without sub, no resume_key)",
+                    topic,
+                    claims.projectId());
+            return null;
         }
         JsonNode s = options.path("since");
         List<ResumeKeys.BindingKey> keys = new ArrayList<>();
         for (JoinRequest.Binding b : request.distinct()) {
             keys.add(new ResumeKeys.BindingKey(b.event(), b.table(), b.filter(), b.select()));
         }
+        return of(services, claims.projectId(), identity, topic, keys, window, s.isTextual() ? s.asText() : null);
+    }
+
+    private static ResumeJoin of(
+            ChannelServices services,
+            String projectId,
+            String identity,
+            String topic,
+            List<ResumeKeys.BindingKey> keys,
+            int window,
+            String since) {
         List<String> canonical = new ArrayList<>();
         for (ResumeKeys.BindingKey k : keys) {
             canonical.add(ResumeKeys.canonical(List.of(k)));
         }
         return new ResumeJoin(
                 services,
-                claims.projectId(),
-                ResumeKeys.record(claims.projectId(), identity, topic, keys),
-                ResumeKeys.pointer(claims.projectId(), identity, topic),
+                projectId,
+                identity,
+                ResumeKeys.record(projectId, identity, topic, keys),
+                ResumeKeys.pointer(projectId, identity, topic),
                 window,
-                s.isTextual() ? s.asText() : null,
+                since,
                 canonical);
+    }
+
+    /**
+     * After an {@code access_token} gave a live channel new claims: when the channel is not resumable
+     * yet (its join had no identity: realtime-js puts {@code access_token} into the join only once
+     * its async {@code accessToken} callback resolved, else the join is authorised by the apikey and
+     * the user's token follows as an {@code access_token} push) and now has one, starts tracking it
+     * exactly as a join with that token would have: a record under the channel's current sub ids
+     * (whose registry entries the caller re-put with the new claims, so parked verdicts are the
+     * user's), nothing replayed (the channel was live throughout). Event loop only.
+     */
+    static void startLate(ChannelServices services, Membership m, ClientSession session) {
+        if (services.resumes() == null || m.bindings().isEmpty() || m.resumeStarting || !m.active()) {
+            return;
+        }
+        String identity = ResumeKeys.identity(m.claims().subject(), m.resumeKey());
+        ResumeTracker current = m.resume();
+        if (current != null) {
+            if (Objects.equals(identity, m.resumeIdentity()) || current.replaying()) {
+                return; // the same identity: its record goes on (a replay running: decided at its join)
+            }
+            // another identity on this channel (a sign-in as someone else, a sign-out, a resume_key
+            // channel that got a sub): the record of the old one is deleted, as its sub ids' entries
+            // now carry the new claims; a record under the new identity starts below
+            log.info("resume of {}: identity changed by access_token, record deleted", m.topic());
+            m.resume(null);
+            m.resumeIdentity(null);
+            current.forget();
+        }
+        int window = services.resumes().windowSeconds(m.projectId());
+        if (window <= 0) {
+            if (services.resumes().limits().known(m.projectId())) {
+                return; // resume off for the project
+            }
+            window = -1;
+        }
+        if (identity == null) {
+            return;
+        }
+        List<ResumeKeys.BindingKey> keys = new ArrayList<>();
+        for (PostgresBinding b : m.bindings()) {
+            keys.add(new ResumeKeys.BindingKey(b.event(), b.table(), b.filter(), b.select()));
+        }
+        ResumeJoin late = of(services, m.projectId(), identity, m.topic(), keys, window, null);
+        m.resumeStarting = true;
+        // the record starts after what already reached the socket: those frames are not replayed
+        String upTo = m.lastWritten();
+        session.writeBarrier().addListener(f -> {
+            if (!f.isSuccess() || !m.active()) {
+                m.resumeStarting = false;
+                return; // the socket closed meanwhile: its entries were removed, nothing to resume
+            }
+            CompletableFuture.supplyAsync(
+                            () -> late.claimLate(m, upTo),
+                            r -> Thread.ofVirtual().start(r))
+                    .exceptionally(e -> {
+                        LogCode.HandlerFailed.warn(log, "late resume of {}: {}", m.topic(), e.toString());
+                        return null;
+                    })
+                    .thenAccept(p -> session.channel().eventLoop().execute(() -> late.attachLate(m, p, session)));
+        });
+    }
+
+    /** The record of a late start, claimed; null when it is not started (off, owned by a live channel, lost). */
+    private Plan claimLate(Membership m, String upTo) {
+        if (window < 0) {
+            try {
+                window = resumes.windowSecondsAwaited(projectId, LIMITS_WAIT_MS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return null;
+            }
+            if (window <= 0 && !resumes.limits().known(projectId)) {
+                window = (int) ResumeServices.MAX_WINDOW.toSeconds(); // as decide(): kept under the longest
+            }
+            if (window <= 0) {
+                return null;
+            }
+        }
+        ResumeStore store = resumes.store();
+        long now = services.clock().millis();
+        ResumeStore.Found found = store.get(recordKey).join();
+        if (found != null && found.record().parkedAtMs() == 0 && now <= until(found.record())) {
+            // another live channel (a second tab) writes this record: it stays theirs
+            log.info("resume of {}: not started on access_token, record live elsewhere {}", recordKey, found.record());
+            return null;
+        }
+        Map<String, String> ids = new LinkedHashMap<>();
+        for (int i = 0; i < canonical.size(); i++) {
+            ids.put(canonical.get(i), m.bindings().get(i).subId());
+        }
+        ResumeRecord mine = new ResumeRecord(sorted(ids), upTo, null, now, 0, window, 0, upTo)
+                .ownedBy(services.instanceId(), now, window);
+        try {
+            store.claim(recordKey, mine, found == null ? 0 : found.revision()).join();
+        } catch (RuntimeException lost) {
+            log.info("resume of {}: late claim lost ({})", recordKey, lost.toString());
+            return null;
+        }
+        store.putPointer(pointerKey, recordKey);
+        log.info("resume of {}: started on access_token, window {} s, after {}", recordKey, window, upTo);
+        return new Plan(ids, mine, false, null, null);
+    }
+
+    private void attachLate(Membership m, Plan p, ClientSession session) {
+        m.resumeStarting = false;
+        if (p == null) {
+            return;
+        }
+        if (!m.active()) {
+            // closed while the record was claimed: its entries were removed (not parked), so the
+            // record could only resume a gap without verdicts; gone
+            resumes.store().delete(recordKey);
+            return;
+        }
+        if (m.resume() != null) {
+            return; // cannot happen (one start at a time, a join attaches before the channel is live)
+        }
+        if (!identity.equals(ResumeKeys.identity(m.claims().subject(), m.resumeKey()))) {
+            // another access_token changed the identity while this one was claimed: start over for it
+            resumes.store().delete(recordKey);
+            startLate(services, m, session);
+            return;
+        }
+        attach(m, p, session);
+        String newest = m.lastWritten();
+        ResumeTracker tracker = m.resume();
+        if (tracker != null && newest != null && !newest.equals(p.claimed().lastEventId())) {
+            tracker.written(newest); // frames written while the record was claimed
+        }
+    }
+
+    /** The sub ids in the sorted canonical order records list them in. */
+    private List<String> sorted(Map<String, String> ids) {
+        List<String> sorted = new ArrayList<>(canonical);
+        sorted.sort(null);
+        List<String> ordered = new ArrayList<>();
+        for (String c : sorted) {
+            ordered.add(ids.get(c));
+        }
+        return ordered;
     }
 
     /** Starts (once) the lookup and claim; never fails. */
@@ -195,9 +361,7 @@ final class ResumeJoin {
                 adopt,
                 notPossible);
         Map<String, String> ids = adopt ? adopted(found.record()) : fresh();
-        ResumeRecord base = adopt
-                ? found.record()
-                : new ResumeRecord(List.copyOf(ids.values()), null, null, now, 0, window, 0, null);
+        ResumeRecord base = adopt ? found.record() : new ResumeRecord(sorted(ids), null, null, now, 0, window, 0, null);
         ResumeRecord mine = base.ownedBy(services.instanceId(), now, window);
         try {
             store.claim(recordKey, mine, found == null ? 0 : found.revision()).join();
@@ -273,6 +437,7 @@ final class ResumeJoin {
             tracker.gate(new ReplayGate(resumes.replayBufferBytes()));
         }
         m.resume(tracker);
+        m.resumeIdentity(identity);
         tracker.start();
     }
 

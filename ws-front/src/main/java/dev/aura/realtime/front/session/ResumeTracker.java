@@ -56,6 +56,12 @@ final class ResumeTracker {
         return gate;
     }
 
+    /** Whether a replay is still holding the live changes. */
+    boolean replaying() {
+        ReplayGate g = gate;
+        return g != null && g.holding();
+    }
+
     boolean hold(ChangeEvent e) {
         ReplayGate g = gate;
         return g != null && g.hold(e);

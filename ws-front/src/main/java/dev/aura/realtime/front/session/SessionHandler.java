@@ -130,6 +130,9 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
         m.claims(claims, token);
         lifecycle.scheduleExpiry(m);
         lifecycle.putEntries(m);
+        // a join authorised by the apikey alone (realtime-js sends the user's token later when its
+        // accessToken callback resolved after subscribe): resume starts now that there is an identity
+        ResumeJoin.startLate(services, m, session);
         privateChannels.recheck(m); // private channels: the new claims must still read (docs/design.md H1)
     }
 
