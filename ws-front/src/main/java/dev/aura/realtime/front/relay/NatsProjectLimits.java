@@ -109,6 +109,7 @@ public final class NatsProjectLimits implements ProjectLimitsSource {
                         // period
                         long dated =
                                 known == null && !answered.contains(projectId) ? at - refreshMs + RETRY_UNKNOWN_MS : at;
+                        Cached before = cache.get(projectId);
                         cache.compute(
                                 projectId,
                                 (k, old) -> new Cached(
@@ -116,6 +117,16 @@ public final class NatsProjectLimits implements ProjectLimitsSource {
                                         dated,
                                         false,
                                         old == null ? at : old.lastReadMs()));
+                        if (known != null
+                                && (!answered.contains(projectId)
+                                        || before == null
+                                        || before.limits().resumeSeconds() != known.resumeSeconds())) {
+                            // rare (a project's first answer, a changed window): says why a join is resumable or not
+                            log.info(
+                                    "project {}: postgres_changes resume window {} s",
+                                    projectId,
+                                    known.resumeSeconds());
+                        }
                         if (known != null) {
                             // only once overrides() answers it: known() must never pair with the defaults
                             answered.add(projectId);
