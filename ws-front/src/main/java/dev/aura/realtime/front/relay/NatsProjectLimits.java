@@ -146,8 +146,14 @@ public final class NatsProjectLimits implements ProjectLimitsSource {
             return;
         }
         lastSweepMs = now;
-        cache.entrySet()
-                .removeIf(e -> !e.getValue().asking() && now - e.getValue().lastReadMs() > idle);
-        answered.retainAll(cache.keySet());
+        // a project is forgotten as known BEFORE its answer leaves the cache: known() must never pair
+        // with the defaults a re-created entry starts with
+        cache.entrySet().removeIf(e -> {
+            boolean idleEntry = !e.getValue().asking() && now - e.getValue().lastReadMs() > idle;
+            if (idleEntry) {
+                answered.remove(e.getKey());
+            }
+            return idleEntry;
+        });
     }
 }

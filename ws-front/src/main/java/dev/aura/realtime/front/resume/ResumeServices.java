@@ -35,12 +35,11 @@ public record ResumeServices(
      */
     public int windowSecondsAwaited(String projectId, long waitMs) throws InterruptedException {
         long deadline = System.nanoTime() + waitMs * 1_000_000;
-        int w = windowSeconds(projectId);
-        while (w == 0 && !limits.known(projectId) && System.nanoTime() < deadline) {
+        while (!limits.known(projectId) && windowSeconds(projectId) == 0 && System.nanoTime() < deadline) {
             Thread.sleep(20);
-            w = windowSeconds(projectId);
         }
-        return w;
+        // read after known(): an answer is stored before known() turns true, so this is the answer's
+        return windowSeconds(projectId);
     }
 
     public long historyBytes(String projectId) {

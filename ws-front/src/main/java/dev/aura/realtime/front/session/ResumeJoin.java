@@ -89,9 +89,13 @@ final class ResumeJoin {
         if (services.resumes() == null || request.distinct().isEmpty()) {
             return null;
         }
+        // known() first: an answer is stored before known() turns true, so a window read after a true
+        // known() is the answer's (read the other way round, an answer landing in between would pair
+        // the defaults' 0 with known = true: resume treated as off)
+        boolean known = services.resumes().limits().known(claims.projectId());
         int window = services.resumes().windowSeconds(claims.projectId());
         if (window <= 0) {
-            if (services.resumes().limits().known(claims.projectId())) {
+            if (known) {
                 return null; // resume off for the project
             }
             window = -1; // a replica's first join of the project: the lookup waits for its limits
@@ -166,9 +170,10 @@ final class ResumeJoin {
             m.resumeIdentity(null);
             current.forget();
         }
+        boolean known = services.resumes().limits().known(m.projectId()); // first: see of()
         int window = services.resumes().windowSeconds(m.projectId());
         if (window <= 0) {
-            if (services.resumes().limits().known(m.projectId())) {
+            if (known) {
                 return; // resume off for the project
             }
             window = -1;
