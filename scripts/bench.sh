@@ -5,10 +5,18 @@
 # docs/performance.md.
 #
 # Usage: scripts/bench.sh [--quick] [--cdc-only] [--joins-only] [--matching-only] [--skip-build] [--out FILE] [--scale N]
-#                         [--storm-clients N] [--reconnect-clients N]
-#   --quick       smaller workloads (about 4 minutes; a full run takes about 10 minutes here, plus
-#                 figure 4c: CDC throughput with both sources, Debezium as the peer, latency with both
-#                 sources, RLS, fan-out against raw NATS, idle connections, N connections)
+#                         [--rounds N] [--profile] [--storm-clients N] [--reconnect-clients N]
+#   (no flag)     the full run, about 20 minutes on a 2-core box: figures 1 (CDC throughput: stream,
+#                 poll and Debezium on warm processes, 3 alternating rounds of 100k-row backlogs),
+#                 2 (latency, warm, 3 alternating rounds of stream and poll), 3 (fan-out against raw
+#                 NATS, 3 alternating rounds), 4a/4b/4c (memory; one run each), 5 (RLS), 7
+#                 (matching), 6/8/8b/9 (joins and storms). Medians and spreads in the table, every
+#                 round listed; a target is met only on the median.
+#   --quick       smaller backlogs, segments and bursts, figure 4c skipped (about 6 minutes): shows
+#                 that every figure runs and roughly where it stands; its ratios are indicative only
+#   --rounds N    rounds of each timed figure (default 3)
+#   --profile     a separate, profiled run: services record JFR and the report summarises the hot
+#                 methods (timed runs never run a profiler; don't compare a profiled run's figures)
 #   --cdc-only    figures 1 and 2 only (throughput with the peer, latency); prints the table and
 #                 writes a report only with --out (docs/performance.md is left alone)
 #   --joins-only  the join figures only (about 4 minutes at full size): 6 (private joins with a
@@ -36,7 +44,7 @@ for a in "$@"; do
   case "$a" in
     --skip-build) build=0 ;;
     --quick|--out|--cdc-only|--joins-only|--matching-only|--scale) args+=("$a") ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) args+=("$a") ;;
   esac
 done

@@ -35,6 +35,10 @@ public final class BenchMain {
     private BenchMain() {}
 
     public static void main(String[] args) throws Exception {
+        if (System.getenv("AURA_BENCH_PEER") != null) {
+            DebeziumPeer.serve(System.getenv()); // the Debezium peer's own JVM (figure 1)
+            return;
+        }
         if (args.length == 2 && args[0].equals("--summarize-jfr")) {
             System.out.println(JfrHotMethods.summarize(Path.of(args[1]), null, 10));
             return;
@@ -59,6 +63,13 @@ public final class BenchMain {
                 scale = Integer.parseInt(args[i + 1]);
             }
         }
+        boolean profile = List.of(args).contains("--profile");
+        int rounds = 3;
+        for (int i = 0; i < args.length - 1; i++) {
+            if (args[i].equals("--rounds")) {
+                rounds = Math.max(1, Integer.parseInt(args[i + 1]));
+            }
+        }
         Path runDir = Jars.repoRoot().resolve("bench/target/bench-run");
         Sizes z = quick ? Sizes.QUICK : Sizes.FULL;
         for (int i = 0; i < args.length - 1; i++) {
@@ -76,7 +87,8 @@ public final class BenchMain {
                 "aura-realtime benchmark (" + (quick ? "quick" : "full") + "), logs and JFR files in " + runDir);
         System.out.println(machine);
 
-        Stack stack = new Stack(runDir);
+        RunHeader.describe(report, z, quick, rounds, profile, scale);
+        Stack stack = new Stack(runDir, profile);
         Runtime.getRuntime().addShutdownHook(new Thread(stack::close, "bench-cleanup"));
         try (Stack s = stack) {
             s.startWorker(Map.of(), List.of());
@@ -123,29 +135,22 @@ public final class BenchMain {
                 return;
             }
             try (ChangeCounter counter = new ChangeCounter(s.client, s.projectId)) {
-                step("1. CDC throughput", t0);
+                step("1. CDC throughput (" + rounds + " alternating rounds, warm)", t0);
+                // the figure's baseline first (w25b's independent ceiling goes here), others reported beside it
+                List<BacklogCeiling> ceilings = List.of(new RawStreamCeiling(s, CdcThroughputBench.TABLE));
+                new CdcRounds(s, counter, report, ceilings).run(z.cdcRows, rounds, z.sqlOnlySeconds);
                 CdcThroughputBench cdc = new CdcThroughputBench(s, counter, report);
-                DebeziumPeer peer = new DebeziumPeer(s, s.client);
-                // the default source (stream) with the peer on the same backlog, then poll beside it
-                cdc.run(z.cdcRows, true, 0.9, Map.of("CDC_SOURCE", "stream"), 0, peer);
-                cdc.run(z.cdcRows, false, 0.9, Map.of("CDC_SOURCE", "stream"), 0, peer);
-                cdc.run(z.cdcRows, true, 0.9, Map.of("CDC_SOURCE", "poll"), z.sqlOnlySeconds, null);
-                cdc.run(z.cdcRows, false, 0.9, Map.of("CDC_SOURCE", "poll"), 0, null);
 
                 if (!cdcOnly) {
                     step("4b. cdc-worker heap in a huge transaction", t0);
                     cdc.hugeTransactionHeap(z.hugeTxnRows);
-                }
-
-                step("2. commit→client latency", t0);
-                s.startFront(Map.of(), List.of());
-                for (String source : List.of("stream", "poll")) {
-                    s.startWorker(Map.of("CDC_SOURCE", source), List.of());
-                    s.awaitWorkerActive();
-                    new LatencyBench(s, report, source)
-                            .run(new int[] {100, 1000, 5000}, z.latencySeconds, source.equals("stream"));
                     s.stopWorker();
                 }
+
+                step("2. commit→client latency (" + rounds + " alternating rounds, warm)", t0);
+                s.startFront(Map.of(), s.profiler(s.runDir.resolve("latency-front.jfr")));
+                new LatencyBench(s, report)
+                        .run(new int[] {100, 1000, 5000}, z.latencySeconds, z.latencyWarmSeconds, rounds, true);
                 s.startWorker(Map.of(), List.of());
                 s.awaitWorkerActive();
                 s.stopFront();
@@ -162,7 +167,7 @@ public final class BenchMain {
                 }
             }
             if (!cdcOnly) {
-                fanoutAndIdle(s, report, z, quick, scale, runDir, t0);
+                fanoutAndIdle(s, report, z, rounds, scale, runDir, t0);
                 joins(s, report, z, t0, true);
             }
         }
@@ -170,7 +175,7 @@ public final class BenchMain {
     }
 
     /** Figures 3, 4a and 4c: fan-out, idle connections and {@code scale} connections, CPU-pinned. */
-    private static void fanoutAndIdle(Stack s, Report report, Sizes z, boolean quick, int scale, Path runDir, long t0)
+    private static void fanoutAndIdle(Stack s, Report report, Sizes z, int rounds, int scale, Path runDir, long t0)
             throws Exception {
         step("3. fan-out, 4a. idle connections" + (scale > 0 ? ", 4c. " + scale + " connections" : ""), t0);
         s.stopWorker();
@@ -180,7 +185,7 @@ public final class BenchMain {
                         z.burstSeconds,
                         z.lightRate,
                         z.lightSeconds,
-                        quick ? 1 : 3,
+                        rounds,
                         z.idleClients,
                         scale)
                 .run(s, report, runDir);
@@ -223,12 +228,12 @@ public final class BenchMain {
         s.stopWorker();
         Path workerJfr = s.runDir.resolve("joins-worker.jfr");
         Path frontJfr = s.runDir.resolve("joins-front.jfr");
-        s.startWorker(Map.of(), Stack.jfr(workerJfr));
+        s.startWorker(Map.of(), s.profiler(workerJfr));
         s.awaitWorkerActive();
         // the limiter is not what these figures measure (the free tier allows 200 users, 100 joins/s)
         s.projectLimits(100_000, 1_000_000);
         s.startFront(
-                Map.of("WS_MAX_JOINS_PER_SECOND", "1000000", "WS_IDLE_TIMEOUT_MS", "3600000"), Stack.jfr(frontJfr));
+                Map.of("WS_MAX_JOINS_PER_SECOND", "1000000", "WS_IDLE_TIMEOUT_MS", "3600000"), s.profiler(frontJfr));
         new JoinBench(s, report).run(z.joinConnections, z.joinWarmupSeconds, z.joinSeconds, issue23);
         s.stopFront();
         if (issue23) {
@@ -238,6 +243,9 @@ public final class BenchMain {
             new ReconnectStormBench(s, report).run(z.reconnectClients(), z.reconnectRowsPerSecond());
         }
         s.stopWorker();
+        if (!s.profile) {
+            return;
+        }
         report.evidence(
                 "Joins: where the time goes (informational)",
                 "cdc-worker (both modes):\n\n" + JfrHotMethods.summarize(workerJfr, null, 8) + "\nws-front:\n\n"
@@ -266,6 +274,7 @@ public final class BenchMain {
             int cdcRows,
             int hugeTxnRows,
             int latencySeconds,
+            int latencyWarmSeconds,
             int rlsRows,
             int naiveSeconds,
             int fanoutClients,
@@ -282,9 +291,10 @@ public final class BenchMain {
             int reconnectClients,
             int reconnectRowsPerSecond) {
         static final Sizes FULL = new Sizes(
-                15, 200_000, 1_000_000, 10, 10_000, 20, 5_000, 100, 6, 5, 6, 10_000, 32, 3, 15, 50_000, 600, 5_000, 5);
-        static final Sizes QUICK =
-                new Sizes(4, 20_000, 100_000, 3, 2_000, 5, 1_000, 200, 3, 5, 3, 2_000, 32, 1, 5, 5_000, 600, 1_000, 5);
+                10, 100_000, 1_000_000, 5, 3, 10_000, 20, 5_000, 100, 4, 5, 6, 10_000, 32, 3, 15, 50_000, 600, 5_000,
+                5);
+        static final Sizes QUICK = new Sizes(
+                3, 20_000, 100_000, 2, 2, 2_000, 5, 1_000, 200, 2, 5, 3, 2_000, 32, 1, 5, 5_000, 600, 1_000, 5);
 
         Sizes withStorms(int storm, int reconnect) {
             return new Sizes(
@@ -292,6 +302,7 @@ public final class BenchMain {
                     cdcRows,
                     hugeTxnRows,
                     latencySeconds,
+                    latencyWarmSeconds,
                     rlsRows,
                     naiveSeconds,
                     fanoutClients,

@@ -50,7 +50,7 @@ final class MatchingBench {
             subscribe("k=eq." + i);
         }
         java.nio.file.Path jfr = s.runDir.resolve("matching-10k.jfr");
-        double eq = drain(rows, Stack.jfr(jfr));
+        double eq = drain(rows, s.profiler(jfr));
         s.stopWorker(); // writes the recording
         eq = Math.max(eq, drain(rows, java.util.List.of()));
         for (int i = 0; i < 50; i++) {
