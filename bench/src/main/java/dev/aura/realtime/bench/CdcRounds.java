@@ -178,11 +178,15 @@ final class CdcRounds {
     private void round(
             Shape shape, int n, int round, List<String> order, Map<String, WarmProcess> readers, int sqlOnlySeconds)
             throws Exception {
+        long started = System.nanoTime();
         s.pg.execute("SELECT pg_create_logical_replication_slot('" + CdcThroughputBench.RAW_SLOT + "', 'wal2json')");
         for (BacklogCeiling c : ceilings) {
             c.prepare();
         }
+        double setupS = (System.nanoTime() - started) / 1e9;
+        long w0 = System.nanoTime();
         cdc.writeBacklog(n, shape.singleRow);
+        double writeS = (System.nanoTime() - w0) / 1e9;
         long r0 = System.nanoTime();
         long[] raw = cdc.rawPeek();
         double peekRate = n / ((System.nanoTime() - r0) / 1e9);
@@ -200,11 +204,13 @@ final class CdcRounds {
         if (raw[1] != n) {
             throw new IllegalStateException("raw peek saw " + raw[1] + " inserts, expected " + n);
         }
+        double beforeCeilingS = (System.nanoTime() - started) / 1e9;
         double[] ceiling = new double[ceilings.size()];
         for (int i = 0; i < ceilings.size(); i++) {
             ceiling[i] = n / ceilings.get(i).drainSeconds(n);
             shape.ceilings.get(i).add(ceiling[i], peekRate, "");
         }
+        double beforeTurnsS = (System.nanoTime() - started) / 1e9;
         Map<String, Double> rate = new LinkedHashMap<>();
         Map<String, String> cpu = new LinkedHashMap<>();
         for (String r : order) {
@@ -224,9 +230,14 @@ final class CdcRounds {
         shape.debezium.add(rate.get("stream"), rate.get("Debezium"), "Debezium " + cpu.get("Debezium"));
         shape.poll.add(rate.get("poll"), peekRate, cpu.get("poll"));
         System.out.printf(
-                "  round %d, %s: stream %,.0f, Debezium %,.0f, poll %,.0f rows/s; ceiling %,.0f, raw peek %,.0f (%s)%n",
+                "  round %d, %s (%.1f s: slots %.1f, write %.1f, ceilings from %.1f, readers from %.1f): stream %,.0f, Debezium %,.0f, poll %,.0f rows/s; ceiling %,.0f, raw peek %,.0f (%s)%n",
                 round + 1,
                 shape.label,
+                (System.nanoTime() - started) / 1e9,
+                setupS,
+                writeS,
+                beforeCeilingS,
+                beforeTurnsS,
                 rate.get("stream"),
                 rate.get("Debezium"),
                 rate.get("poll"),

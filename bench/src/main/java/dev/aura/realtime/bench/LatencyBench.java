@@ -129,6 +129,9 @@ final class LatencyBench {
                             + "\"}]}",
                     1);
             awaitFirstEvent();
+            // realtime-js joins while both workers run: a paused worker would never answer the join's
+            // postgres_changes check (a NATS request to any worker) and the join would fail "CDC unavailable"
+            RealtimeJsProbe firstJs = withRealtimeJs ? RealtimeJsProbe.start(s, TABLE) : null;
             workers.get("poll").pause();
             List<String> order = new ArrayList<>(List.of("stream", "poll"));
             boolean cold = true;
@@ -151,9 +154,7 @@ final class LatencyBench {
                                 "– (reported: what a restart costs)",
                                 null);
                     }
-                    RealtimeJsProbe js = withRealtimeJs && round == 0 && source.equals("stream")
-                            ? RealtimeJsProbe.start(s, TABLE)
-                            : null;
+                    RealtimeJsProbe js = round == 0 && source.equals("stream") ? firstJs : null;
                     try {
                         for (int i = 0; i < rates.length; i++) {
                             String t = source + "-r" + round + "-" + rates[i];
