@@ -160,6 +160,9 @@ final class CdcRounds {
         }
     }
 
+    private final Map<String, Double> cumulativePolls = new LinkedHashMap<>();
+    private final Map<String, Double> lastTurnPolls = new LinkedHashMap<>();
+
     /** Resumes {@code reader}, waits for its {@code n} events at the subscriber, pauses it; @return seconds */
     private double turn(WarmProcess reader, int n) {
         counter.reset();
@@ -167,6 +170,12 @@ final class CdcRounds {
         reader.resume();
         boolean complete = counter.await(n, 30_000, 600_000);
         long last = counter.lastNanos();
+        if (reader.http != null) {
+            // scraped while it runs (a paused process answers nothing); read rounds of this turn
+            double polls = reader.metric("aura_cdc_polls_total");
+            lastTurnPolls.put(reader.label, polls - cumulativePolls.getOrDefault(reader.label, 0.0));
+            cumulativePolls.put(reader.label, polls);
+        }
         reader.pause();
         if (!complete) {
             report.note(reader.label + ": only " + counter.count() + " of " + n
@@ -216,14 +225,13 @@ final class CdcRounds {
         for (String r : order) {
             WarmProcess w = readers.get(r);
             double c0 = Procs.cpuSeconds(w.pid());
-            double polls0 = w.metric("aura_cdc_polls_total");
             rate.put(r, n / turn(w, n));
             cpu.put(
                     r,
                     String.format("CPU %.1f s", Procs.cpuSeconds(w.pid()) - c0)
                             + (w.http == null
                                     ? ""
-                                    : String.format(", %.0f read rounds", w.metric("aura_cdc_polls_total") - polls0)));
+                                    : String.format(", %.0f read rounds", lastTurnPolls.getOrDefault(w.label, 0.0))));
         }
         String orderNote = "order " + String.join(", ", order);
         shape.readers.get("stream").add(rate.get("stream"), ceiling[0], cpu.get("stream") + "; " + orderNote);

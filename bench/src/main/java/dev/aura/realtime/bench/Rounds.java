@@ -93,11 +93,15 @@ final class Rounds {
         return v.length % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
     }
 
+    /** A value in this figure's unit: one decimal for milliseconds, none for rates. */
+    String fmt(double v) {
+        return unit.equals("ms") ? String.format("%.1f", v) : Report.f0(v);
+    }
+
     /** "median 12,345 rows/s (spread 11,000–13,000, 3 rounds)" */
     String summary() {
         return String.format(
-                "median %s %s (spread %s–%s, %d rounds)",
-                Report.f0(median()), unit, Report.f0(min()), Report.f0(max()), size());
+                "median %s %s (spread %s–%s, %d rounds)", fmt(median()), unit, fmt(min()), fmt(max()), size());
     }
 
     /** "median 1.53× (spread 1.40–1.61×)"; "–" without a baseline. */
@@ -110,7 +114,7 @@ final class Rounds {
 
     /** Every round in order: "12,345 / 11,000 / 13,000". */
     String values() {
-        return rounds.stream().map(r -> Report.f0(r.value())).collect(Collectors.joining(" / "));
+        return rounds.stream().map(r -> fmt(r.value())).collect(Collectors.joining(" / "));
     }
 
     /** A markdown table listing every round: value, baseline, ratio, note. */
@@ -124,9 +128,9 @@ final class Rounds {
             sb.append("| ")
                     .append(i + 1)
                     .append(" | ")
-                    .append(Report.f0(r.value()))
+                    .append(fmt(r.value()))
                     .append(" | ")
-                    .append(nb ? "–" : Report.f0(r.baseline()))
+                    .append(nb ? "–" : fmt(r.baseline()))
                     .append(" | ")
                     .append(nb ? "–" : Report.f2(r.ratio()) + "×")
                     .append(" | ")
@@ -134,15 +138,15 @@ final class Rounds {
                     .append(" |\n");
         }
         sb.append("| **median** | **")
-                .append(Report.f0(median()))
+                .append(fmt(median()))
                 .append("** | ")
-                .append(Double.isNaN(medianBaseline()) ? "–" : Report.f0(medianBaseline()))
+                .append(Double.isNaN(medianBaseline()) ? "–" : fmt(medianBaseline()))
                 .append(" | ")
                 .append(Double.isNaN(medianRatio()) ? "–" : "**" + Report.f2(medianRatio()) + "×**")
                 .append(" | spread ")
-                .append(Report.f0(min()))
+                .append(fmt(min()))
                 .append("–")
-                .append(Report.f0(max()))
+                .append(fmt(max()))
                 .append(" |\n");
         return sb.toString();
     }

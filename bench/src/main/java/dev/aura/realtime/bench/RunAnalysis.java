@@ -23,7 +23,8 @@ final class RunAnalysis {
                     .append(": ")
                     .append(x.figure())
                     .append(" — ")
-                    .append(x.ratio().equals("–") ? firstClause(x.measured()) : x.ratio())
+                    .append(firstClause(x.measured()))
+                    .append(x.ratio().equals("–") ? "" : "; ratio " + x.ratio())
                     .append(" (target ")
                     .append(x.target())
                     .append(")\n");

@@ -47,11 +47,13 @@ class RoundsTest {
 
     @Test
     void withoutABaselineTheRatioIsADash() {
-        Rounds r = new Rounds("fig", "ms", null).add(1).add(2).add(3);
+        Rounds r = new Rounds("fig", "rows/s", null).add(1).add(2).add(3);
         assertTrue(Double.isNaN(r.medianRatio()));
         assertEquals("–", r.ratioSummary());
         assertEquals("1 / 2 / 3", r.values());
         assertTrue(r.markdown().contains("| **median** | **2** | – | – | spread 1–3 |"));
+        Rounds ms = new Rounds("lat", "ms", null).add(4.25).add(3.3).add(5.4);
+        assertEquals("median 4.3 ms (spread 3.3–5.4, 3 rounds)", ms.summary());
     }
 
     @Test
