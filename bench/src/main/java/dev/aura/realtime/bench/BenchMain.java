@@ -15,7 +15,11 @@ import java.util.Map;
  * test build.
  *
  * <pre>java -jar bench/target/bench.jar [--quick] [--cdc-only] [--joins-only] [--matching-only] [--out docs/performance.md]
- *     [--scale 100000] [--storm-clients 600] [--reconnect-clients 5000]</pre>
+ *     [--scale 100000] [--storm-clients 600] [--reconnect-clients 5000] [--rounds 3] [--profile]</pre>
+ *
+ * <p>Timed figures run {@code --rounds} alternating rounds on warm processes and are judged on the
+ * median ({@link Rounds}, {@link CdcRounds}, {@link LatencyBench}); {@code --profile} makes a
+ * separate profiled run (services record JFR), timed runs never profile.
  *
  * <p>{@code --cdc-only} runs figures 1 and 2 only (CDC throughput with the peer, latency);
  * {@code --joins-only} runs the join figures only: 6 (private joins against public ones), 8
@@ -27,8 +31,8 @@ import java.util.Map;
  * <p>{@code --matching-only} runs figure 7 only (matching cost with 10,001 bindings vs 1) and
  * prints the table, writing a report only with {@code --out}.
  *
- * <p>Order: CDC throughput (backlogs with the worker stopped), worker heap in a huge transaction,
- * commit→client latency (live writes), RLS batched vs naive, then the ws-front figures
+ * <p>Order: CDC throughput (backlogs, readers paused between turns), worker heap in a huge
+ * transaction, commit→client latency (live writes), RLS batched vs naive, then the ws-front figures
  * ({@link FanoutFigures}: fan-out, idle-connection heap, {@code --scale} connections), private joins.
  */
 public final class BenchMain {

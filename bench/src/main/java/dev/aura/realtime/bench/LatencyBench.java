@@ -45,6 +45,10 @@ final class LatencyBench {
     private volatile String tag = "";
     private final AtomicLong received = new AtomicLong();
     private final AtomicLong frames = new AtomicLong();
+    /** Rows written by the segments so far, and that count when each source was last paused. */
+    private long written;
+
+    private final Map<String, Long> pausedAt = new LinkedHashMap<>();
 
     LatencyBench(Stack s, Report report) {
         this.s = s;
@@ -132,13 +136,19 @@ final class LatencyBench {
             // realtime-js joins while both workers run: a paused worker would never answer the join's
             // postgres_changes check (a NATS request to any worker) and the join would fail "CDC unavailable"
             RealtimeJsProbe firstJs = withRealtimeJs ? RealtimeJsProbe.start(s, TABLE) : null;
+            pausedAt.put("poll", written);
             workers.get("poll").pause();
             List<String> order = new ArrayList<>(List.of("stream", "poll"));
             boolean cold = true;
             for (int round = 0; round < rounds; round++) {
                 for (String source : order) {
                     WarmProcess w = workers.get(source);
+                    // the rows written while it was paused reach the client first (its catch-up): wait for
+                    // all of them, then for a quiet second, before anything is measured
+                    long owed = written - pausedAt.getOrDefault(source, written);
+                    long f0 = frames.get();
                     w.resume();
+                    Progress.await(() -> frames.get() - f0, owed, Duration.ofSeconds(5), Duration.ofSeconds(120));
                     quiet();
                     Segment warm = segment(w, 1000, warmSeconds, "warm-" + source + "-" + round);
                     if (cold) {
@@ -189,6 +199,7 @@ final class LatencyBench {
                             js.close();
                         }
                     }
+                    pausedAt.put(source, written);
                     w.pause();
                 }
                 order.add(order.remove(0));
@@ -255,8 +266,9 @@ final class LatencyBench {
         double polls0 = w.metric("aura_cdc_polls_total");
         double pollSum0 = w.metric("aura_cdc_poll_duration_seconds_sum");
         long sent = write(rate, seconds, t);
-        // the tail of the run: wait for the rows still in flight (a stall of 1.5 s means lost)
-        Progress.await(received::get, sent, Duration.ofMillis(1500), Duration.ofSeconds(30));
+        written += sent;
+        // the tail of the run: wait for the rows still in flight (a stall of 5 s means lost)
+        Progress.await(received::get, sent, Duration.ofSeconds(5), Duration.ofSeconds(60));
         double polls = w.metric("aura_cdc_polls_total") - polls0;
         double readMs = polls == 0 ? 0 : 1000 * (w.metric("aura_cdc_poll_duration_seconds_sum") - pollSum0) / polls;
         tag = "";
