@@ -152,7 +152,9 @@ public final class BenchMain {
                 }
 
                 step("2. commit→client latency (" + rounds + " alternating rounds, warm)", t0);
-                s.startFront(Map.of(), s.profiler(s.runDir.resolve("latency-front.jfr")));
+                // one WebSocket client stays joined through all rounds and sends no heartbeats
+                s.startFront(
+                        Map.of("WS_IDLE_TIMEOUT_MS", "3600000"), s.profiler(s.runDir.resolve("latency-front.jfr")));
                 new LatencyBench(s, report)
                         .run(new int[] {100, 1000, 5000}, z.latencySeconds, z.latencyWarmSeconds, rounds, true);
                 s.startWorker(Map.of(), List.of());

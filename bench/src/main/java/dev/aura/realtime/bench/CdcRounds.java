@@ -147,7 +147,7 @@ final class CdcRounds {
             if (s.profile) {
                 for (WarmProcess w : readers.values()) {
                     w.resume();
-                    Path f = s.runDir.resolve("cdc-" + w.label + ".jfr");
+                    Path f = s.runDir.resolve("profile-" + w.label.replaceAll("[^A-Za-z0-9.-]", "-") + ".jfr");
                     Procs.run(List.of(Procs.JDK + "jcmd", Long.toString(w.pid()), "JFR.dump", "filename=" + f));
                     report.evidence("CDC throughput (profiled run): " + w.label, JfrHotMethods.summarize(f, null, 8));
                 }

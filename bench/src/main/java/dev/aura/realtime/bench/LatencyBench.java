@@ -204,6 +204,10 @@ final class LatencyBench {
                 }
                 order.add(order.remove(0));
             }
+            if (clients.closedUnexpectedly.get() > 0) {
+                report.note("latency: the WebSocket client was closed by the server during the figure;"
+                        + " rows after that are missing from the counts");
+            }
         } finally {
             workers.values().forEach(WarmProcess::close);
             s.pg.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '"
