@@ -12,7 +12,7 @@
 #                 NATS, 3 alternating rounds), 4a/4b/4c (memory; one run each), 5 (RLS), 7
 #                 (matching), 6/8/8b/9 (joins and storms). Medians and spreads in the table, every
 #                 round listed; a target is met only on the median.
-#   --quick       smaller backlogs, segments and bursts, figure 4c skipped (about 6 minutes): shows
+#   --quick       smaller backlogs, segments and bursts, figure 4c skipped (about 7 minutes): shows
 #                 that every figure runs and roughly where it stands; its ratios are indicative only
 #   --rounds N    rounds of each timed figure (default 3)
 #   --profile     a separate, profiled run: services record JFR and the report summarises the hot
