@@ -208,6 +208,14 @@ final class LatencyBench {
                 report.note("latency: the WebSocket client was closed by the server during the figure;"
                         + " rows after that are missing from the counts");
             }
+            if (s.profile) {
+                for (WarmProcess w : workers.values()) {
+                    w.resume();
+                    java.nio.file.Path f = s.runDir.resolve("profile-" + w.label + ".jfr");
+                    Procs.run(List.of(Procs.JDK + "jcmd", Long.toString(w.pid()), "JFR.dump", "filename=" + f));
+                    report.evidence("Latency (profiled run): " + w.label, JfrHotMethods.summarize(f, null, 8));
+                }
+            }
         } finally {
             workers.values().forEach(WarmProcess::close);
             s.pg.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '"
