@@ -92,6 +92,11 @@ public final class BenchMain {
                 print(report, out, machine, quick, runDir, t0);
                 return;
             }
+            if (dbcastOnly) {
+                dbcast(s, report, quick, t0);
+                print(report, out, machine, quick, runDir, t0);
+                return;
+            }
             CdcThroughputBench.createTable(s);
             LatencyBench.createTable(s);
             RlsBench.createTable(s);
@@ -164,11 +169,22 @@ public final class BenchMain {
                 }
             }
             if (!cdcOnly) {
+                dbcast(s, report, quick, t0);
                 fanoutAndIdle(s, report, z, quick, scale, runDir, t0);
                 joins(s, report, z, t0, true);
             }
         }
         print(report, out, machine, quick, runDir, t0);
+    }
+
+    /**
+     * Figure 10 (issue 25): Broadcast from Database to a private channel at 1,000 and 10,000 msg/s
+     * and as a backlog, against plain table inserts ({@link DbBroadcastBench}). Starts the worker
+     * when it is stopped; starts and stops ws-front.
+     */
+    private static void dbcast(Stack s, Report report, boolean quick, long t0) throws Exception {
+        step("10. Broadcast from Database", t0);
+        new DbBroadcastBench(s, report, 2).run(new int[] {1_000, 10_000}, quick ? 5 : 10, quick ? 20_000 : 50_000);
     }
 
     /** Figures 3, 4a and 4c: fan-out, idle connections and {@code scale} connections, CPU-pinned. */
