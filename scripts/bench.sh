@@ -18,6 +18,9 @@
 #   --identity-only  figures 5 and 6 only (scripts/bench-identity.sh runs them before/after issue 22)
 #   --matching-only  figure 7 only (changes/s with 10,001 bindings vs 1, same run); prints the
 #                 table and writes a report only with --out
+#   --rls-only    figure 5 only: batched RLS vs the reference method (walrus's shape), 3 alternating rounds
+#   --dbcast-only figure 10 only: Broadcast from Database to a private channel (realtime-js + Java
+#                 subscribers) at 1,000 and 10,000 msg/s and as a backlog, vs plain table inserts
 #   --skip-build  reuse the jars already in */target
 #   --out FILE    write the report elsewhere than docs/performance.md
 #   --scale N     connections of figure 4c (default 100000 in a full run, skipped with --quick)
@@ -36,7 +39,7 @@ for a in "$@"; do
   case "$a" in
     --skip-build) build=0 ;;
     --quick|--out|--cdc-only|--joins-only|--matching-only|--scale) args+=("$a") ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) args+=("$a") ;;
   esac
 done

@@ -27,8 +27,13 @@ import java.util.Map;
  * <p>{@code --matching-only} runs figure 7 only (matching cost with 10,001 bindings vs 1) and
  * prints the table, writing a report only with {@code --out}.
  *
+ * <p>{@code --rls-only} runs figure 5 only (batched RLS against the reference method, alternating
+ * rounds) and {@code --dbcast-only} figure 10 only (Broadcast from Database); both print the table
+ * and write a report only with {@code --out}.
+ *
  * <p>Order: CDC throughput (backlogs with the worker stopped), worker heap in a huge transaction,
- * commit→client latency (live writes), RLS batched vs naive, then the ws-front figures
+ * commit→client latency (live writes), RLS batched vs the reference method, matching, Broadcast
+ * from Database (figure 10), then the ws-front figures
  * ({@link FanoutFigures}: fan-out, idle-connection heap, {@code --scale} connections), private joins.
  */
 public final class BenchMain {
