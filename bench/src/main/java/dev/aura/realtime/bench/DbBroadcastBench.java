@@ -76,7 +76,8 @@ final class DbBroadcastBench {
     }
 
     /** One backlog measurement of one path: {@code messages} drained at realtime-js. */
-    record BacklogResult(Path path, long messages, long jsReceived, double jsPerSecond) {}
+    record BacklogResult(
+            Path path, long messages, long jsReceived, double jsPerSecond, long natsReceived, double natsPerSecond) {}
 
     private final Stack s;
     private final Report report;
@@ -151,11 +152,11 @@ final class DbBroadcastBench {
                         "10. Broadcast from Database, backlog of " + Report.f0(backlog)
                                 + " messages (worker restarted)",
                         String.format(
-                                "%s msg/s at realtime-js (%d/%d)",
-                                Report.f0(b.jsPerSecond()), b.jsReceived(), b.messages()),
+                                "%s msg/s at realtime-js (%d/%d); the worker published %s msg/s (raw NATS subscriber)",
+                                Report.f0(b.jsPerSecond()), b.jsReceived(), b.messages(), Report.f0(b.natsPerSecond())),
                         String.format(
-                                "plain table inserts: %s msg/s (%d/%d)",
-                                Report.f0(p.jsPerSecond()), p.jsReceived(), p.messages()),
+                                "plain table inserts: %s msg/s (%d/%d); published %s msg/s",
+                                Report.f0(p.jsPerSecond()), p.jsReceived(), p.messages(), Report.f0(p.natsPerSecond())),
                         String.format("%.2f×", b.jsPerSecond() / p.jsPerSecond()),
                         "–",
                         null);
@@ -303,12 +304,34 @@ final class DbBroadcastBench {
         }
         js.reset();
         JsSubscriber.Meter meter = path == Path.BROADCAST ? js.broadcasts() : js.changes();
-        s.startWorker(Map.of(), List.of());
-        Progress.await(meter.count::get, messages, Duration.ofMillis(5000), Duration.ofSeconds(300));
+        // what the worker published, counted at a raw NATS subscriber: splits the worker from ws-front and the client
+        JsSubscriber.Meter nats = new JsSubscriber.Meter();
+        io.nats.client.Dispatcher d = s.client.createDispatcher(m -> nats.add(0));
+        d.setPendingLimits(-1, -1);
+        String project = dev.aura.realtime.common.wire.Subjects.encodeToken(s.projectId);
+        d.subscribe(
+                path == Path.BROADCAST
+                        ? dev.aura.realtime.common.wire.Subjects.MESSAGES + "." + project + ".>"
+                        : dev.aura.realtime.common.wire.Subjects.CHANGES + "." + project + ".>");
+        s.client.flush(Duration.ofSeconds(5));
+        try {
+            s.startWorker(Map.of(), List.of());
+            Progress.await(meter.count::get, messages, Duration.ofMillis(5000), Duration.ofSeconds(300));
+        } finally {
+            s.client.closeDispatcher(d);
+        }
         long received = meter.count.get();
         double secs = (meter.lastNanos - meter.firstNanos) / 1e9;
+        long published = nats.count.get();
+        double natsSecs = (nats.lastNanos - nats.firstNanos) / 1e9;
         s.awaitWorkerActive();
-        return new BacklogResult(path, messages, received, received <= 1 ? Double.NaN : (received - 1) / secs);
+        return new BacklogResult(
+                path,
+                messages,
+                received,
+                received <= 1 ? Double.NaN : (received - 1) / secs,
+                published,
+                published <= 1 ? Double.NaN : (published - 1) / natsSecs);
     }
 
     private String writeSql(Path path) {
