@@ -26,6 +26,7 @@ final class JsSubscriber implements AutoCloseable {
     private final OutputStream stdin;
     private final Set<String> subscribed = ConcurrentHashMap.newKeySet();
     private volatile boolean changesReady;
+    private volatile boolean socketOpen;
     private volatile Meter broadcasts = new Meter();
     private volatile Meter changes = new Meter();
     private final AtomicLong errors = new AtomicLong();
@@ -68,6 +69,13 @@ final class JsSubscriber implements AutoCloseable {
         js.command("{\"id\":1,\"type\":\"connect\",\"url\":\"" + s.realtimeJsUrl() + "\",\"apikey\":\""
                 + s.tokens.anon(s.projectId) + "\",\"vsn\":\"2.0.0\",\"options\":{\"accessToken\":\"" + accessToken
                 + "\"}}");
+        // joins sent before the socket opened can leave with the apikey instead of the access token
+        // (realtime-js resolves the accessToken callback asynchronously): a first CHANNEL_ERROR
+        long open = System.nanoTime() + 30_000_000_000L;
+        while (!js.socketOpen && System.nanoTime() < open) {
+            Procs.sleep(20);
+        }
+        Procs.sleep(200);
         js.command(
                 "{\"id\":2,\"type\":\"channel\",\"name\":\"" + broadcastChannel + "\",\"config\":{\"private\":true}}");
         js.command("{\"id\":3,\"type\":\"on\",\"channel\":\"" + broadcastChannel
@@ -124,6 +132,11 @@ final class JsSubscriber implements AutoCloseable {
                             subscribed.add(n.path("channel").asText());
                         } else {
                             System.err.println("realtime-js status: " + line);
+                        }
+                    }
+                    case "socket" -> {
+                        if ("open".equals(n.path("event").asText())) {
+                            socketOpen = true;
                         }
                     }
                     case "system" -> {
