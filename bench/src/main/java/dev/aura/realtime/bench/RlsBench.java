@@ -309,8 +309,14 @@ final class RlsBench {
                     i + 1, o.eventsPerSecond(), o.received(), o.rows(), o.seconds(), o.rlsQueries(), o.deliveries()));
             if (f != null) {
                 each.append(String.format(
-                        ", reference %.0f events/s (%d/%d in %.2f s, %d calls, %,d ids allowed);",
-                        f.eventsPerSecond(), f.changes(), f.rows(), f.seconds(), f.calls(), f.allowed()));
+                        ", reference %.0f events/s (%d/%d in %.2f s, %d calls, %,d ids allowed), ratio %.2f×;",
+                        f.eventsPerSecond(),
+                        f.changes(),
+                        f.rows(),
+                        f.seconds(),
+                        f.calls(),
+                        f.allowed(),
+                        o.eventsPerSecond() / f.eventsPerSecond()));
             }
             if (!o.complete()) {
                 report.note(String.format(
