@@ -168,6 +168,10 @@ final class DbBroadcastBench {
             clients.closeAll(conns);
         } finally {
             s.stopFront();
+            // later figures set the limits they need themselves: the rest goes back to the defaults
+            s.pg.execute("UPDATE aura_platform.project_limits SET max_events_per_second = NULL,"
+                    + " max_bytes_per_second = NULL, max_presence_events_per_second = NULL, max_checks_per_second = NULL"
+                    + " WHERE project_id = '" + s.projectId + "'");
         }
         s.stopWorker();
         report.evidence(
