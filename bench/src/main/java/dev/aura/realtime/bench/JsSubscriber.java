@@ -27,6 +27,7 @@ final class JsSubscriber implements AutoCloseable {
     private final Set<String> subscribed = ConcurrentHashMap.newKeySet();
     private volatile boolean changesReady;
     private volatile boolean socketOpen;
+    private volatile boolean closing;
     private volatile Meter broadcasts = new Meter();
     private volatile Meter changes = new Meter();
     private final AtomicLong errors = new AtomicLong();
@@ -152,7 +153,9 @@ final class JsSubscriber implements AutoCloseable {
                 }
             }
         } catch (Exception e) {
-            System.err.println("realtime-js reader stopped: " + e);
+            if (!closing) {
+                System.err.println("realtime-js reader stopped: " + e);
+            }
         }
     }
 
@@ -176,6 +179,7 @@ final class JsSubscriber implements AutoCloseable {
 
     @Override
     public void close() {
+        closing = true;
         try {
             command("{\"id\":99,\"type\":\"exit\"}");
             node.waitFor(5, TimeUnit.SECONDS);
