@@ -4,13 +4,14 @@
 # nats-server, runs the cdc-worker and ws-front jars, prints one table and writes
 # docs/performance.md.
 #
-# Usage: scripts/bench.sh [--quick] [--cdc-only] [--joins-only] [--matching-only] [--skip-build] [--out FILE] [--scale N]
+# Usage: scripts/bench.sh [--quick] [--cdc-only] [--joins-only] [--matching-only] [--rls-only] [--dbcast-only] [--skip-build] [--out FILE] [--scale N]
 #                         [--rounds N] [--profile] [--storm-clients N] [--reconnect-clients N]
 #   (no flag)     the full run, about 20 minutes on a 2-core box: figures 1 (CDC throughput: stream,
 #                 poll and Debezium on warm processes, 3 alternating rounds of 100k-row backlogs),
 #                 2 (latency, warm, 3 alternating rounds of stream and poll), 3 (fan-out against raw
-#                 NATS, 3 alternating rounds), 4a/4b/4c (memory; one run each), 5 (RLS), 7
-#                 (matching), 6/8/8b/9 (joins and storms). Medians and spreads in the table, every
+#                 NATS, 3 alternating rounds), 4a/4b/4c (memory; one run each), 5 (RLS against the
+#                 reference method, 3 alternating rounds), 7 (matching), 10 (Broadcast from
+#                 Database), 6/8/8b/9 (joins and storms). Medians and spreads in the table, every
 #                 round listed; a target is met only on the median.
 #   --quick       smaller backlogs, segments and bursts, figure 4c skipped (about 7 minutes): shows
 #                 that every figure runs and roughly where it stands; its ratios are indicative only
@@ -26,6 +27,9 @@
 #   --identity-only  figures 5 and 6 only (scripts/bench-identity.sh runs them before/after issue 22)
 #   --matching-only  figure 7 only (changes/s with 10,001 bindings vs 1, same run); prints the
 #                 table and writes a report only with --out
+#   --rls-only    figure 5 only: batched RLS vs the reference method (walrus's shape), 3 alternating rounds
+#   --dbcast-only figure 10 only: Broadcast from Database to a private channel (realtime-js + Java
+#                 subscribers) at 1,000 and 10,000 msg/s and as a backlog, vs plain table inserts
 #   --skip-build  reuse the jars already in */target
 #   --out FILE    write the report elsewhere than docs/performance.md
 #   --scale N     connections of figure 4c (default 100000 in a full run, skipped with --quick)
@@ -44,7 +48,7 @@ for a in "$@"; do
   case "$a" in
     --skip-build) build=0 ;;
     --quick|--out|--cdc-only|--joins-only|--matching-only|--scale) args+=("$a") ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     *) args+=("$a") ;;
   esac
 done

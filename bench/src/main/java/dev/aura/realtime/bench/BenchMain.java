@@ -31,8 +31,13 @@ import java.util.Map;
  * <p>{@code --matching-only} runs figure 7 only (matching cost with 10,001 bindings vs 1) and
  * prints the table, writing a report only with {@code --out}.
  *
- * <p>Order: CDC throughput (backlogs, readers paused between turns), worker heap in a huge
- * transaction, commit→client latency (live writes), RLS batched vs naive, then the ws-front figures
+ * <p>{@code --rls-only} runs figure 5 only (batched RLS against the reference method, alternating
+ * rounds) and {@code --dbcast-only} figure 10 only (Broadcast from Database); both print the table
+ * and write a report only with {@code --out}.
+ *
+ * <p>Order: CDC throughput (backlogs, readers paused between turns), worker heap in a huge transaction,
+ * commit→client latency (live writes), RLS batched vs the reference method, matching, Broadcast
+ * from Database (figure 10), then the ws-front figures
  * ({@link FanoutFigures}: fan-out, idle-connection heap, {@code --scale} connections), private joins.
  */
 public final class BenchMain {
@@ -52,7 +57,9 @@ public final class BenchMain {
         boolean joinsOnly = List.of(args).contains("--joins-only");
         boolean matchingOnly = List.of(args).contains("--matching-only");
         boolean identityOnly = List.of(args).contains("--identity-only");
-        Path out = cdcOnly || joinsOnly || matchingOnly || identityOnly
+        boolean rlsOnly = List.of(args).contains("--rls-only");
+        boolean dbcastOnly = List.of(args).contains("--dbcast-only");
+        Path out = cdcOnly || joinsOnly || matchingOnly || identityOnly || rlsOnly || dbcastOnly
                 ? null
                 : Jars.repoRoot().resolve("docs/performance.md");
         for (int i = 0; i < args.length - 1; i++) {
@@ -106,6 +113,11 @@ public final class BenchMain {
                 print(report, out, machine, quick, runDir, t0);
                 return;
             }
+            if (dbcastOnly) {
+                dbcast(s, report, quick, t0);
+                print(report, out, machine, quick, runDir, t0);
+                return;
+            }
             CdcThroughputBench.createTable(s);
             LatencyBench.createTable(s);
             RlsBench.createTable(s);
@@ -117,11 +129,11 @@ public final class BenchMain {
             s.subscribe(CdcThroughputBench.TABLE, "service_role", null);
             try (ChangeCounter counter = new ChangeCounter(s.client, s.projectId)) {
                 probe(s, counter);
-                if (identityOnly) {
-                    step("5. RLS batched vs naive", t0);
+                if (identityOnly || rlsOnly) {
+                    step("5. RLS batched vs the reference method", t0);
                     RlsBench rls = new RlsBench(s, counter, report);
                     rls.subscribe(1000);
-                    rls.run(z.rlsRows, z.naiveSeconds);
+                    rls.run(z.rlsRows, rounds);
                     counter.hook(m -> {});
                 }
                 if (matchingOnly) {
@@ -129,7 +141,7 @@ public final class BenchMain {
                     new MatchingBench(s, counter, report).run(z.matchRows);
                 }
             }
-            if (matchingOnly) {
+            if (matchingOnly || rlsOnly) {
                 print(report, out, machine, quick, runDir, t0);
                 return;
             }
@@ -162,10 +174,10 @@ public final class BenchMain {
                 s.stopFront();
 
                 if (!cdcOnly) {
-                    step("5. RLS batched vs naive", t0);
+                    step("5. RLS batched vs the reference method", t0);
                     RlsBench rls = new RlsBench(s, counter, report);
                     rls.subscribe(1000);
-                    rls.run(z.rlsRows, z.naiveSeconds);
+                    rls.run(z.rlsRows, rounds);
                     counter.hook(m -> {});
 
                     step("7. matching cost", t0);
@@ -173,11 +185,22 @@ public final class BenchMain {
                 }
             }
             if (!cdcOnly) {
+                dbcast(s, report, quick, t0);
                 fanoutAndIdle(s, report, z, rounds, scale, runDir, t0);
                 joins(s, report, z, t0, true);
             }
         }
         print(report, out, machine, quick, runDir, t0);
+    }
+
+    /**
+     * Figure 10 (issue 25): Broadcast from Database to a private channel at 1,000 and 10,000 msg/s
+     * and as a backlog, against plain table inserts ({@link DbBroadcastBench}). Starts the worker
+     * when it is stopped; starts and stops ws-front.
+     */
+    private static void dbcast(Stack s, Report report, boolean quick, long t0) throws Exception {
+        step("10. Broadcast from Database", t0);
+        new DbBroadcastBench(s, report, 2).run(new int[] {1_000, 10_000}, quick ? 5 : 10, quick ? 20_000 : 50_000);
     }
 
     /** Figures 3, 4a and 4c: fan-out, idle connections and {@code scale} connections, CPU-pinned. */
@@ -282,7 +305,6 @@ public final class BenchMain {
             int latencySeconds,
             int latencyWarmSeconds,
             int rlsRows,
-            int naiveSeconds,
             int fanoutClients,
             int burstRate,
             int burstSeconds,
@@ -297,10 +319,9 @@ public final class BenchMain {
             int reconnectClients,
             int reconnectRowsPerSecond) {
         static final Sizes FULL = new Sizes(
-                10, 100_000, 1_000_000, 5, 3, 10_000, 20, 5_000, 100, 4, 5, 6, 10_000, 32, 3, 15, 50_000, 600, 5_000,
-                5);
-        static final Sizes QUICK = new Sizes(
-                3, 20_000, 100_000, 2, 2, 2_000, 5, 1_000, 200, 2, 5, 3, 2_000, 32, 1, 5, 5_000, 600, 1_000, 5);
+                10, 100_000, 1_000_000, 5, 3, 10_000, 5_000, 100, 4, 5, 6, 10_000, 32, 3, 15, 50_000, 600, 5_000, 5);
+        static final Sizes QUICK =
+                new Sizes(3, 20_000, 100_000, 2, 2, 2_000, 1_000, 200, 2, 5, 3, 2_000, 32, 1, 5, 5_000, 600, 1_000, 5);
 
         Sizes withStorms(int storm, int reconnect) {
             return new Sizes(
@@ -310,7 +331,6 @@ public final class BenchMain {
                     latencySeconds,
                     latencyWarmSeconds,
                     rlsRows,
-                    naiveSeconds,
                     fanoutClients,
                     burstRate,
                     burstSeconds,
