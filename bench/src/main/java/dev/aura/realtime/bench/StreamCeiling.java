@@ -1,6 +1,5 @@
 package dev.aura.realtime.bench;
 
-import dev.aura.realtime.cdc.slot.SlotReader;
 import dev.aura.realtime.testkit.PostgresServer;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -11,6 +10,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -24,7 +25,7 @@ import org.postgresql.replication.fluent.logical.ChainedLogicalStreamBuilder;
 /**
  * The streaming ceiling of a backlog, measured without any of the product's code (issue 25): how
  * fast a replication client can take the backlog out of a wal2json slot with the worker's slot
- * options ({@link SlotReader#WAL2JSON_OPTIONS} plus {@code add-tables}) and its session settings.
+ * options ({@code SlotReader.WAL2JSON_OPTIONS} in cdc-worker, plus {@code add-tables}) and its session settings.
  * Two independent clients read the same backlog, each from its own slot created before the
  * backlog was written:
  *
@@ -49,6 +50,24 @@ import org.postgresql.replication.fluent.logical.ChainedLogicalStreamBuilder;
 final class StreamCeiling implements AutoCloseable {
     private static final String RECV_SLOT = "bench_ceiling_recvlogical";
     private static final String JDBC_SLOT = "bench_ceiling_jdbc";
+    /**
+     * The worker's wal2json options, {@code SlotReader.WAL2JSON_OPTIONS} (cdc-worker is not on the
+     * bench's class path: keep the two lists equal).
+     */
+    private static final Map<String, String> WAL2JSON_OPTIONS = wal2jsonOptions();
+
+    private static Map<String, String> wal2jsonOptions() {
+        Map<String, String> o = new LinkedHashMap<>();
+        o.put("format-version", "2");
+        o.put("include-transaction", "1");
+        o.put("include-timestamp", "1");
+        o.put("include-type-oids", "1");
+        o.put("include-types", "0");
+        o.put("include-pk", "1");
+        o.put("include-lsn", "1");
+        return Collections.unmodifiableMap(o);
+    }
+
     /** The worker's replication session settings ({@code SlotReader.SESSION}). */
     private static final String SESSION_OPTIONS = "-c DateStyle=ISO -c TimeZone=UTC -c extra_float_digits=3";
 
@@ -133,7 +152,7 @@ final class StreamCeiling implements AutoCloseable {
                 "--endpos=" + endLsn,
                 "--fsync-interval=0",
                 "--file=/dev/null"));
-        for (Map.Entry<String, String> o : SlotReader.WAL2JSON_OPTIONS.entrySet()) {
+        for (Map.Entry<String, String> o : WAL2JSON_OPTIONS.entrySet()) {
             cmd.add("--option=" + o.getKey() + "=" + o.getValue());
         }
         cmd.add("--option=add-tables=" + addTables);
@@ -174,7 +193,7 @@ final class StreamCeiling implements AutoCloseable {
                     .withSlotName(JDBC_SLOT)
                     .withStartPosition(LogSequenceNumber.INVALID_LSN)
                     .withStatusInterval(10, TimeUnit.SECONDS);
-            SlotReader.WAL2JSON_OPTIONS.forEach(b::withSlotOption);
+            WAL2JSON_OPTIONS.forEach(b::withSlotOption);
             b.withSlotOption("add-tables", addTables);
             try (PGReplicationStream st = b.start()) {
                 while (seen < inserts) {

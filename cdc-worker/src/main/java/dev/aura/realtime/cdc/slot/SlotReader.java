@@ -48,7 +48,7 @@ public abstract class SlotReader implements LeaderWork {
      * begin/commit rows, commit timestamps, type OIDs, primary keys and LSNs); each source adds
      * {@code add-tables} ({@link dev.aura.realtime.cdc.platform.EnabledTables#addTablesOption}).
      */
-    public static final Map<String, String> WAL2JSON_OPTIONS = wal2jsonOptions();
+    static final Map<String, String> WAL2JSON_OPTIONS = wal2jsonOptions();
 
     private static Map<String, String> wal2jsonOptions() {
         Map<String, String> o = new LinkedHashMap<>();

@@ -43,6 +43,13 @@ import org.slf4j.LoggerFactory;
  *       {@code confirmed_flush_lsn} only then. A failed barrier stops the stream; it restarts
  *       from the slot's confirmed position and the changes are published again (at least once,
  *       with the same event ids as the poll source: they come from the same wal2json rows).
+ *   <li><b>Blocking reads.</b> The reader drains what arrived with {@code readPending()}; when
+ *       nothing is pending it hands the changes read over to be published and blocks on the
+ *       connection's socket ({@link SocketWait}) until the walsender sends the next message, so
+ *       a commit is picked up the moment it arrives, without polling. The wait is bounded: 1 ms
+ *       while a barrier waits for NATS (its confirmation is sent at once), else up to the next
+ *       idle tick or slot inspection and at most 50 ms, so an interrupt (leadership lost,
+ *       shutdown) ends the stream within that.
  *   <li><b>Keepalives and status.</b> pgjdbc answers the server's keepalive requests while the
  *       reader calls {@code readPending()}, and sends the position every {@code statusInterval}.
  *   <li><b>The table filter.</b> {@code add-tables} is fixed when the stream starts, with a list
@@ -64,6 +71,8 @@ public final class SlotStreamer extends SlotReader {
     private static final Logger log = LoggerFactory.getLogger(SlotStreamer.class);
     /** How often an idle, caught-up stream counts as a successful read round (cdc_active). */
     private static final long IDLE_TICK_MS = 500;
+    /** Longest an idle stream blocks on its socket before it looks at its thread's interrupt again. */
+    private static final long WAIT_MAX_MS = 50;
 
     /** Changes up to a commit, behind a barrier, waiting for NATS. */
     private record Pending(ChangeSink.Barrier barrier, Lsn commitEnd, int rows, long startedNanos) {}
@@ -99,7 +108,7 @@ public final class SlotStreamer extends SlotReader {
                         slots.slotName(),
                         confirmed,
                         enabled.addTablesOption());
-                confirmed = stream(c, stream, gate, decoder, enabled, bound, confirmed);
+                confirmed = stream(c, stream, SocketWait.of(replication), gate, decoder, enabled, bound, confirmed);
             }
         }
     }
@@ -163,6 +172,7 @@ public final class SlotStreamer extends SlotReader {
     private Lsn stream(
             Connection c,
             PGReplicationStream stream,
+            SocketWait wait,
             LeaderGate gate,
             Wal2JsonDecoder decoder,
             EnabledTables enabled,
@@ -176,7 +186,6 @@ public final class SlotStreamer extends SlotReader {
         long roundStarted = System.nanoTime();
         long lastInspect = System.currentTimeMillis();
         long lastTick = 0;
-        int idleSpins = 0;
         long confirmEveryNanos = settings.confirmEvery().toNanos();
         while (true) {
             if (Thread.currentThread().isInterrupted()) {
@@ -184,7 +193,6 @@ public final class SlotStreamer extends SlotReader {
             }
             ByteBuffer msg = stream.readPending();
             if (msg != null) {
-                idleSpins = 0;
                 Lsn at = new Lsn(stream.getLastReceiveLSN().asLong());
                 WalMessage m =
                         handle(decoder, enabled, at, msg.array(), msg.arrayOffset() + msg.position(), msg.remaining());
@@ -252,8 +260,15 @@ public final class SlotStreamer extends SlotReader {
                 inspect(c);
                 lastInspect = now;
             }
-            // idle: poll the socket every millisecond at first, then every 5 ms
-            Thread.sleep(++idleSpins < 50 ? 1 : 5);
+            // Idle: block on the socket until the walsender sends (nothing is consumed; readPending()
+            // then drains), at most until this loop has something to do: 1 ms while a barrier waits for
+            // NATS (its confirmation goes out at once), else the next idle tick or inspection, and at
+            // most WAIT_MAX_MS so that an interrupt (leadership lost, shutdown) is noticed.
+            long due = lastInspect + INSPECT_EVERY_MS;
+            if (!inTransaction && lastCommit == null) {
+                due = Math.min(due, lastTick + IDLE_TICK_MS);
+            }
+            wait.await(pending.isEmpty() ? Math.min(WAIT_MAX_MS, due - now) : 1);
         }
     }
 
