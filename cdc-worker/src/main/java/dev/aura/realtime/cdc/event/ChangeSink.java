@@ -37,12 +37,7 @@ public interface ChangeSink {
 
     /** A point in the accepted changes. */
     interface Barrier {
-        /**
-         * True once every change before the barrier was processed (published or failed) and NATS
-         * confirmed the publishes (or the confirmation failed); never blocks. The sharded
-         * pipeline asks NATS for the confirmation on the first call after its shards passed the
-         * barrier, so a caller that polls this keeps working during the round trip.
-         */
+        /** True once every change before the barrier was processed (published or failed); never blocks. */
         boolean processed();
 
         /**

@@ -18,7 +18,6 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -108,16 +107,9 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
         }
     }
 
-    /**
-     * One flush marker per shard, placed by {@link #mark}. Once every shard passed its marker,
-     * the publisher's confirmation is asked for without blocking ({@link ChangePublisher#flushAsync}):
-     * {@link #processed} turns true when NATS confirmed (or something failed), so a reader that
-     * polls it keeps reading during the NATS round trip. Reader thread only.
-     */
+    /** One flush marker per shard, placed by {@link #mark}. */
     private final class ShardBarrier implements Barrier {
         private final List<Flush> flushes;
-        /** The publisher's confirmation, asked for once every shard passed its marker without failing. */
-        private CompletableFuture<Void> confirmation;
 
         ShardBarrier(List<Flush> flushes) {
             this.flushes = flushes;
@@ -130,27 +122,7 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
                     return false;
                 }
             }
-            if (shardFailure() != null) {
-                return true;
-            }
-            return confirm().isDone();
-        }
-
-        /** The first shard failure; call only once every flush is done. */
-        private CdcFailure shardFailure() {
-            for (Flush f : flushes) {
-                if (f.failure != null) {
-                    return f.failure;
-                }
-            }
-            return null;
-        }
-
-        private CompletableFuture<Void> confirm() {
-            if (confirmation == null) {
-                confirmation = publisher.flushAsync(settings.flushTimeout());
-            }
-            return confirmation;
+            return true;
         }
 
         @Override
@@ -166,14 +138,7 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
                 if (failure != null) {
                     throw failure;
                 }
-                try {
-                    confirm().get();
-                } catch (ExecutionException e) {
-                    throw e.getCause() instanceof CdcFailure f
-                            ? f
-                            : CdcFailure.retriable(
-                                    CdcReason.NATS_UNAVAILABLE, "NATS flush failed: " + e.getCause(), e.getCause());
-                }
+                publisher.flush(settings.flushTimeout());
             } catch (CdcFailure e) {
                 metrics.publishFailures.increment();
                 throw e;

@@ -2,7 +2,6 @@ package dev.aura.realtime.cdc.publish;
 
 import dev.aura.realtime.cdc.failure.CdcFailure;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
 
 /** Where the RLS shards publish change events; {@link EventPublisher} (core NATS) in production. */
 public interface ChangePublisher {
@@ -20,23 +19,6 @@ public interface ChangePublisher {
      * @throws CdcFailure ({@code nats_unavailable}) when that was not confirmed within {@code timeout}
      */
     void flush(Duration timeout) throws CdcFailure, InterruptedException;
-
-    /**
-     * {@link #flush} without blocking: the future completes once the server has processed
-     * everything published before the call, or fails with a {@link CdcFailure} (not confirmed
-     * within {@code timeout}). This default blocks; {@link EventPublisher} does not.
-     */
-    default CompletableFuture<Void> flushAsync(Duration timeout) {
-        try {
-            flush(timeout);
-            return CompletableFuture.completedFuture(null);
-        } catch (CdcFailure e) {
-            return CompletableFuture.failedFuture(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return CompletableFuture.failedFuture(e);
-        }
-    }
 
     /** The largest message body the server accepts (its {@code max_payload}); unbounded when unknown. */
     default long maxPayload() {

@@ -10,12 +10,9 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,7 +38,7 @@ public final class EventPublisher implements ChangePublisher, AutoCloseable {
     private final String barrierSubject;
     private final Dispatcher barrier;
     private final AtomicLong markers = new AtomicLong();
-    private final ConcurrentSkipListMap<Long, CompletableFuture<Void>> pending = new ConcurrentSkipListMap<>();
+    private final ConcurrentSkipListMap<Long, CountDownLatch> pending = new ConcurrentSkipListMap<>();
     private final AtomicLong silentFlushes = new AtomicLong();
 
     public EventPublisher(Connection nats, String origin) {
@@ -51,8 +48,8 @@ public final class EventPublisher implements ChangePublisher, AutoCloseable {
         this.barrier = nats.createDispatcher(msg -> {
             long n = Long.parseLong(new String(msg.getData(), StandardCharsets.US_ASCII));
             // Markers come back in order: this one proves every earlier marker's publishes too.
-            Map<Long, CompletableFuture<Void>> done = pending.headMap(n, true);
-            done.values().forEach(f -> f.complete(null));
+            Map<Long, CountDownLatch> done = pending.headMap(n, true);
+            done.values().forEach(CountDownLatch::countDown);
             done.clear();
         });
         barrier.subscribe(barrierSubject);
@@ -86,52 +83,22 @@ public final class EventPublisher implements ChangePublisher, AutoCloseable {
 
     @Override
     public void flush(Duration timeout) throws CdcFailure, InterruptedException {
-        try {
-            flushAsync(timeout).get();
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof CdcFailure f) {
-                throw f;
-            }
-            throw CdcFailure.retriable(CdcReason.NATS_UNAVAILABLE, "NATS flush failed: " + e.getCause(), e.getCause());
-        }
-    }
-
-    /**
-     * Publishes the next marker and returns at once; the future completes when the marker came
-     * back, or fails with {@code nats_unavailable} after {@code timeout} (or when the connection
-     * is closed). The stream source waits for its barriers this way, so its reader keeps reading
-     * during the round trip.
-     */
-    @Override
-    public CompletableFuture<Void> flushAsync(Duration timeout) {
         long n = markers.incrementAndGet();
-        CompletableFuture<Void> done = new CompletableFuture<>();
+        CountDownLatch done = new CountDownLatch(1);
         pending.put(n, done);
         try {
             send(barrierSubject, null, Long.toString(n).getBytes(StandardCharsets.US_ASCII));
-        } catch (CdcFailure e) {
-            pending.remove(n);
-            return CompletableFuture.failedFuture(e);
-        }
-        return done.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS).handle((ok, thrown) -> {
-            pending.remove(n);
-            if (thrown == null) {
-                silentFlushes.set(0);
-                return null;
-            }
-            Throwable error = thrown instanceof CompletionException c && c.getCause() != null ? c.getCause() : thrown;
-            if (error instanceof TimeoutException) {
-                CompletableFuture.runAsync(this::recoverIfDeaf); // may reconnect: not on the timer's thread
-                throw new CompletionException(CdcFailure.retriable(
+            if (!done.await(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                recoverIfDeaf();
+                throw CdcFailure.retriable(
                         CdcReason.NATS_UNAVAILABLE,
                         "NATS did not confirm the batch within " + timeout.toMillis() + " ms",
-                        null));
+                        null);
             }
-            throw new CompletionException(
-                    error instanceof CdcFailure
-                            ? error
-                            : CdcFailure.retriable(CdcReason.NATS_UNAVAILABLE, "NATS flush failed: " + error, error));
-        });
+            silentFlushes.set(0);
+        } finally {
+            pending.remove(n);
+        }
     }
 
     /** jnats throws {@link IllegalStateException} from a publish only when the connection is closed. */
