@@ -8,7 +8,7 @@ package dev.aura.realtime.bench;
  * to {@link CdcRounds} is the figure's baseline; any others are reported beside it in the notes.
  */
 interface BacklogCeiling {
-    /** What the ceiling is, for the report, e.g. "raw pgjdbc stream (readPending, no processing)". */
+    /** What the ceiling is, for the report, e.g. "pg_recvlogical". */
     String label();
 
     /** Creates what retains the backlog for this reader (its slot); called before the backlog is written. */
@@ -19,4 +19,9 @@ interface BacklogCeiling {
      * {@link #prepare} created. @return the seconds it took (from the start of the read)
      */
     double drainSeconds(int inserts) throws Exception;
+
+    /** What the last {@link #drainSeconds} saw, for the round's note (empty when nothing to add). */
+    default String lastDetail() {
+        return "";
+    }
 }

@@ -217,7 +217,7 @@ final class CdcRounds {
         double[] ceiling = new double[ceilings.size()];
         for (int i = 0; i < ceilings.size(); i++) {
             ceiling[i] = n / ceilings.get(i).drainSeconds(n);
-            shape.ceilings.get(i).add(ceiling[i], peekRate, "");
+            shape.ceilings.get(i).add(ceiling[i], peekRate, ceilings.get(i).lastDetail());
         }
         double beforeTurnsS = (System.nanoTime() - started) / 1e9;
         Map<String, Double> rate = new LinkedHashMap<>();
