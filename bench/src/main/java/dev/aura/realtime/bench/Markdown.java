@@ -13,6 +13,8 @@ final class Markdown {
 
     /** The hand-written analysis of earlier runs, dated; performance.md links to it and quotes none of it. */
     static final String ANALYSIS = "performance-analysis-2026-12.md";
+    /** The hand-written analysis of issue 25's development runs and of the runs before this one. */
+    static final String ANALYSIS_25 = "performance-analysis-2026-12-05.md";
 
     static String render(Report r, String machine, boolean quick, double minutes, String when, Path runDir)
             throws Exception {
@@ -24,12 +26,16 @@ final class Markdown {
                 .append(when)
                 .append(String.format(" (%.1f min)", minutes))
                 .append(". Do not edit by hand: everything here, the analysis included, is this run's own"
-                        + " measurement. The hand-written analysis of earlier runs (bottlenecks, what was changed and"
-                        + " what it bought) is [")
+                        + " measurement. The hand-written analyses of earlier runs (bottlenecks, what was changed and"
+                        + " what it bought) are [")
+                .append(ANALYSIS_25)
+                .append("](")
+                .append(ANALYSIS_25)
+                .append(") (issue 25: the fair peers, the streaming ceiling, profiles of the missed targets) and [")
                 .append(ANALYSIS)
                 .append("](")
                 .append(ANALYSIS)
-                .append("); its figures are from those runs, not this one.\n\n");
+                .append(") (the runs before it); their figures are from those runs, not this one.\n\n");
         sb.append("## This run\n\n");
         r.header.forEach(h -> sb.append("- ").append(h).append('\n'));
         sb.append('\n');
