@@ -6,14 +6,14 @@
 #
 # Usage: scripts/bench.sh [--quick] [--cdc-only] [--joins-only] [--matching-only] [--rls-only] [--dbcast-only] [--skip-build] [--out FILE] [--scale N]
 #                         [--rounds N] [--profile] [--storm-clients N] [--reconnect-clients N]
-#   (no flag)     the full run, about 20 minutes on a 2-core box: figures 1 (CDC throughput: stream,
+#   (no flag)     the full run, about 11 minutes on a quiet 2-core box: figures 1 (CDC throughput: stream,
 #                 poll and Debezium on warm processes, 3 alternating rounds of 100k-row backlogs),
 #                 2 (latency, warm, 3 alternating rounds of stream and poll), 3 (fan-out against raw
 #                 NATS, 3 alternating rounds), 4a/4b/4c (memory; one run each), 5 (RLS against the
 #                 reference method, 3 alternating rounds), 7 (matching), 10 (Broadcast from
 #                 Database), 6/8/8b/9 (joins and storms). Medians and spreads in the table, every
 #                 round listed; a target is met only on the median.
-#   --quick       smaller backlogs, segments and bursts, figure 4c skipped (about 7 minutes): shows
+#   --quick       smaller backlogs, segments and bursts, figure 4c skipped (about 5-7 minutes): shows
 #                 that every figure runs and roughly where it stands; its ratios are indicative only
 #   --rounds N    rounds of each timed figure (default 3)
 #   --profile     a separate, profiled run: services record JFR and the report summarises the hot

@@ -2,7 +2,7 @@ package dev.aura.realtime.bench;
 
 /**
  * The report header's account of what this run could and could not show: rounds, sizes (shrunk
- * to fit a full run in about 20 minutes on a 2-core box), warm-up, quick mode, profiling.
+ * to fit a full run in well under 20 minutes on a 2-core box; 10.5 min measured), warm-up, quick mode, profiling.
  */
 final class RunHeader {
     private RunHeader() {}
