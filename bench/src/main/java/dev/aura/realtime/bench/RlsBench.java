@@ -16,7 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.regex.Pattern;
 
 /**
  * Figure 5 (issue 5's benchmark, reworked by issue 25): one table with RLS ({@code owner =
@@ -32,7 +31,7 @@ import java.util.regex.Pattern;
  * as supabase/realtime runs it), written here: one SQL call per change that, for each distinct
  * (role, claims) group among the table's subscriptions, sets the role and
  * {@code request.jwt.claims} locally, selects the row by its primary key under RLS and collects the
- * group's subscription ids when it is visible; it returns the ids allowed ({@link #REFERENCE_SQL}).
+ * group's subscription ids when it is visible; it returns the ids allowed ({@link RlsReferenceSql#REFERENCE_SQL}).
  * The benchmark calls it once per change of a fresh backlog of the same shape, in commit order,
  * over one connection with one prepared statement (autocommit: one round trip per change). It is
  * kept fair and efficient, in the baseline's favour: the groups are precomputed (walrus aggregates
@@ -50,67 +49,6 @@ final class RlsBench {
     static final String REFERENCE_FUNCTION = "bench_ref_apply_rls";
     /** Issue 25's target: batched RLS at least 5× the reference method's events/s. */
     static final double TARGET_RATIO = 5;
-
-    private static final Pattern STARTED = Pattern.compile("cdc-worker .* started");
-
-    /**
-     * The reference method for one change (walrus's shape, our own text): {@code %1$s} the project
-     * schema, {@code %2$s} the table. SECURITY INVOKER: the row is read under the group's role and
-     * claims, so the table's policy decides.
-     */
-    static final String REFERENCE_SQL = """
-            CREATE FUNCTION %1$s.bench_ref_apply_rls(change_id bigint) RETURNS uuid[]
-            LANGUAGE plpgsql VOLATILE SECURITY INVOKER AS $fn$
-            DECLARE
-              groups %1$s.bench_ref_claims_groups[];
-              g %1$s.bench_ref_claims_groups;
-              visible boolean;
-              allowed uuid[] := '{}';
-            BEGIN
-              -- the subscriptions of the change's table, one entry per distinct (role, claims)
-              groups := ARRAY(SELECT x FROM %1$s.bench_ref_claims_groups x
-                              WHERE x.entity = '%1$s.%2$s'::regclass);
-              FOREACH g IN ARRAY groups LOOP
-                PERFORM set_config('role', g.claims_role, true),
-                        set_config('request.jwt.claims', g.claims::text, true);
-                -- the row by its primary key, under the group's role and claims: RLS decides
-                SELECT EXISTS (SELECT 1 FROM %1$s.%2$s t WHERE t.id = change_id) INTO visible;
-                PERFORM set_config('role', 'none', true);
-                IF visible THEN
-                  allowed := allowed || g.sub_ids;
-                END IF;
-              END LOOP;
-              RETURN allowed;
-            END $fn$""";
-
-    /**
-     * walrus's own loop, for comparison (informational): the same call, but one check per
-     * <i>subscription</i> (walrus loops over the distinct roles, then over every subscription of
-     * the role: {@code set_config} role and claims, execute the row check), as Supabase's docs
-     * describe ("100 users subscribed ... a single insert ... 100 reads").
-     */
-    static final String REFERENCE_EACH_SQL = """
-            CREATE FUNCTION %1$s.bench_ref_apply_rls_each(change_id bigint) RETURNS uuid[]
-            LANGUAGE plpgsql VOLATILE SECURITY INVOKER AS $fn$
-            DECLARE
-              subs %1$s.bench_ref_subscriptions[];
-              sub %1$s.bench_ref_subscriptions;
-              visible boolean;
-              allowed uuid[] := '{}';
-            BEGIN
-              subs := ARRAY(SELECT x FROM %1$s.bench_ref_subscriptions x
-                            WHERE x.entity = '%1$s.%2$s'::regclass ORDER BY x.claims_role);
-              FOREACH sub IN ARRAY subs LOOP
-                PERFORM set_config('role', sub.claims_role, true),
-                        set_config('request.jwt.claims', sub.claims::text, true);
-                SELECT EXISTS (SELECT 1 FROM %1$s.%2$s t WHERE t.id = change_id) INTO visible;
-                PERFORM set_config('role', 'none', true);
-                IF visible THEN
-                  allowed := allowed || sub.subscription_id;
-                END IF;
-              END LOOP;
-              RETURN allowed;
-            END $fn$""";
 
     /** One round of ours: the worker drained {@code rows} inserts. */
     record OursResult(
@@ -179,11 +117,11 @@ final class RlsBench {
                 "CREATE TABLE " + s.table(GROUPS) + " (entity regclass NOT NULL, claims_role text NOT NULL,"
                         + " claims jsonb NOT NULL, sub_ids uuid[] NOT NULL)",
                 "CREATE INDEX ON " + s.table(GROUPS) + " (entity)",
-                String.format(REFERENCE_SQL, s.schema, TABLE),
+                String.format(RlsReferenceSql.REFERENCE_SQL, s.schema, TABLE),
                 "CREATE TABLE " + s.table("bench_ref_subscriptions") + " (subscription_id uuid PRIMARY KEY,"
                         + " entity regclass NOT NULL, claims_role text NOT NULL, claims jsonb NOT NULL)",
                 "CREATE INDEX ON " + s.table("bench_ref_subscriptions") + " (entity)",
-                String.format(REFERENCE_EACH_SQL, s.schema, TABLE));
+                String.format(RlsReferenceSql.REFERENCE_EACH_SQL, s.schema, TABLE));
     }
 
     /**
@@ -269,8 +207,8 @@ final class RlsBench {
         }
         report(rows, ours, ref);
         ReferenceResult each = measureReferenceEach(rows, Duration.ofSeconds(10));
-        double oursRate =
-                median(ours.stream().mapToDouble(OursResult::eventsPerSecond).toArray());
+        double oursRate = Rounds.median(
+                ours.stream().mapToDouble(OursResult::eventsPerSecond).toArray());
         report.row(
                 "5b. RLS batched vs walrus's per-subscription loop (informational), same data",
                 Report.f0(oursRate) + " events/s (median above)",
@@ -289,13 +227,13 @@ final class RlsBench {
 
     /** Reports the medians of alternating rounds as figure 5 and every round as a note. */
     void report(int rows, List<OursResult> ours, List<ReferenceResult> ref) {
-        double oursRate =
-                median(ours.stream().mapToDouble(OursResult::eventsPerSecond).toArray());
-        double refRate = median(
+        double oursRate = Rounds.median(
+                ours.stream().mapToDouble(OursResult::eventsPerSecond).toArray());
+        double refRate = Rounds.median(
                 ref.stream().mapToDouble(ReferenceResult::eventsPerSecond).toArray());
-        double oursRt = median(
+        double oursRt = Rounds.median(
                 ours.stream().mapToDouble(OursResult::roundTripsPerChange).toArray());
-        double refRt = median(
+        double refRt = Rounds.median(
                 ref.stream().mapToDouble(ReferenceResult::roundTripsPerChange).toArray());
         boolean complete =
                 ours.stream().allMatch(OursResult::complete) && ref.stream().allMatch(ReferenceResult::complete);
@@ -353,7 +291,7 @@ final class RlsBench {
         allowedIds.set(0);
         minId.set(Long.MAX_VALUE);
         ServiceProcess w = s.startWorker(Map.of(), jfr == null ? List.of() : Stack.jfr(jfr));
-        long ready = CdcThroughputBench.logTime(w.waitForLog(STARTED, Duration.ofSeconds(90)));
+        long ready = CdcThroughputBench.logTime(w.waitForLog(CdcThroughputBench.STARTED, Duration.ofSeconds(90)));
         long offset = System.currentTimeMillis() * 1_000_000 - System.nanoTime();
         boolean complete = counter.await(rows, 8_000, 300_000);
         long last = (counter.lastNanos() + offset) / 1_000_000;
@@ -374,7 +312,7 @@ final class RlsBench {
         return measureReference(rows, timeBox, REFERENCE_FUNCTION);
     }
 
-    /** walrus's per-subscription loop ({@link #REFERENCE_EACH_SQL}), otherwise as {@link #measureReference}. */
+    /** walrus's per-subscription loop ({@link RlsReferenceSql#REFERENCE_EACH_SQL}), otherwise as {@link #measureReference}. */
     ReferenceResult measureReferenceEach(int rows, Duration timeBox) throws Exception {
         return measureReference(rows, timeBox, "bench_ref_apply_rls_each");
     }
@@ -416,16 +354,6 @@ final class RlsBench {
             n += array.charAt(i) == ',' ? 1 : 0;
         }
         return n;
-    }
-
-    static double median(double[] values) {
-        if (values.length == 0) {
-            return Double.NaN;
-        }
-        double[] v = values.clone();
-        java.util.Arrays.sort(v);
-        int m = v.length / 2;
-        return v.length % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
     }
 
     private List<Long> backlogIds(Connection c, long firstId) throws SQLException {
