@@ -3,7 +3,7 @@
 # vs naive) and 6 (private joins vs public joins) with the cdc-worker built before it (BASE,
 # default 09e747c) and with this checkout's, alternating BASE / this for ROUNDS rounds (default 2),
 # each round on a fresh Postgres and nats-server, the same bench harness and ws-front. Prints
-# each run's table; docs/performance.md ("Per-project identity") has the committed comparison.
+# each run's table; docs/performance-analysis-2026-12.md ("Per-project identity") has the committed comparison.
 #
 # Usage: scripts/bench-identity.sh [BASE] [--full]     (about 3 minutes per run with the quick sizes)
 set -euo pipefail

@@ -4,11 +4,20 @@
 # nats-server, runs the cdc-worker and ws-front jars, prints one table and writes
 # docs/performance.md.
 #
-# Usage: scripts/bench.sh [--quick] [--cdc-only] [--joins-only] [--matching-only] [--skip-build] [--out FILE] [--scale N]
-#                         [--storm-clients N] [--reconnect-clients N]
-#   --quick       smaller workloads (about 4 minutes; a full run takes about 10 minutes here, plus
-#                 figure 4c: CDC throughput with both sources, Debezium as the peer, latency with both
-#                 sources, RLS, fan-out against raw NATS, idle connections, N connections)
+# Usage: scripts/bench.sh [--quick] [--cdc-only] [--joins-only] [--matching-only] [--rls-only] [--dbcast-only] [--skip-build] [--out FILE] [--scale N]
+#                         [--rounds N] [--profile] [--storm-clients N] [--reconnect-clients N]
+#   (no flag)     the full run, about 11 minutes on a quiet 2-core box: figures 1 (CDC throughput: stream,
+#                 poll and Debezium on warm processes, 3 alternating rounds of 100k-row backlogs),
+#                 2 (latency, warm, 3 alternating rounds of stream and poll), 3 (fan-out against raw
+#                 NATS, 3 alternating rounds), 4a/4b/4c (memory; one run each), 5 (RLS against the
+#                 reference method, 3 alternating rounds), 7 (matching), 10 (Broadcast from
+#                 Database), 6/8/8b/9 (joins and storms). Medians and spreads in the table, every
+#                 round listed; a target is met only on the median.
+#   --quick       smaller backlogs, segments and bursts, figure 4c skipped (about 5-7 minutes): shows
+#                 that every figure runs and roughly where it stands; its ratios are indicative only
+#   --rounds N    rounds of each timed figure (default 3)
+#   --profile     a separate, profiled run: services record JFR and the report summarises the hot
+#                 methods (timed runs never run a profiler; don't compare a profiled run's figures)
 #   --cdc-only    figures 1 and 2 only (throughput with the peer, latency); prints the table and
 #                 writes a report only with --out (docs/performance.md is left alone)
 #   --joins-only  the join figures only (about 4 minutes at full size): 6 (private joins with a
@@ -19,9 +28,12 @@
 #   --matching-only  figure 7 only (changes/s with 10,001 bindings vs 1, same run); prints the
 #                 table and writes a report only with --out
 #   --resume-compare  issue 27's cost: figures 1 (single-row txns backlog) and 2 (1,000 rows/s)
-#                 with postgres_changes resume off then on (the project's limits row changed
-#                 between), alternating for --resume-rounds N rounds (default 2); prints medians and
-#                 the on/off ratio; writes a report only with --out
+#                 with postgres_changes resume off and on (the project's limits row switched between
+#                 turns) on one warm worker and ws-front, --rounds alternating rounds; prints medians
+#                 and the on/off ratios; writes a report only with --out
+#   --rls-only    figure 5 only: batched RLS vs the reference method (walrus's shape), 3 alternating rounds
+#   --dbcast-only figure 10 only: Broadcast from Database to a private channel (realtime-js + Java
+#                 subscribers) at 1,000 and 10,000 msg/s and as a backlog, vs plain table inserts
 #   --skip-build  reuse the jars already in */target
 #   --out FILE    write the report elsewhere than docs/performance.md
 #   --scale N     connections of figure 4c (default 100000 in a full run, skipped with --quick)
@@ -40,7 +52,7 @@ for a in "$@"; do
   case "$a" in
     --skip-build) build=0 ;;
     --quick|--out|--cdc-only|--joins-only|--matching-only|--scale) args+=("$a") ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
     *) args+=("$a") ;;
   esac
 done

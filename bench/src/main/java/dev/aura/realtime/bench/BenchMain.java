@@ -14,8 +14,12 @@ import java.util.Map;
  * table and writes {@code docs/performance.md}. Started by {@code scripts/bench.sh}, never by the
  * test build.
  *
- * <pre>java -jar bench/target/bench.jar [--quick] [--cdc-only] [--joins-only] [--matching-only] [--resume-compare [--resume-rounds 2]] [--out docs/performance.md]
- *     [--scale 100000] [--storm-clients 600] [--reconnect-clients 5000]</pre>
+ * <pre>java -jar bench/target/bench.jar [--quick] [--cdc-only] [--joins-only] [--matching-only] [--resume-compare] [--out docs/performance.md]
+ *     [--scale 100000] [--storm-clients 600] [--reconnect-clients 5000] [--rounds 3] [--profile]</pre>
+ *
+ * <p>Timed figures run {@code --rounds} alternating rounds on warm processes and are judged on the
+ * median ({@link Rounds}, {@link CdcRounds}, {@link LatencyBench}); {@code --profile} makes a
+ * separate profiled run (services record JFR), timed runs never profile.
  *
  * <p>{@code --cdc-only} runs figures 1 and 2 only (CDC throughput with the peer, latency);
  * {@code --joins-only} runs the join figures only: 6 (private joins against public ones), 8
@@ -31,14 +35,23 @@ import java.util.Map;
  * <p>{@code --matching-only} runs figure 7 only (matching cost with 10,001 bindings vs 1) and
  * prints the table, writing a report only with {@code --out}.
  *
- * <p>Order: CDC throughput (backlogs with the worker stopped), worker heap in a huge transaction,
- * commit→client latency (live writes), RLS batched vs naive, then the ws-front figures
+ * <p>{@code --rls-only} runs figure 5 only (batched RLS against the reference method, alternating
+ * rounds) and {@code --dbcast-only} figure 10 only (Broadcast from Database); both print the table
+ * and write a report only with {@code --out}.
+ *
+ * <p>Order: CDC throughput (backlogs, readers paused between turns), worker heap in a huge transaction,
+ * commit→client latency (live writes), RLS batched vs the reference method, matching, Broadcast
+ * from Database (figure 10), then the ws-front figures
  * ({@link FanoutFigures}: fan-out, idle-connection heap, {@code --scale} connections), private joins.
  */
 public final class BenchMain {
     private BenchMain() {}
 
     public static void main(String[] args) throws Exception {
+        if (System.getenv("AURA_BENCH_PEER") != null) {
+            DebeziumPeer.serve(System.getenv()); // the Debezium peer's own JVM (figure 1)
+            return;
+        }
         if (args.length == 2 && args[0].equals("--summarize-jfr")) {
             System.out.println(JfrHotMethods.summarize(Path.of(args[1]), null, 10));
             return;
@@ -49,7 +62,9 @@ public final class BenchMain {
         boolean matchingOnly = List.of(args).contains("--matching-only");
         boolean identityOnly = List.of(args).contains("--identity-only");
         boolean resumeCompare = List.of(args).contains("--resume-compare");
-        Path out = cdcOnly || joinsOnly || matchingOnly || identityOnly || resumeCompare
+        boolean rlsOnly = List.of(args).contains("--rls-only");
+        boolean dbcastOnly = List.of(args).contains("--dbcast-only");
+        Path out = cdcOnly || joinsOnly || matchingOnly || identityOnly || rlsOnly || dbcastOnly || resumeCompare
                 ? null
                 : Jars.repoRoot().resolve("docs/performance.md");
         for (int i = 0; i < args.length - 1; i++) {
@@ -62,6 +77,13 @@ public final class BenchMain {
         for (int i = 0; i < args.length - 1; i++) {
             if (args[i].equals("--scale")) {
                 scale = Integer.parseInt(args[i + 1]);
+            }
+        }
+        boolean profile = List.of(args).contains("--profile");
+        int rounds = 3;
+        for (int i = 0; i < args.length - 1; i++) {
+            if (args[i].equals("--rounds")) {
+                rounds = Math.max(1, Integer.parseInt(args[i + 1]));
             }
         }
         Path runDir = Jars.repoRoot().resolve("bench/target/bench-run");
@@ -81,7 +103,8 @@ public final class BenchMain {
                 "aura-realtime benchmark (" + (quick ? "quick" : "full") + "), logs and JFR files in " + runDir);
         System.out.println(machine);
 
-        Stack stack = new Stack(runDir);
+        RunHeader.describe(report, z, quick, rounds, profile, scale);
+        Stack stack = new Stack(runDir, profile);
         Runtime.getRuntime().addShutdownHook(new Thread(stack::close, "bench-cleanup"));
         try (Stack s = stack) {
             s.startWorker(Map.of(), List.of());
@@ -95,6 +118,11 @@ public final class BenchMain {
                 print(report, out, machine, quick, runDir, t0);
                 return;
             }
+            if (dbcastOnly) {
+                dbcast(s, report, quick, t0);
+                print(report, out, machine, quick, runDir, t0);
+                return;
+            }
             CdcThroughputBench.createTable(s);
             LatencyBench.createTable(s);
             RlsBench.createTable(s);
@@ -105,17 +133,17 @@ public final class BenchMain {
             }
             s.subscribe(CdcThroughputBench.TABLE, "service_role", null);
             if (resumeCompare) {
-                resumeCompare(s, report, z, args, t0);
+                resumeCompare(s, report, z, rounds, t0);
                 print(report, out, machine, quick, runDir, t0);
                 return;
             }
             try (ChangeCounter counter = new ChangeCounter(s.client, s.projectId)) {
                 probe(s, counter);
-                if (identityOnly) {
-                    step("5. RLS batched vs naive", t0);
+                if (identityOnly || rlsOnly) {
+                    step("5. RLS batched vs the reference method", t0);
                     RlsBench rls = new RlsBench(s, counter, report);
                     rls.subscribe(1000);
-                    rls.run(z.rlsRows, z.naiveSeconds);
+                    rls.run(z.rlsRows, rounds);
                     counter.hook(m -> {});
                 }
                 if (matchingOnly) {
@@ -123,7 +151,7 @@ public final class BenchMain {
                     new MatchingBench(s, counter, report).run(z.matchRows);
                 }
             }
-            if (matchingOnly) {
+            if (matchingOnly || rlsOnly) {
                 print(report, out, machine, quick, runDir, t0);
                 return;
             }
@@ -133,38 +161,33 @@ public final class BenchMain {
                 return;
             }
             try (ChangeCounter counter = new ChangeCounter(s.client, s.projectId)) {
-                step("1. CDC throughput", t0);
+                step("1. CDC throughput (" + rounds + " alternating rounds, warm)", t0);
+                // the figure's baseline: replication clients that share no code with the product
+                List<BacklogCeiling> ceilings = List.of(new IndependentCeiling(s, CdcThroughputBench.TABLE));
+                new CdcRounds(s, counter, report, ceilings).run(z.cdcRows, rounds, z.sqlOnlySeconds);
                 CdcThroughputBench cdc = new CdcThroughputBench(s, counter, report);
-                DebeziumPeer peer = new DebeziumPeer(s, s.client);
-                // the default source (stream) with the peer on the same backlog, then poll beside it
-                cdc.run(z.cdcRows, true, 0.9, Map.of("CDC_SOURCE", "stream"), 0, peer);
-                cdc.run(z.cdcRows, false, 0.9, Map.of("CDC_SOURCE", "stream"), 0, peer);
-                cdc.run(z.cdcRows, true, 0.9, Map.of("CDC_SOURCE", "poll"), z.sqlOnlySeconds, null);
-                cdc.run(z.cdcRows, false, 0.9, Map.of("CDC_SOURCE", "poll"), 0, null);
 
                 if (!cdcOnly) {
                     step("4b. cdc-worker heap in a huge transaction", t0);
                     cdc.hugeTransactionHeap(z.hugeTxnRows);
-                }
-
-                step("2. commit→client latency", t0);
-                s.startFront(Map.of(), List.of());
-                for (String source : List.of("stream", "poll")) {
-                    s.startWorker(Map.of("CDC_SOURCE", source), List.of());
-                    s.awaitWorkerActive();
-                    new LatencyBench(s, report, source)
-                            .run(new int[] {100, 1000, 5000}, z.latencySeconds, source.equals("stream"));
                     s.stopWorker();
                 }
+
+                step("2. commit→client latency (" + rounds + " alternating rounds, warm)", t0);
+                // one WebSocket client stays joined through all rounds and sends no heartbeats
+                s.startFront(
+                        Map.of("WS_IDLE_TIMEOUT_MS", "3600000"), s.profiler(s.runDir.resolve("latency-front.jfr")));
+                new LatencyBench(s, report)
+                        .run(new int[] {100, 1000, 5000}, z.latencySeconds, z.latencyWarmSeconds, rounds, true);
                 s.startWorker(Map.of(), List.of());
                 s.awaitWorkerActive();
                 s.stopFront();
 
                 if (!cdcOnly) {
-                    step("5. RLS batched vs naive", t0);
+                    step("5. RLS batched vs the reference method", t0);
                     RlsBench rls = new RlsBench(s, counter, report);
                     rls.subscribe(1000);
-                    rls.run(z.rlsRows, z.naiveSeconds);
+                    rls.run(z.rlsRows, rounds);
                     counter.hook(m -> {});
 
                     step("7. matching cost", t0);
@@ -172,15 +195,26 @@ public final class BenchMain {
                 }
             }
             if (!cdcOnly) {
-                fanoutAndIdle(s, report, z, quick, scale, runDir, t0);
+                dbcast(s, report, quick, t0);
+                fanoutAndIdle(s, report, z, rounds, scale, runDir, t0);
                 joins(s, report, z, t0, true);
             }
         }
         print(report, out, machine, quick, runDir, t0);
     }
 
+    /**
+     * Figure 10 (issue 25): Broadcast from Database to a private channel at 1,000 and 10,000 msg/s
+     * and as a backlog, against plain table inserts ({@link DbBroadcastBench}). Starts the worker
+     * when it is stopped; starts and stops ws-front.
+     */
+    private static void dbcast(Stack s, Report report, boolean quick, long t0) throws Exception {
+        step("10. Broadcast from Database", t0);
+        new DbBroadcastBench(s, report, 2).run(new int[] {1_000, 10_000}, quick ? 5 : 10, quick ? 20_000 : 50_000);
+    }
+
     /** Figures 3, 4a and 4c: fan-out, idle connections and {@code scale} connections, CPU-pinned. */
-    private static void fanoutAndIdle(Stack s, Report report, Sizes z, boolean quick, int scale, Path runDir, long t0)
+    private static void fanoutAndIdle(Stack s, Report report, Sizes z, int rounds, int scale, Path runDir, long t0)
             throws Exception {
         step("3. fan-out, 4a. idle connections" + (scale > 0 ? ", 4c. " + scale + " connections" : ""), t0);
         s.stopWorker();
@@ -190,7 +224,7 @@ public final class BenchMain {
                         z.burstSeconds,
                         z.lightRate,
                         z.lightSeconds,
-                        quick ? 1 : 3,
+                        rounds,
                         z.idleClients,
                         scale)
                 .run(s, report, runDir);
@@ -233,12 +267,12 @@ public final class BenchMain {
         s.stopWorker();
         Path workerJfr = s.runDir.resolve("joins-worker.jfr");
         Path frontJfr = s.runDir.resolve("joins-front.jfr");
-        s.startWorker(Map.of(), Stack.jfr(workerJfr));
+        s.startWorker(Map.of(), s.profiler(workerJfr));
         s.awaitWorkerActive();
         // the limiter is not what these figures measure (the free tier allows 200 users, 100 joins/s)
         s.projectLimits(100_000, 1_000_000);
         s.startFront(
-                Map.of("WS_MAX_JOINS_PER_SECOND", "1000000", "WS_IDLE_TIMEOUT_MS", "3600000"), Stack.jfr(frontJfr));
+                Map.of("WS_MAX_JOINS_PER_SECOND", "1000000", "WS_IDLE_TIMEOUT_MS", "3600000"), s.profiler(frontJfr));
         new JoinBench(s, report).run(z.joinConnections, z.joinWarmupSeconds, z.joinSeconds, issue23);
         s.stopFront();
         if (issue23) {
@@ -248,23 +282,20 @@ public final class BenchMain {
             new ReconnectStormBench(s, report).run(z.reconnectClients(), z.reconnectRowsPerSecond());
         }
         s.stopWorker();
+        if (!s.profile) {
+            return;
+        }
         report.evidence(
                 "Joins: where the time goes (informational)",
                 "cdc-worker (both modes):\n\n" + JfrHotMethods.summarize(workerJfr, null, 8) + "\nws-front:\n\n"
                         + JfrHotMethods.summarize(frontJfr, null, 8));
     }
 
-    /** Issue 27: figures 1 and 2 with resume off and on, {@code --resume-rounds N} rounds (default 2). */
-    private static void resumeCompare(Stack s, Report report, Sizes z, String[] args, long t0) throws Exception {
-        int rounds = 2;
-        for (int i = 0; i < args.length - 1; i++) {
-            if (args[i].equals("--resume-rounds")) {
-                rounds = Integer.parseInt(args[i + 1]);
-            }
-        }
+    /** Issue 27: figures 1 and 2 with resume off and on, {@code rounds} alternating rounds on warm processes. */
+    private static void resumeCompare(Stack s, Report report, Sizes z, int rounds, long t0) throws Exception {
         try (ChangeCounter counter = new ChangeCounter(s.client, s.projectId)) {
             probe(s, counter);
-            step("27. figures 1 and 2 with resume off and on, " + rounds + " rounds", t0);
+            step("27. figures 1 and 2 with resume off and on, " + rounds + " alternating rounds, warm", t0);
             new ResumeCompareBench(s, counter, report).run(z.cdcRows, z.latencySeconds, rounds);
         }
     }
@@ -291,8 +322,8 @@ public final class BenchMain {
             int cdcRows,
             int hugeTxnRows,
             int latencySeconds,
+            int latencyWarmSeconds,
             int rlsRows,
-            int naiveSeconds,
             int fanoutClients,
             int burstRate,
             int burstSeconds,
@@ -307,9 +338,9 @@ public final class BenchMain {
             int reconnectClients,
             int reconnectRowsPerSecond) {
         static final Sizes FULL = new Sizes(
-                15, 200_000, 1_000_000, 10, 10_000, 20, 5_000, 100, 6, 5, 6, 10_000, 32, 3, 15, 50_000, 600, 5_000, 5);
+                10, 100_000, 1_000_000, 5, 3, 10_000, 5_000, 100, 4, 5, 6, 10_000, 32, 3, 15, 50_000, 600, 5_000, 5);
         static final Sizes QUICK =
-                new Sizes(4, 20_000, 100_000, 3, 2_000, 5, 1_000, 200, 3, 5, 3, 2_000, 32, 1, 5, 5_000, 600, 1_000, 5);
+                new Sizes(3, 20_000, 100_000, 2, 2, 2_000, 1_000, 200, 2, 5, 3, 2_000, 32, 1, 5, 5_000, 600, 1_000, 5);
 
         Sizes withStorms(int storm, int reconnect) {
             return new Sizes(
@@ -317,8 +348,8 @@ public final class BenchMain {
                     cdcRows,
                     hugeTxnRows,
                     latencySeconds,
+                    latencyWarmSeconds,
                     rlsRows,
-                    naiveSeconds,
                     fanoutClients,
                     burstRate,
                     burstSeconds,

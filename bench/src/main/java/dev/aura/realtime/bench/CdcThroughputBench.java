@@ -18,17 +18,14 @@ import java.util.regex.Pattern;
 /**
  * Figure 1 (CDC throughput) and the cdc-worker half of figure 4 (heap during a huge transaction).
  *
- * <p>Method: with the worker stopped, a second wal2json slot is created next to the worker's, a
- * backlog is written, the raw slot is peeked once with the worker's options (the physical limit:
- * Postgres decoding plus JDBC streaming), then the worker starts and we time from its
- * "started" log line (JVM start excluded, reported separately) to the last event at a NATS
- * subscriber.
+ * <p>The backlog, the raw peek (the poll source's baseline: Postgres decoding plus JDBC streaming,
+ * one peek with the worker's options) and the worker's SQL alone; the timed rounds of figure 1
+ * are {@link CdcRounds}.
  */
 final class CdcThroughputBench {
     static final String TABLE = "bench_cdc";
-    private static final String RAW_SLOT = "bench_raw";
-    private static final String RAW_STREAM_SLOT = "bench_raw_stream";
-    private static final Pattern STARTED = Pattern.compile("cdc-worker .* started");
+    static final String RAW_SLOT = "bench_raw";
+    static final Pattern STARTED = Pattern.compile("cdc-worker .* started");
     private static final Pattern LOG_TIME = Pattern.compile("^(\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z)");
     private static final String PEEK = """
             SELECT lsn::text, data FROM pg_logical_slot_peek_changes(?, ?::pg_lsn, NULL,
@@ -54,121 +51,6 @@ final class CdcThroughputBench {
                         + "(v, body) VALUES (i, 'row number ' || i); COMMIT; END LOOP; END $$");
     }
 
-    /**
-     * One backlog run; {@code singleRowTxns} chooses n transactions of one row or one of n rows.
-     * With a {@code peer}, Debezium reads the same backlog after the worker and the ratio of the
-     * worker's rate to Debezium's is reported.
-     */
-    void run(
-            int n,
-            boolean singleRowTxns,
-            double targetRatio,
-            Map<String, String> env,
-            int sqlOnlySeconds,
-            DebeziumPeer peer)
-            throws Exception {
-        String label = (singleRowTxns ? "single-row txns" : "one " + n + "-row txn") + (env.isEmpty() ? "" : " " + env);
-        s.stopWorker();
-        s.pg.execute("SELECT pg_create_logical_replication_slot('" + RAW_SLOT + "', 'wal2json')");
-        boolean stream = "stream".equals(env.getOrDefault("CDC_SOURCE", "stream"));
-        if (stream) {
-            s.pg.execute("SELECT pg_create_logical_replication_slot('" + RAW_STREAM_SLOT + "', 'wal2json')");
-        }
-        if (peer != null) {
-            peer.prepare(TABLE);
-        }
-        long w0 = System.nanoTime();
-        writeBacklog(n, singleRowTxns);
-        double writeS = (System.nanoTime() - w0) / 1e9;
-
-        long r0 = System.nanoTime();
-        long[] raw = rawPeek();
-        double rawS = (System.nanoTime() - r0) / 1e9;
-        double rawStreamS = 0;
-        if (stream) {
-            long st0 = System.nanoTime();
-            rawStream(n);
-            rawStreamS = (System.nanoTime() - st0) / 1e9;
-            s.pg.execute("SELECT pg_drop_replication_slot('" + RAW_STREAM_SLOT + "')");
-        }
-        long b0 = System.nanoTime();
-        long[] batched = sqlOnlySeconds > 0 ? rawBatchedPolls(sqlOnlySeconds) : null;
-        double batchedS = (System.nanoTime() - b0) / 1e9;
-        s.pg.execute("SELECT pg_drop_replication_slot('" + RAW_SLOT + "')");
-        if (raw[1] != n) {
-            throw new IllegalStateException("raw peek saw " + raw[1] + " inserts, expected " + n);
-        }
-
-        String tag = (singleRowTxns ? "cdc-single" : "cdc-batch") + "-" + env.getOrDefault("CDC_SOURCE", "stream");
-        Path jfr = s.runDir.resolve(tag + ".jfr");
-        Result r = timeWorker(n, env, Stack.jfr(jfr), 600_000);
-        double rawRate = n / rawS;
-        double rate = n / r.seconds;
-        double ratio = rate / rawRate;
-        report.row(
-                "1. CDC throughput, " + n / 1000 + "k " + label,
-                Report.f0(rate) + " rows/s (" + Report.f2(r.seconds) + " s; " + Report.f2(r.withJvmSeconds)
-                        + " s incl. JVM start)",
-                Report.f0(rawRate) + " rows/s raw peek (" + Report.f2(rawS) + " s, " + raw[0] + " rows incl. B/C)",
-                Report.f2(ratio) + "×",
-                "≥ " + targetRatio + "× raw",
-                ratio >= targetRatio);
-        if (stream) {
-            report.note(String.format(
-                    "%s: raw replication stream of the same backlog (pgjdbc, same wal2json options, no processing): %,.0f rows/s "
-                            + "(%.2f s) = %.2f× the raw peek; the stream source reached %.2f× of it",
-                    label, n / rawStreamS, rawStreamS, (n / rawStreamS) / rawRate, rate / (n / rawStreamS)));
-        }
-        if (peer != null) {
-            DebeziumPeer.Result d;
-            try {
-                d = peer.drain(TABLE, n, counter, 600_000);
-            } finally {
-                peer.drop();
-            }
-            double dRate = n / d.seconds();
-            report.row(
-                    "1. peer: Debezium " + DebeziumPeer.VERSION + " embedded (pgoutput) → NATS, " + n / 1000 + "k "
-                            + label,
-                    Report.f0(dRate) + " rows/s (" + Report.f2(d.seconds()) + " s"
-                            + (d.complete() ? "" : "; only " + d.received() + " of " + n + " arrived") + ")",
-                    "cdc-worker " + Report.f0(rate) + " rows/s (same backlog, row above)",
-                    Report.f2(rate / dRate) + "× (ours ÷ Debezium)",
-                    "> 1× (ahead of Debezium)",
-                    rate > dRate);
-        }
-        if (batched != null) {
-            double sqlRate = batched[2] / batchedS;
-            report.note(String.format(
-                    "%s: the worker's SQL alone (peek upto_nchanges=1000 + pg_replication_slot_advance to the last "
-                            + "commit; no Java processing), time-boxed: %d polls in %.1f s decoded %,d inserts = %,.0f rows/s (%.2f× the single raw "
-                            + "peek); first poll %d ms, last poll %d ms: every peek re-decodes from restart_lsn",
-                    label,
-                    batched[1],
-                    batchedS,
-                    batched[2],
-                    sqlRate,
-                    sqlRate / rawRateOf(n, rawS),
-                    batched[3],
-                    batched[4]));
-        }
-        report.note(String.format(
-                "%s: backlog written in %.1f s; worker read rounds %.0f, %.1f s inside them (sum of aura_cdc_poll_duration); %s",
-                label, writeS, r.polls, r.pollSeconds, r.cpu));
-        if (!r.complete) {
-            report.note(label + ": only " + r.received + " of " + n + " events arrived before the stall timeout");
-        }
-        if (ratio < targetRatio) {
-            report.evidence(
-                    "CDC throughput miss (" + label + "): cdc-worker profile",
-                    JfrHotMethods.summarize(jfr, null, 8)
-                            + "\nPoll loop: " + Report.f0(r.polls) + " polls, " + Report.f2(r.pollSeconds)
-                            + " s inside polls of "
-                            + Report.f2(r.seconds) + " s. Reproduce: `jfr print --events jdk.ExecutionSample " + jfr
-                            + "`.\n");
-        }
-    }
-
     /** Figure 4b: worker heap while a huge transaction streams through, with a fixed -Xmx. */
     void hugeTransactionHeap(int n) throws Exception {
         s.stopWorker();
@@ -181,7 +63,7 @@ final class CdcThroughputBench {
                 "4b. cdc-worker heap, one " + n / 1000 + "k-row txn, -Xmx256m",
                 (r.complete ? "all " + n + " events" : r.received + "/" + n + " events") + ", heap peak " + peak[0]
                         + " MB before GC, max live " + peak[1] + " MB after GC (" + peak[2] + " GCs)",
-                "–",
+                "– (no baseline: a bound, not a rate: the heap must stay under -Xmx)",
                 "–",
                 "bounded (stays under -Xmx, no OOM)",
                 r.complete && peak[0] <= 256);
@@ -262,10 +144,6 @@ final class CdcThroughputBench {
         }
     }
 
-    private static double rawRateOf(int n, double seconds) {
-        return n / seconds;
-    }
-
     /**
      * The worker's polling SQL without the worker: peek with upto_nchanges = CDC_BATCH_SIZE (1000), then
      * advance the raw slot to the last commit row, until a peek returns fewer rows. Isolates what the
@@ -273,7 +151,7 @@ final class CdcThroughputBench {
      *
      * @return {rows, polls, inserts, first poll ms, last poll ms}
      */
-    private long[] rawBatchedPolls(int maxSeconds) throws Exception {
+    long[] rawBatchedPolls(int maxSeconds) throws Exception {
         long deadline = System.nanoTime() + maxSeconds * 1_000_000_000L;
         long inserts = 0;
         long firstPollMs = -1;
@@ -306,49 +184,8 @@ final class CdcThroughputBench {
         return new long[] {rows, polls, inserts, firstPollMs, lastPollMs};
     }
 
-    /**
-     * Reads the raw stream slot over the replication protocol until {@code n} inserts arrived:
-     * what pgjdbc and the walsender deliver with nothing done to the rows.
-     */
-    private void rawStream(int n) throws Exception {
-        java.util.Properties props = new java.util.Properties();
-        org.postgresql.PGProperty.REPLICATION.set(props, "database");
-        org.postgresql.PGProperty.PREFER_QUERY_MODE.set(props, "simple");
-        org.postgresql.PGProperty.ASSUME_MIN_SERVER_VERSION.set(props, "10");
-        try (Connection c = java.sql.DriverManager.getConnection(s.pg.jdbcUrl(), props)) {
-            org.postgresql.replication.PGReplicationStream st = c.unwrap(org.postgresql.PGConnection.class)
-                    .getReplicationAPI()
-                    .replicationStream()
-                    .logical()
-                    .withSlotName(RAW_STREAM_SLOT)
-                    .withSlotOption("format-version", "2")
-                    .withSlotOption("include-transaction", "1")
-                    .withSlotOption("include-timestamp", "1")
-                    .withSlotOption("include-type-oids", "1")
-                    .withSlotOption("include-types", "0")
-                    .withSlotOption("include-pk", "1")
-                    .withSlotOption("include-lsn", "1")
-                    .withSlotOption("add-tables", s.schema + "." + TABLE)
-                    .start();
-            long inserts = 0;
-            long deadline = System.nanoTime() + 300_000_000_000L;
-            while (inserts < n && System.nanoTime() < deadline) {
-                java.nio.ByteBuffer b = st.readPending();
-                if (b == null) {
-                    Thread.sleep(1);
-                    continue;
-                }
-                int at = b.arrayOffset() + b.position();
-                if (b.remaining() > 13 && b.array()[at + 11] == 'I') { // {"action":"I"
-                    inserts++;
-                }
-            }
-            st.close();
-        }
-    }
-
     /** @return {all rows, insert rows} of one streamed peek of the raw slot up to the flush LSN */
-    private long[] rawPeek() throws Exception {
+    long[] rawPeek() throws Exception {
         try (Connection c = s.pg.connect()) {
             Peek all = peekRaw(c, PEEK, flushLsn(c));
             return new long[] {all.rows(), all.inserts()};

@@ -1,26 +1,37 @@
 package dev.aura.realtime.bench;
 
 import dev.aura.realtime.common.wire.Subjects;
+import dev.aura.realtime.testkit.NatsServer;
+import dev.aura.realtime.testkit.ServiceProcess;
 import io.debezium.engine.ChangeEvent;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.format.Json;
 import io.nats.client.Connection;
+import io.nats.client.Nats;
+import io.nats.client.Options;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 
 /**
  * The peer the CDC throughput is compared with (issue 18): Debezium's embedded engine with its
  * Postgres connector reading a backlog through {@code pgoutput}, publishing each change as its
  * JSON to NATS and flushing NATS at the end of each batch before marking it processed (the same
- * at-least-once point as the worker's). It runs in the benchmark JVM; it is never a product
- * dependency.
+ * at-least-once point as the worker's). It runs in a JVM of its own started with the worker's JVM
+ * flags and publishes on a NATS connection of its own (issue 25: it used to share the benchmark
+ * JVM and the counter's connection); it is never a product dependency.
  *
- * <p>Use: {@link #prepare} before the backlog is written (slot and publication, so the backlog is
- * retained for it), then {@link #drain}, then {@link #drop}.
+ * <p>Use: {@link #prepare} (slot and publication, so every later backlog is retained for it), then
+ * {@link #start}, which returns a {@link WarmProcess} paused and resumed like the worker; after
+ * closing it, {@link #drop}.
  */
 final class DebeziumPeer {
     static final String VERSION = "3.6.1.Final";
@@ -28,11 +39,9 @@ final class DebeziumPeer {
     private static final String PUBLICATION = "bench_dbz_pub";
 
     private final Stack s;
-    private final Connection nats;
 
-    DebeziumPeer(Stack s, Connection nats) {
+    DebeziumPeer(Stack s) {
         this.s = s;
-        this.nats = nats;
     }
 
     void prepare(String table) {
@@ -70,20 +79,53 @@ final class DebeziumPeer {
         }
     }
 
-    /** The time from the connector task's start to the last change at the counter. */
-    record Result(boolean complete, long received, double seconds) {}
+    /**
+     * Starts the peer in a JVM of its own with {@code jvmArgs} (the worker's flags), publishing on
+     * its own NATS connection, as the cdc-worker does; call {@link #prepare} first. Returns once the
+     * connector task started. The process runs this jar's {@link BenchMain} with
+     * {@code AURA_BENCH_PEER} set, which calls {@link #serve}.
+     */
+    WarmProcess start(String table, List<String> jvmArgs) throws Exception {
+        Map<String, String> env = new LinkedHashMap<>(s.nats.env(NatsServer.User.TEST));
+        env.put("AURA_BENCH_PEER", "1");
+        env.put("PEER_PG_PORT", Integer.toString(s.pg.port()));
+        env.put("PEER_TABLE", s.schema + "." + table);
+        env.put("PEER_SUBJECT", Subjects.changes(s.projectId, table));
+        Path jar = Path.of(BenchMain.class
+                .getProtectionDomain()
+                .getCodeSource()
+                .getLocation()
+                .toURI());
+        ServiceProcess p = ServiceProcess.startJar("debezium-peer", jar, env, jvmArgs);
+        try {
+            p.waitForLog(TASK_STARTED, Duration.ofSeconds(120));
+        } catch (AssertionError e) {
+            p.stop();
+            throw e;
+        }
+        return new WarmProcess("Debezium " + VERSION, p, null);
+    }
 
-    Result drain(String table, long n, ChangeCounter counter, long maxMs) throws Exception {
-        counter.reset();
-        String subject = Subjects.changes(s.projectId, table);
-        long[] started = {0};
+    private static final Pattern TASK_STARTED = Pattern.compile("bench peer: connector task started");
+
+    /**
+     * The peer process's main: the embedded engine reading the slot and publishing each change's JSON
+     * on its own NATS connection, flushing NATS before marking each batch processed. Runs until killed.
+     */
+    static void serve(Map<String, String> env) throws Exception {
+        Connection nats = Nats.connect(new Options.Builder()
+                .server(env.get("NATS_URL"))
+                .userInfo(env.get("NATS_USER"), env.get("NATS_PASSWORD"))
+                .maxMessagesInOutgoingQueue(1_000_000)
+                .build());
+        String subject = env.get("PEER_SUBJECT");
         Properties p = new Properties();
         p.setProperty("name", "bench-peer");
         p.setProperty("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
         p.setProperty("offset.storage", "org.apache.kafka.connect.storage.MemoryOffsetBackingStore");
         p.setProperty("offset.flush.interval.ms", "1000");
         p.setProperty("database.hostname", "127.0.0.1");
-        p.setProperty("database.port", Integer.toString(s.pg.port()));
+        p.setProperty("database.port", env.get("PEER_PG_PORT"));
         p.setProperty("database.user", "postgres");
         p.setProperty("database.password", "unused");
         p.setProperty("database.dbname", "postgres");
@@ -92,8 +134,11 @@ final class DebeziumPeer {
         p.setProperty("slot.name", SLOT);
         p.setProperty("publication.name", PUBLICATION);
         p.setProperty("publication.autocreate.mode", "disabled");
-        p.setProperty("table.include.list", s.schema + "." + table);
+        p.setProperty("table.include.list", env.get("PEER_TABLE"));
         p.setProperty("snapshot.mode", "no_data");
+        // the worker waits 20 ms on an idle slot in the benchmark (testkit CDC_IDLE_BACKOFF_MS); Debezium's
+        // default 500 ms wait for an empty queue would add up to half a second to a resumed turn
+        p.setProperty("poll.interval.ms", "20");
         p.setProperty("converter.schemas.enable", "false");
         p.setProperty("key.converter.schemas.enable", "false");
         p.setProperty("value.converter.schemas.enable", "false");
@@ -102,7 +147,8 @@ final class DebeziumPeer {
                 .using(new DebeziumEngine.ConnectorCallback() {
                     @Override
                     public void taskStarted() {
-                        started[0] = System.nanoTime();
+                        System.out.println("bench peer: connector task started");
+                        System.out.flush();
                     }
                 })
                 .notifying((records, committer) -> {
@@ -121,15 +167,8 @@ final class DebeziumPeer {
                 })
                 .build();
         ExecutorService executor = Executors.newSingleThreadExecutor();
-        try {
-            executor.execute(engine);
-            boolean complete = counter.await(n, 60_000, maxMs);
-            double seconds = (counter.lastNanos() - started[0]) / 1e9;
-            return new Result(complete, counter.count(), seconds);
-        } finally {
-            engine.close();
-            executor.shutdown();
-            executor.awaitTermination(30, TimeUnit.SECONDS);
-        }
+        executor.execute(engine);
+        executor.shutdown();
+        executor.awaitTermination(365, TimeUnit.DAYS);
     }
 }

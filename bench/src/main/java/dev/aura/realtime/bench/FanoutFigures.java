@@ -13,7 +13,7 @@ import java.util.Map;
  * fan-out evidence when figure 3 misses. Used by {@link BenchMain} and {@link FanoutMain}.
  *
  * @param clients fan-out subscribers (figure 3)
- * @param rounds bursts of each side, alternating (figure 3 reports each side's best)
+ * @param rounds bursts of each side, alternating (figure 3 reports the median round)
  * @param idleClients connections of figure 4a
  * @param scaleClients connections of figure 4c; 0 skips it
  */
@@ -43,7 +43,7 @@ record FanoutFigures(
 
     void run(Stack s, Report report, Path runDir) throws Exception {
         Path frontJfr = runDir.resolve("ws-front-fanout.jfr");
-        ServiceProcess front = s.startFront(FRONT_ENV, Stack.jfr(frontJfr));
+        ServiceProcess front = s.startFront(FRONT_ENV, s.profiler(frontJfr));
         long natsPid = s.nats.pid();
         if (Procs.cpus() >= 2) {
             Procs.pin(front.pid(), "0");
@@ -53,8 +53,12 @@ record FanoutFigures(
         new FanoutBench(s, report)
                 .run(clients, burstRate, burstSeconds, lightRate, lightSeconds, rounds, front.pid(), natsPid, frontJfr);
         // the profile of interest is the fan-out: dump it before the connection figures add their own samples
-        Procs.run(List.of(Procs.JDK + "jcmd", Long.toString(front.pid()), "JFR.dump", "filename=" + frontJfr));
-        String summary = JfrHotMethods.summarize(frontJfr, null, 10);
+        if (s.profile) {
+            Procs.run(List.of(Procs.JDK + "jcmd", Long.toString(front.pid()), "JFR.dump", "filename=" + frontJfr));
+        }
+        String summary = s.profile
+                ? JfrHotMethods.summarize(frontJfr, null, 10)
+                : "(no profile in a timed run: run `scripts/bench.sh --profile` for one)";
         report.evidence.replaceAll(e -> e.replace(FanoutBench.FANOUT_JFR_PLACEHOLDER, summary));
         System.out.println(summary);
         IdleMemoryBench.run(s, report, front.pid(), idleClients);

@@ -23,7 +23,7 @@ final class IdleMemoryBench {
                     "4a. ws-front heap per idle connection (" + n + " sockets, joined)",
                     Report.f0(perConn) + " B/connection (heap " + (before >> 20) + " → " + (after >> 20)
                             + " MB after full GC)",
-                    "–",
+                    "– (no baseline: an absolute budget per connection; the heap before the connections is subtracted)",
                     "–",
                     "≤ 16 KB",
                     perConn <= 16 * 1024);

@@ -4,7 +4,6 @@ import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.testkit.RegistryEntries;
 import java.time.Duration;
 import java.util.Map;
-import java.util.regex.Pattern;
 
 /**
  * Figure 7 (issue 17): matching cost against the number of bindings on other values. The same
@@ -22,7 +21,6 @@ import java.util.regex.Pattern;
  */
 final class MatchingBench {
     static final String TABLE = "bench_match";
-    private static final Pattern STARTED = Pattern.compile("cdc-worker .* started");
     private static final int VALUES = 10_000;
 
     private final Stack s;
@@ -50,7 +48,7 @@ final class MatchingBench {
             subscribe("k=eq." + i);
         }
         java.nio.file.Path jfr = s.runDir.resolve("matching-10k.jfr");
-        double eq = drain(rows, Stack.jfr(jfr));
+        double eq = drain(rows, s.profiler(jfr));
         s.stopWorker(); // writes the recording
         eq = Math.max(eq, drain(rows, java.util.List.of()));
         for (int i = 0; i < 50; i++) {
@@ -96,7 +94,7 @@ final class MatchingBench {
         s.stopWorker();
         s.pg.execute("CALL " + s.schema + ".bench_fill_match(" + rows + ")");
         counter.reset();
-        s.startWorker(Map.of(), jvmArgs).waitForLog(STARTED, Duration.ofSeconds(90));
+        s.startWorker(Map.of(), jvmArgs).waitForLog(CdcThroughputBench.STARTED, Duration.ofSeconds(90));
         boolean complete = counter.await(rows, 30_000, 600_000);
         double seconds = (counter.lastNanos() - counter.firstNanos()) / 1e9;
         if (!complete) {

@@ -21,6 +21,7 @@ final class RealtimeJsProbe implements AutoCloseable {
     private final Process node;
     private final OutputStream stdin;
     private volatile Stats stats = new Stats();
+    private volatile String tag;
     private final CountDownLatch subscribed = new CountDownLatch(1);
     private final CountDownLatch firstEvent = new CountDownLatch(1);
 
@@ -79,8 +80,16 @@ final class RealtimeJsProbe implements AutoCloseable {
                     subscribed.countDown();
                 } else if (type.equals("postgres_changes")) {
                     String ts = n.path("payload").path("commit_timestamp").asText(null);
+                    String want = tag;
                     if (ts != null) {
                         firstEvent.countDown();
+                    }
+                    if (ts != null
+                            && (want == null
+                                    || want.equals(n.path("payload")
+                                            .path("new")
+                                            .path("note")
+                                            .asText()))) {
                         stats.add(now - LatencyBench.micros(Instant.parse(ts)));
                     }
                 } else if (type.equals("error")) {
@@ -93,6 +102,12 @@ final class RealtimeJsProbe implements AutoCloseable {
     }
 
     void reset() {
+        stats = new Stats();
+    }
+
+    /** Counts from now on only the rows whose {@code note} is {@code tag} (probe and warm-up rows excluded). */
+    void countOnly(String tag) {
+        this.tag = tag;
         stats = new Stats();
     }
 

@@ -11,12 +11,41 @@ final class Report {
     final List<Row> rows = new ArrayList<>();
     final List<String> notes = new ArrayList<>();
     final List<String> evidence = new ArrayList<>();
+    /** Every timed figure's rounds, listed one by one in the report. */
+    final List<Rounds> rounds = new ArrayList<>();
+    /** What this run can and cannot show (quick run, sizes, profiling), printed in the report header. */
+    final List<String> header = new ArrayList<>();
 
+    /**
+     * Adds a row. A row without a baseline must say why: a bare "–" baseline becomes
+     * "– (no baseline: not given)" and a warning is printed, so the omission shows in the report.
+     */
     void row(String figure, String measured, String baseline, String ratio, String target, Boolean met) {
+        if (baseline == null || baseline.isBlank() || baseline.equals("–")) {
+            System.err.println("bench: row without a baseline or a reason: " + figure);
+            baseline = "– (no baseline: not given)";
+        }
         rows.add(new Row(figure, measured, baseline, ratio, target, met));
         System.out.printf(
                 "  %-44s %s | baseline %s | %s | target %s %s%n",
                 figure, measured, baseline, ratio, target, met == null ? "" : met ? "MET" : "MISSED");
+    }
+
+    /**
+     * A row for a timed figure of several rounds: measured = the median, its spread and every
+     * round's value; ratio = the median of the per-round ratios to the same round's baseline. The
+     * rounds are also listed in the report's "Rounds" section. {@code met} must come from the
+     * median ({@link Rounds#atLeast}, {@link Rounds#atMost}).
+     */
+    void row(Rounds r, String measuredExtra, String baseline, String target, Boolean met) {
+        rounds.add(r);
+        row(
+                r.figure,
+                r.summary() + "; rounds: " + r.values() + (measuredExtra == null ? "" : "; " + measuredExtra),
+                baseline,
+                r.ratioSummary(),
+                target,
+                met);
     }
 
     void note(String text) {

@@ -88,7 +88,7 @@ final class ScaleBench {
                     "4c. " + n + " idle joined WS connections on one ws-front, one broadcast to all (×" + ROUNDS + ")",
                     Report.f0(perConn) + " B/connection (heap " + (before >> 20) + " → " + (after >> 20)
                             + " MB after full GC); broadcast to all: " + rounds,
-                    "–",
+                    "– (no baseline: an absolute budget per connection; one run, memory figures are not timed rounds)",
                     "–",
                     "≤ 5 KB/connection at 100,000; every client reached",
                     perConn <= 5 * 1024 && worstMissing == 0 && n >= 100_000);

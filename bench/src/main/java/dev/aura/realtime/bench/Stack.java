@@ -44,6 +44,9 @@ final class Stack implements AutoCloseable {
     final String schema = "project_" + projectId.replace('-', '_');
     final String slot = "aura_bench";
     final Path runDir;
+    /** {@code --profile}: services record JFR ({@link #profiler}); otherwise no timed figure runs a profiler. */
+    final boolean profile;
+
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
     private ServiceProcess cdc;
     private ServiceHttp cdcHttp;
@@ -58,8 +61,14 @@ final class Stack implements AutoCloseable {
             java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r ->
                     Thread.ofPlatform().daemon().name("bench-registry-refresh").unstarted(r));
 
+    /** A stack whose figures run without a profiler. */
     Stack(Path runDir) throws Exception {
+        this(runDir, false);
+    }
+
+    Stack(Path runDir, boolean profile) throws Exception {
         this.runDir = runDir;
+        this.profile = profile;
         Files.createDirectories(runDir);
         pg = PostgresServer.builder()
                 .setting("max_wal_size", "8GB")
@@ -262,6 +271,15 @@ final class Stack implements AutoCloseable {
 
     // ---- plumbing -----------------------------------------------------------------------------
 
+    /**
+     * The JVM options that record {@code file} when this run profiles ({@code --profile}), else none:
+     * timed figures run without a profiler (issue 25), a profiled run is a separate run.
+     */
+    List<String> profiler(Path file) {
+        return profile ? jfr(file) : List.of();
+    }
+
+    /** JVM options recording a JFR profile to {@code file}; figures use {@link #profiler}. */
     static List<String> jfr(Path file) {
         List<String> args = new ArrayList<>();
         args.add("-XX:StartFlightRecording=filename=" + file + ",settings=profile,dumponexit=true");

@@ -19,7 +19,8 @@ public final class LogCapture implements AutoCloseable {
 
     /** Formatted messages at {@code level} or above containing {@code text}. */
     public List<String> lines(Level level, String text) {
-        synchronized (appender.list) {
+        // ListAppender adds under AppenderBase.doAppend's lock (the appender itself), not the list's
+        synchronized (appender) {
             return appender.list.stream()
                     .filter(e -> e.getLevel().isGreaterOrEqual(level))
                     .map(ILoggingEvent::getFormattedMessage)

@@ -33,6 +33,7 @@ import java.util.Map;
 public final class PostgresServer implements AutoCloseable {
     private static PostgresServer shared;
 
+    private final Path binDir;
     private final Path baseDir;
     private final Path dataDir;
     private final Path logFile;
@@ -41,6 +42,7 @@ public final class PostgresServer implements AutoCloseable {
     private boolean closed;
 
     private PostgresServer(Path binDir, Path baseDir, int port) {
+        this.binDir = binDir;
         this.baseDir = baseDir;
         this.dataDir = baseDir.resolve("data");
         this.logFile = baseDir.resolve("server.log");
@@ -91,6 +93,11 @@ public final class PostgresServer implements AutoCloseable {
     /** Returns the server log file. */
     public Path logFile() {
         return logFile;
+    }
+
+    /** Returns the bin directory of the Postgres installation this cluster runs (psql, pg_recvlogical ...). */
+    public Path binDir() {
+        return binDir;
     }
 
     /** Returns a JDBC URL for superuser {@code postgres} (no password; trust auth) and database {@code postgres}. */

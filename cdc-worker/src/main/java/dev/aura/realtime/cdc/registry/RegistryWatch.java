@@ -273,7 +273,7 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
      * timeout, instead of waiting for the periodic one (a minute of CDC inactive); the stalled view
      * stays current until the new one has loaded. A watch that advances but lags is left alone: a
      * re-watch replays the whole bucket and would only add to the load behind the lag (bench
-     * figure 9: a storm's registry writes outran the watch, see docs/performance.md).
+     * figure 9: a storm's registry writes outran the watch, see docs/performance-analysis-2026-12.md).
      */
     private void rewatchStalled(long applied, long target) {
         long now = System.nanoTime();

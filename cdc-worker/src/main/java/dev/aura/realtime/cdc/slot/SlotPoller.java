@@ -51,7 +51,7 @@ import java.util.stream.Collectors;
  * <p><b>Backlogs.</b> Every peek decodes from the slot's {@code restart_lsn}, which Postgres
  * moves only when decoding meets a running-transactions record (logged about every 15 s), so
  * draining a backlog 1,000 rows at a time re-decodes the same WAL over and over (quadratic; see
- * docs/performance.md). After a full batch the next peek therefore asks for four times as many
+ * docs/performance-analysis-2026-12.md). After a full batch the next peek therefore asks for four times as many
  * changes, up to {@value #MAX_BATCH_GROWTH} × {@code CDC_BATCH_SIZE}; the first non-full batch
  * returns to {@code CDC_BATCH_SIZE}. A failure anywhere before the advance leaves the slot where
  * it was: the batch is read again and re-published (at least once), each change with its

@@ -252,7 +252,10 @@ public final class SlotStreamer extends SlotReader {
                 inspect(c);
                 lastInspect = now;
             }
-            // idle: poll the socket every millisecond at first, then every 5 ms
+            // Idle: poll the socket every millisecond at first, then every 5 ms. Measured (issue 25):
+            // blocking on the socket instead (a timed peek at the next message, woken by each
+            // message) made commit-to-client latency worse on the 2-core bench machine: p50 at
+            // 1,000 rows/s 3-10x worse under load, p99 139 ms against 28 ms when quiet.
             Thread.sleep(++idleSpins < 50 ? 1 : 5);
         }
     }

@@ -27,7 +27,7 @@ final class KeyQueries {
         if (n == 1) {
             // one key column: the plain index scan, each visible row answering its key's ordinal
             // (array_position compares with the type's own equality, as = ANY does); a third of
-            // the planning of the join below (docs/performance.md, "Per-project identity")
+            // the planning of the join below (docs/performance-analysis-2026-12.md, "Per-project identity")
             String keys = "($1)::" + table.types().get(0) + "[]";
             String column = "t." + ident(table.columns().get(0));
             return "SELECT ARRAY[array_position(" + keys + ", " + column + ")::text] FROM " + qualified(table)

@@ -1,0 +1,390 @@
+package dev.aura.realtime.bench;
+
+import io.netty.buffer.ByteBuf;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Figure 10 (issue 25): Broadcast from Database (docs/design.md H2). Rows go into the project's
+ * {@code realtime.messages} through {@code realtime.send(payload, 'm', 'bench:dbcast', true)}, the
+ * cdc-worker captures them from the slot and ws-front delivers them to the members of the
+ * <b>private</b> channel {@code bench:dbcast} (read policy {@code bench_read} of
+ * {@link JoinBench#createPolicy}: signed-in users, topics {@code bench:%}). Subscribers: one
+ * unmodified realtime-js client ({@link JsSubscriber}, the figure's measured path) and
+ * {@code javaClients} protocol-level Java WebSocket clients ({@link WsClients}, vsn 1.0.0) on the
+ * same channel, all with an authenticated user's token.
+ *
+ * <p>Steady rates: the writer commits {@code rate/100} messages every 10 ms for {@code seconds};
+ * each message carries {@code t}, the microseconds of {@code clock_timestamp()} when its row was
+ * built (its transaction commits right after: latency is measured from slightly <i>before</i> the
+ * commit, so it is over-stated by the insert of at most 100 rows). Latency = arrival − {@code t}
+ * (same host clock); delivered msg/s = messages received by the client ÷ (last arrival − first
+ * write). Backlog: with the worker stopped, {@code backlog} messages are inserted, then the worker
+ * starts; msg/s = messages ÷ (last arrival − first arrival) at realtime-js.
+ *
+ * <p>Baseline, same run, same clients, same rates: the CDC stream of plain table inserts (table
+ * {@value #PLAIN}, no RLS, public channel, postgres_changes INSERT), stamped the same way. It is
+ * the product's own path for the same rows minus what Broadcast from Database adds (the messages
+ * table's row → DbBroadcast, the private channel's NATS subject and ws-front's broadcast
+ * delivery), so the ratio shows what a database broadcast costs against a table change; raw NATS
+ * would only show the transport (figure 3 has it).
+ */
+final class DbBroadcastBench {
+    static final String TOPIC = "bench:dbcast";
+    static final String PLAIN = "bench_dbcast_plain";
+    private static final String PLAIN_CHANNEL = "dbcast-plain";
+    /** Issue 25's target: 10,000 msg/s delivered with p99 ≤ 100 ms (Supabase: 10,000 msg/s, p99 159 ms). */
+    static final int TARGET_RATE = 10_000;
+
+    static final double TARGET_P99_MS = 100;
+
+    /** Which rows a measurement writes. */
+    enum Path {
+        BROADCAST,
+        PLAIN
+    }
+
+    /** One steady-rate measurement of one path. */
+    record RateResult(
+            Path path,
+            int rate,
+            int seconds,
+            long sent,
+            double sentPerSecond,
+            long jsReceived,
+            double jsPerSecond,
+            Stats js,
+            long javaReceived,
+            long javaExpected,
+            Stats java) {
+        String describe() {
+            return String.format(
+                    "%s msg/s delivered to realtime-js (%d/%d), %s; Java clients %s (%d/%d)",
+                    Report.f0(jsPerSecond), jsReceived, sent, js.summary(), java.summary(), javaReceived, javaExpected);
+        }
+    }
+
+    /** One backlog measurement of one path: {@code messages} drained at realtime-js. */
+    record BacklogResult(
+            Path path, long messages, long jsReceived, double jsPerSecond, long natsReceived, double natsPerSecond) {}
+
+    private final Stack s;
+    private final Report report;
+    private final int javaClients;
+    private final Map<Path, AtomicLong> javaCount =
+            Map.of(Path.BROADCAST, new AtomicLong(), Path.PLAIN, new AtomicLong());
+    private volatile Stats javaBroadcast = new Stats();
+    private volatile Stats javaPlain = new Stats();
+    private String rt;
+
+    DbBroadcastBench(Stack s, Report report, int javaClients) {
+        this.s = s;
+        this.report = report;
+        this.javaClients = javaClients;
+    }
+
+    /** The baseline's table, enabled for realtime (needs a running worker). */
+    static void createTable(Stack s) {
+        s.pg.execute(
+                "CREATE TABLE IF NOT EXISTS " + s.table(PLAIN) + " (id bigserial PRIMARY KEY, t bigint NOT NULL,"
+                        + " n int NOT NULL)",
+                "GRANT SELECT ON " + s.table(PLAIN) + " TO aura_anon, aura_authenticated");
+        s.enable(PLAIN);
+    }
+
+    /**
+     * Raises the project's limits (so the limiter is not what is measured), starts ws-front,
+     * subscribes the clients, measures each rate (broadcast then baseline) and the backlogs, reports
+     * and stops ws-front. Needs a running worker and {@link JoinBench#createPolicy}.
+     */
+    void run(int[] rates, int seconds, int backlog) throws Exception {
+        rt = s.schema + "_realtime";
+        // the worker and ws-front record where their time goes (evidence of the report)
+        s.stopWorker();
+        java.nio.file.Path workerJfr = s.runDir.resolve("dbcast-worker.jfr");
+        java.nio.file.Path frontJfr = s.runDir.resolve("dbcast-front.jfr");
+        s.startWorker(Map.of(), Stack.jfr(workerJfr));
+        s.awaitWorkerActive();
+        createTable(s);
+        raiseLimits();
+        s.startFront(
+                Map.of("WS_MAX_JOINS_PER_SECOND", "1000000", "WS_IDLE_TIMEOUT_MS", "3600000"), Stack.jfr(frontJfr));
+        String token = s.tokens.authenticated(s.projectId, UUID.randomUUID().toString());
+        try (WsClients clients = new WsClients(1);
+                JsSubscriber js = JsSubscriber.start(s, token, TOPIC, PLAIN_CHANNEL, PLAIN)) {
+            List<WsClients.Conn> conns = new ArrayList<>();
+            conns.addAll(join(clients, Path.BROADCAST, token));
+            conns.addAll(join(clients, Path.PLAIN, token));
+            warmUp(js);
+            List<RateResult> results = new ArrayList<>();
+            for (int rate : rates) {
+                RateResult b = measureRate(js, Path.BROADCAST, rate, seconds);
+                RateResult p = measureRate(js, Path.PLAIN, rate, seconds);
+                results.add(b);
+                results.add(p);
+                boolean atTarget = rate == TARGET_RATE;
+                report.row(
+                        "10. Broadcast from Database @ " + Report.f0(rate) + " msg/s, private channel, realtime-js + "
+                                + javaClients + " Java subscribers",
+                        b.describe() + String.format(" (writer %s msg/s)", Report.f0(b.sentPerSecond())),
+                        "plain table inserts (postgres_changes, public): " + p.describe(),
+                        String.format(
+                                "%.2f× msg/s, %.2f× p99",
+                                b.jsPerSecond() / p.jsPerSecond(), b.js().percentileMs(99) / p.js().percentileMs(99)),
+                        atTarget ? "≥ 10,000 msg/s, p99 ≤ 100 ms (Supabase publishes 10,000 msg/s, p99 159 ms)" : "–",
+                        atTarget ? met(b) : null);
+            }
+            if (backlog > 0) {
+                BacklogResult b = measureBacklog(js, Path.BROADCAST, backlog);
+                BacklogResult p = measureBacklog(js, Path.PLAIN, backlog);
+                report.row(
+                        "10. Broadcast from Database, backlog of " + Report.f0(backlog)
+                                + " messages (worker restarted)",
+                        String.format(
+                                "%s msg/s at realtime-js (%d/%d); the worker published %s msg/s (raw NATS subscriber)",
+                                Report.f0(b.jsPerSecond()), b.jsReceived(), b.messages(), Report.f0(b.natsPerSecond())),
+                        String.format(
+                                "plain table inserts: %s msg/s (%d/%d); published %s msg/s",
+                                Report.f0(p.jsPerSecond()), p.jsReceived(), p.messages(), Report.f0(p.natsPerSecond())),
+                        String.format("%.2f×", b.jsPerSecond() / p.jsPerSecond()),
+                        "–",
+                        null);
+            }
+            if (js.errors() > 0 || clients.closedUnexpectedly.get() > 0) {
+                report.note("Broadcast from Database: " + js.errors() + " realtime-js driver errors, "
+                        + clients.closedUnexpectedly.get() + " Java sockets closed by the server");
+            }
+            clients.closeAll(conns);
+        } finally {
+            s.stopFront();
+            // later figures set the limits they need themselves: the rest goes back to the defaults
+            s.pg.execute("UPDATE aura_platform.project_limits SET max_events_per_second = NULL,"
+                    + " max_bytes_per_second = NULL, max_presence_events_per_second = NULL, max_checks_per_second = NULL"
+                    + " WHERE project_id = '" + s.projectId + "'");
+        }
+        s.stopWorker();
+        report.evidence(
+                "Broadcast from Database: where the time goes (informational)",
+                "cdc-worker (rates and baseline; the backlog's restarted worker is not recorded):\n\n"
+                        + JfrHotMethods.summarize(workerJfr, null, 8) + "\nws-front:\n\n"
+                        + JfrHotMethods.summarize(frontJfr, null, 8));
+    }
+
+    private static boolean met(RateResult b) {
+        return b.sentPerSecond() >= 0.98 * TARGET_RATE
+                && b.jsReceived() >= b.sent()
+                && b.jsPerSecond() >= 0.98 * TARGET_RATE
+                && b.js().percentileMs(99) <= TARGET_P99_MS;
+    }
+
+    /** Every project limit far above what the figure sends. */
+    private void raiseLimits() {
+        s.pg.execute("INSERT INTO aura_platform.project_limits(project_id, max_concurrent_users, max_events_per_second,"
+                + " max_joins_per_second, max_bytes_per_second, max_presence_events_per_second, max_checks_per_second)"
+                + " VALUES ('" + s.projectId + "', 100000, 10000000, 1000000, 2000000000, 1000000, 10000000)"
+                + " ON CONFLICT (project_id) DO UPDATE SET max_concurrent_users = EXCLUDED.max_concurrent_users,"
+                + " max_events_per_second = EXCLUDED.max_events_per_second,"
+                + " max_joins_per_second = EXCLUDED.max_joins_per_second,"
+                + " max_bytes_per_second = EXCLUDED.max_bytes_per_second,"
+                + " max_presence_events_per_second = EXCLUDED.max_presence_events_per_second,"
+                + " max_checks_per_second = EXCLUDED.max_checks_per_second, updated_at = now()");
+    }
+
+    /** {@code javaClients} connections joined to the path's channel (private broadcast, or public changes). */
+    private List<WsClients.Conn> join(WsClients clients, Path path, String token) throws Exception {
+        List<WsClients.Conn> conns =
+                clients.connectMany(s.wsUri("1.0.0"), javaClients, javaClients, (c, text) -> onJavaFrame(path, text));
+        String config = path == Path.BROADCAST
+                ? "{\"broadcast\":{\"ack\":false,\"self\":false},\"presence\":{\"key\":\"\",\"enabled\":false},"
+                        + "\"postgres_changes\":[],\"private\":true}"
+                : "{\"broadcast\":{\"ack\":false,\"self\":false},\"presence\":{\"key\":\"\",\"enabled\":false},"
+                        + "\"postgres_changes\":[{\"event\":\"INSERT\",\"schema\":\"public\",\"table\":\"" + PLAIN
+                        + "\"}],\"private\":false}";
+        String topic = "realtime:" + (path == Path.BROADCAST ? TOPIC : PLAIN_CHANNEL);
+        for (WsClients.Conn c : conns) {
+            c.send("{\"topic\":\"" + topic + "\",\"event\":\"phx_join\",\"payload\":{\"config\":" + config
+                    + ",\"access_token\":\"" + token + "\"},\"ref\":\"1\",\"join_ref\":\"1\"}");
+        }
+        for (WsClients.Conn c : conns) {
+            if (!c.joined.get(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("a Java client's join of " + topic + " was refused");
+            }
+        }
+        return conns;
+    }
+
+    private void onJavaFrame(Path path, ByteBuf text) {
+        long now = LatencyBench.micros(Instant.now());
+        String f = text.toString(StandardCharsets.UTF_8);
+        int i = f.indexOf("\"t\":");
+        if (i < 0 || !(path == Path.BROADCAST ? f.contains("\"broadcast\"") : f.contains("\"postgres_changes\""))) {
+            return;
+        }
+        int from = i + 4;
+        while (from < f.length() && f.charAt(from) == ' ') {
+            from++;
+        }
+        int to = from;
+        while (to < f.length() && Character.isDigit(f.charAt(to))) {
+            to++;
+        }
+        if (to == from) {
+            return;
+        }
+        long t = Long.parseLong(f, from, to, 10);
+        javaCount.get(path).incrementAndGet();
+        (path == Path.BROADCAST ? javaBroadcast : javaPlain).add(now - t);
+    }
+
+    /** A few seconds of both paths at 1,000 msg/s until every subscriber receives them (JIT, caches). */
+    private void warmUp(JsSubscriber js) throws Exception {
+        for (Path p : Path.values()) {
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            js.reset();
+            while ((p == Path.BROADCAST ? js.broadcasts() : js.changes()).count.get() == 0
+                    || javaCount.get(p).get() < javaClients) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("no " + p + " message reached all subscribers within 30 s");
+                }
+                write(p, 100, 1);
+            }
+            write(p, 1000, 2);
+        }
+        Procs.sleep(1500);
+    }
+
+    /** One steady rate of one path: {@code rate/100} messages every 10 ms for {@code seconds}. */
+    RateResult measureRate(JsSubscriber js, Path path, int rate, int seconds) throws Exception {
+        js.reset();
+        javaCount.get(path).set(0);
+        Stats java = new Stats();
+        if (path == Path.BROADCAST) {
+            javaBroadcast = java;
+        } else {
+            javaPlain = java;
+        }
+        JsSubscriber.Meter meter = path == Path.BROADCAST ? js.broadcasts() : js.changes();
+        long t0 = System.nanoTime();
+        long sent = write(path, rate, seconds);
+        double writeSecs = (System.nanoTime() - t0) / 1e9;
+        Progress.await(meter.count::get, sent, Duration.ofMillis(2000), Duration.ofSeconds(60));
+        Progress.await(javaCount.get(path)::get, sent * javaClients, Duration.ofMillis(2000), Duration.ofSeconds(30));
+        long received = meter.count.get();
+        double jsSecs = received == 0 ? Double.NaN : (meter.lastNanos - t0) / 1e9;
+        return new RateResult(
+                path,
+                rate,
+                seconds,
+                sent,
+                sent / writeSecs,
+                received,
+                received / jsSecs,
+                meter.latency,
+                javaCount.get(path).get(),
+                sent * javaClients,
+                java);
+    }
+
+    /** With the worker stopped, {@code messages} rows of the path; then the worker drains them. */
+    BacklogResult measureBacklog(JsSubscriber js, Path path, int messages) throws Exception {
+        s.stopWorker();
+        try (Connection c = s.pg.connect();
+                PreparedStatement ps = c.prepareStatement(writeSql(path))) {
+            for (int done = 0; done < messages; done += 100) {
+                ps.setInt(1, Math.min(100, messages - done));
+                ps.execute();
+            }
+        }
+        js.reset();
+        JsSubscriber.Meter meter = path == Path.BROADCAST ? js.broadcasts() : js.changes();
+        // what the worker published, counted at a raw NATS subscriber: splits the worker from ws-front and the client
+        JsSubscriber.Meter nats = new JsSubscriber.Meter();
+        io.nats.client.Dispatcher d = s.client.createDispatcher(m -> nats.add(0));
+        d.setPendingLimits(-1, -1);
+        String project = dev.aura.realtime.common.wire.Subjects.encodeToken(s.projectId);
+        d.subscribe(
+                path == Path.BROADCAST
+                        ? dev.aura.realtime.common.wire.Subjects.MESSAGES + "." + project + ".>"
+                        : dev.aura.realtime.common.wire.Subjects.CHANGES + "." + project + ".>");
+        s.client.flush(Duration.ofSeconds(5));
+        try {
+            s.startWorker(Map.of(), List.of());
+            Progress.await(meter.count::get, messages, Duration.ofMillis(5000), Duration.ofSeconds(300));
+        } finally {
+            s.client.closeDispatcher(d);
+        }
+        long received = meter.count.get();
+        double secs = (meter.lastNanos - meter.firstNanos) / 1e9;
+        long published = nats.count.get();
+        double natsSecs = (nats.lastNanos - nats.firstNanos) / 1e9;
+        s.awaitWorkerActive();
+        return new BacklogResult(
+                path,
+                messages,
+                received,
+                received <= 1 ? Double.NaN : (received - 1) / secs,
+                published,
+                published <= 1 ? Double.NaN : (published - 1) / natsSecs);
+    }
+
+    private String writeSql(Path path) {
+        String stamp = "(extract(epoch from clock_timestamp()) * 1000000)::bigint";
+        return path == Path.BROADCAST
+                ? "SELECT count(*) FROM (SELECT " + rt + ".send(jsonb_build_object('t', " + stamp + ", 'n', g), 'm', '"
+                        + TOPIC + "', true) FROM generate_series(1, ?) g) x"
+                : "INSERT INTO " + s.table(PLAIN) + "(t, n) SELECT " + stamp + ", g FROM generate_series(1, ?) g";
+    }
+
+    /**
+     * Commits {@code rate/100} rows of the path every 10 ms for {@code seconds}, over one
+     * connection per 2,500 msg/s ({@code send()} is a plpgsql call with an exception block, a
+     * subtransaction per message: one connection alone does not reach 10,000/s on this box);
+     * returns the rows written.
+     */
+    private long write(Path path, int rate, int seconds) throws Exception {
+        int writers = Math.max(1, (rate + 2_499) / 2_500);
+        int perTick = Math.max(1, rate / 100 / writers);
+        AtomicLong sent = new AtomicLong();
+        List<Connection> conns = new ArrayList<>();
+        ScheduledExecutorService timer = Executors.newScheduledThreadPool(writers);
+        try {
+            for (int w = 0; w < writers; w++) {
+                Connection c = s.pg.connect();
+                conns.add(c);
+                PreparedStatement ps = c.prepareStatement(writeSql(path));
+                ps.setInt(1, perTick);
+                timer.scheduleAtFixedRate(
+                        () -> {
+                            try {
+                                ps.execute();
+                                sent.addAndGet(perTick);
+                            } catch (Exception e) {
+                                System.err.println("dbcast writer: " + e.getMessage());
+                            }
+                        },
+                        w * 10L / writers,
+                        10,
+                        TimeUnit.MILLISECONDS);
+            }
+            Procs.sleep(seconds * 1000L);
+        } finally {
+            timer.shutdown();
+            timer.awaitTermination(10, TimeUnit.SECONDS);
+            for (Connection c : conns) {
+                c.close();
+            }
+        }
+        return sent.get();
+    }
+}
