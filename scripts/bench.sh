@@ -6,9 +6,10 @@
 #
 # Usage: scripts/bench.sh [--quick] [--cdc-only] [--joins-only] [--matching-only] [--rls-only] [--dbcast-only] [--skip-build] [--out FILE] [--scale N]
 #                         [--rounds N] [--profile] [--storm-clients N] [--reconnect-clients N]
-#   (no flag)     the full run, about 11 minutes on a quiet 2-core box: figures 1 (CDC throughput: stream,
+#   (no flag)     the full run, about 14 minutes on a quiet 2-core box: figures 1 (CDC throughput: stream,
 #                 poll and Debezium on warm processes, 3 alternating rounds of 100k-row backlogs),
-#                 2 (latency, warm, 3 alternating rounds of stream and poll), 3 (fan-out against raw
+#                 2 (latency, warm, 3 alternating rounds of stream and poll), 27 (figures 1 and 2
+#                 with postgres_changes resume off and on, 3 alternating rounds), 3 (fan-out against raw
 #                 NATS, 3 alternating rounds), 4a/4b/4c (memory; one run each), 5 (RLS against the
 #                 reference method, 3 alternating rounds), 7 (matching), 10 (Broadcast from
 #                 Database), 6/8/8b/9 (joins and storms). Medians and spreads in the table, every
@@ -52,7 +53,7 @@ for a in "$@"; do
   case "$a" in
     --skip-build) build=0 ;;
     --quick|--out|--cdc-only|--joins-only|--matching-only|--scale) args+=("$a") ;;
-    -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
     *) args+=("$a") ;;
   esac
 done

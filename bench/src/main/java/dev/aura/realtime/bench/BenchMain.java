@@ -184,6 +184,9 @@ public final class BenchMain {
                 s.stopFront();
 
                 if (!cdcOnly) {
+                    step("27. resume cost: figures 1 and 2 with resume off and on (" + rounds + " rounds)", t0);
+                    new ResumeCompareBench(s, counter, report).run(z.cdcRows, z.latencySeconds, rounds);
+
                     step("5. RLS batched vs the reference method", t0);
                     RlsBench rls = new RlsBench(s, counter, report);
                     rls.subscribe(1000);

@@ -98,6 +98,7 @@ final class ResumeCompareBench {
         } finally {
             setResume(false);
         }
+        s.stopFront();
         s.startWorker(Map.of(), List.of());
         s.awaitWorkerActive();
 
@@ -159,7 +160,7 @@ final class ResumeCompareBench {
             if (!on) {
                 return out;
             }
-            return new double[] {out[0], out[1], out[2], historyEvents(), recordExists() ? 1 : 0};
+            return new double[] {out[0], out[1], out[2], historyEvents(), recordExists() ? 1 : 0, historyBytes()};
         } finally {
             conn.channel.close().await(5, TimeUnit.SECONDS);
         }
@@ -167,8 +168,9 @@ final class ResumeCompareBench {
 
     private static String engaged(double[] on) {
         return String.format(
-                " (history stream %,.0f events; %s)",
+                " (history stream %,.0f events, %,.0f bytes stored per event; %s)",
                 on[3],
+                on[3] > 0 ? on[5] / on[3] : 0,
                 on[4] > 0
                         ? "the client's resume record existed"
                         : "NO resume record: ws-front did not track the client");
@@ -207,6 +209,21 @@ final class ResumeCompareBench {
                     .getMsgCount();
         } catch (JetStreamApiException e) {
             return -1;
+        } catch (Exception e) {
+            throw new IllegalStateException("history stream unreadable", e);
+        }
+    }
+
+    /** Bytes in the project's history stream, 0 when it does not exist. */
+    private double historyBytes() {
+        try {
+            return s.client
+                    .jetStreamManagement()
+                    .getStreamInfo(streamName())
+                    .getStreamState()
+                    .getByteCount();
+        } catch (JetStreamApiException e) {
+            return 0;
         } catch (Exception e) {
             throw new IllegalStateException("history stream unreadable", e);
         }

@@ -25,6 +25,7 @@ import dev.aura.realtime.front.relay.NatsProjectLimits;
 import dev.aura.realtime.front.relay.NatsRelay;
 import dev.aura.realtime.front.relay.NatsUsageExchange;
 import dev.aura.realtime.front.resume.HistoryReader;
+import dev.aura.realtime.front.resume.ResumeLiveness;
 import dev.aura.realtime.front.resume.ResumeServices;
 import dev.aura.realtime.front.resume.ResumeStore;
 import dev.aura.realtime.front.session.ChannelServices;
@@ -61,6 +62,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class FrontApp implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(FrontApp.class);
+    /** How long a resume record's owner may take to say its channel is live (else it counts as gone). */
+    private static final java.time.Duration RESUME_LIVE_TIMEOUT = java.time.Duration.ofSeconds(1);
 
     private final FrontConfig config;
     private final NatsConnection nats;
@@ -173,8 +176,12 @@ public final class FrontApp implements AutoCloseable {
             resumeStore.start();
             HistoryReader historyReader = new HistoryReader(nats.connection(), mapper);
             started.push(historyReader);
+            ResumeLiveness liveness =
+                    new ResumeLiveness(nats.connection(), config.instanceId(), topics::holds, RESUME_LIVE_TIMEOUT);
+            started.push(liveness);
+            liveness.start();
             ResumeServices resumes =
-                    new ResumeServices(resumeStore, historyReader, projectLimits, config.maxOutboundBytes());
+                    new ResumeServices(resumeStore, historyReader, projectLimits, config.maxOutboundBytes(), liveness);
             ChannelServices services = new ChannelServices(
                     new VerifiedTokens(verifier, clock),
                     relay,

@@ -46,6 +46,11 @@ public final class Subjects {
     /** Request/reply of {@link ChannelAccess} (docs/design.md H1). */
     public static final String CHANNEL_ACCESS = PREFIX + "rpc.channel-access";
     /**
+     * ws-front → ws-front: "do you still hold these sub ids live?", asked of a resume record's owner
+     * before its sub ids are adopted (docs/design.md R); one subject per replica, {@link #resumeLive}.
+     */
+    public static final String RESUME_LIVE = PREFIX + "rpc.resume-live";
+    /**
      * Reply-subject prefix of the cdc-worker's connection (JetStream API replies, KV watch
      * deliveries). Each binary has its own, so NATS permissions can let each subscribe only to
      * its own replies: a ws-front must not read the registry deliveries (every subscriber's
@@ -63,6 +68,11 @@ public final class Subjects {
     /** {@code aura.realtime.changes.<project>.<table token>}. */
     public static String changes(String projectId, String table) {
         return CHANGES + "." + encodeToken(projectId) + "." + encodeToken(table);
+    }
+
+    /** {@code aura.realtime.rpc.resume-live.<instance token>}: the replica's own resume-liveness subject. */
+    public static String resumeLive(String instanceId) {
+        return RESUME_LIVE + "." + encodeToken(instanceId);
     }
 
     /** {@code aura.realtime.broadcast.<project>.<topic token>}. */

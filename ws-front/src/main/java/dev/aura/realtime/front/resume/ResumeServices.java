@@ -6,14 +6,19 @@ import dev.aura.realtime.front.relay.ProjectLimitsSource;
 import java.time.Duration;
 
 /**
- * What postgres_changes resume needs (docs/design.md R): the records, the history reader, each
- * project's window and history bound, and the byte bound of a channel's live changes held during a
+ * What postgres_changes resume needs (docs/design.md R): the records, the history reader, the owners'
+ * liveness, each project's window and history bound, and the byte bound of a channel's live changes held during a
  * replay.
  *
  * @param replayBufferBytes most bytes of live changes held per channel while its history is replayed
+ * @param liveness asks a record's owner whether the record's channel is still live there
  */
 public record ResumeServices(
-        ResumeStore store, HistoryReader history, ProjectLimitsSource limits, long replayBufferBytes) {
+        ResumeStore store,
+        HistoryReader history,
+        ProjectLimitsSource limits,
+        long replayBufferBytes,
+        ResumeLiveness liveness) {
 
     /**
      * The longest a parked registry entry lives in the registry bucket after its last write, and

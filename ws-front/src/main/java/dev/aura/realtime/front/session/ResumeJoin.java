@@ -350,6 +350,15 @@ final class ResumeJoin {
         } else if (found.record().subIds().stream().anyMatch(services.topics()::holds)) {
             // a second live channel of this record on this replica: a fresh subscription, no resume
             return new Plan(fresh(), null, false, null, null);
+        } else if (found.record().parkedAtMs() == 0
+                && resumes.liveness()
+                        .liveElsewhere(found.record().owner(), found.record().subIds())) {
+            // a second tab on another replica: sharing its sub ids would let its leave delete ours
+            log.info(
+                    "resume of {}: record live on {}, a fresh subscription",
+                    recordKey,
+                    found.record().owner());
+            return new Plan(fresh(), null, false, null, null);
         } else if (since != null
                 && (!EventIds.valid(since)
                         || found.record().firstEventId() == null
