@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CountDownLatch;
@@ -45,6 +46,13 @@ import org.slf4j.LoggerFactory;
  */
 public final class EventPublisher implements ChangePublisher, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(EventPublisher.class);
+    /**
+     * Most history publishes awaiting their ack at once. jnats cancels an ack that has not arrived
+     * within the JetStream request timeout, so a backlog published all at once on a busy server
+     * lost most acks to that timeout although the stream stored the events.
+     */
+    static final int MAX_HISTORY_IN_FLIGHT = 2_048;
+
     private final Connection nats;
     private final String origin;
     private final String barrierSubject;
@@ -85,6 +93,7 @@ public final class EventPublisher implements ChangePublisher, AutoCloseable {
                 .add(AuraHeaders.EVENT_ID, eventId)
                 .add(AuraHeaders.LEASE_EPOCH, Long.toString(leaseEpoch));
         if (history.test(subject)) {
+            awaitRoom();
             try {
                 CompletableFuture<PublishAck> ack = jetStream()
                         .publishAsync(
@@ -112,6 +121,32 @@ public final class EventPublisher implements ChangePublisher, AutoCloseable {
         return js;
     }
 
+    /** How long a publish waits for the oldest outstanding ack when {@link #MAX_HISTORY_IN_FLIGHT} are. */
+    private static final long ROOM_WAIT_MS = 10_000;
+
+    /** Waits until fewer than {@link #MAX_HISTORY_IN_FLIGHT} history acks are outstanding. */
+    private void awaitRoom() throws CdcFailure {
+        while (acks.size() >= MAX_HISTORY_IN_FLIGHT) {
+            Map.Entry<Long, CompletableFuture<PublishAck>> oldest = acks.firstEntry();
+            if (oldest == null) {
+                return;
+            }
+            try {
+                oldest.getValue().get(ROOM_WAIT_MS, TimeUnit.MILLISECONDS);
+                acks.remove(oldest.getKey(), oldest.getValue());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw CdcFailure.retriable(CdcReason.NATS_UNAVAILABLE, "interrupted awaiting history acks", e);
+            } catch (ExecutionException | CancellationException | TimeoutException e) {
+                // the batch fails and is published again: none of its acks is awaited any more
+                acks.clear();
+                Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+                throw CdcFailure.retriable(
+                        CdcReason.NATS_UNAVAILABLE, "history stream did not store an event: " + cause, cause);
+            }
+        }
+    }
+
     /** History publishes made before the call whose ack has not been awaited yet. */
     int unackedHistory() {
         return acks.size();
@@ -126,13 +161,15 @@ public final class EventPublisher implements ChangePublisher, AutoCloseable {
             try {
                 e.getValue().get(leftMs, TimeUnit.MILLISECONDS);
                 acks.remove(e.getKey());
-            } catch (ExecutionException failed) {
-                acks.remove(e.getKey());
+            } catch (ExecutionException | CancellationException failed) {
+                // the batch fails and is published again (the stream keeps one copy per event id):
+                // its other acks must not fail the flushes after it
+                acks.headMap(upTo, true).clear();
+                Throwable cause = failed instanceof ExecutionException ? failed.getCause() : failed;
                 throw CdcFailure.retriable(
-                        CdcReason.NATS_UNAVAILABLE,
-                        "history stream did not store an event: " + failed.getCause(),
-                        failed.getCause());
+                        CdcReason.NATS_UNAVAILABLE, "history stream did not store an event: " + cause, cause);
             } catch (TimeoutException slow) {
+                acks.headMap(upTo, true).clear();
                 throw CdcFailure.retriable(
                         CdcReason.NATS_UNAVAILABLE,
                         "history stream did not acknowledge within the flush timeout",
