@@ -27,9 +27,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>A turn: (1) throughput, figure 1's method: the worker is paused (SIGSTOP), a backlog of
  * single-row transactions is written, the worker resumed; time from the resume to the last event at a
  * NATS subscriber. (2) latency, figure 2's method at 1,000 rows/s (100 txns/s × 10 rows): commit →
- * WebSocket client, rows of the segment only. The latency client joins anew each turn with a signed-in
- * user's token (a {@code sub}), so with resume on ws-front keeps its resume record (one KV put in flight
- * per channel) as it would for a real user; the note under the table says whether the record existed.
+ * WebSocket client, rows of the segment only. The latency client joins anew each turn as a new
+ * signed-in user (a {@code sub} of its own, so it never resumes an earlier turn's record), so with
+ * resume on ws-front keeps its resume record (one KV put in flight per channel) as it would for a real
+ * user; the note under the table says whether the record existed. What a replay costs is not in
+ * this figure.
  */
 final class ResumeCompareBench {
     static final int WINDOW_SECONDS = 60;
@@ -129,7 +131,9 @@ final class ResumeCompareBench {
             throws Exception {
         setResume(on);
         awaitStream(on);
-        WsClients.Conn conn = join(clients);
+        // a user of its own per turn: the same user would resume the previous turn's record and replay
+        // what it missed (every change of the backlog turn is read from the history), not the steady state
+        WsClients.Conn conn = join(clients, USER + "-" + label + "-" + (on ? "on" : "off"));
         try {
             // throughput: a backlog written while the worker is paused
             w.pause();
@@ -242,13 +246,13 @@ final class ResumeCompareBench {
     }
 
     /** A new connection joined to the latency table as a signed-in user; waits for the join's ok. */
-    private WsClients.Conn join(WsClients clients) throws Exception {
+    private WsClients.Conn join(WsClients clients, String user) throws Exception {
         WsClients.Conn conn = clients.connect(s.wsUri("1.0.0"), 0, this::onText);
         conn.open.get(30, TimeUnit.SECONDS);
         conn.send("{\"topic\":\"realtime:resume-lat\",\"event\":\"phx_join\",\"payload\":{\"config\":"
                 + "{\"broadcast\":{\"self\":false,\"ack\":false},\"presence\":{\"key\":\"\"},"
                 + "\"postgres_changes\":[{\"event\":\"INSERT\",\"schema\":\"public\",\"table\":\"" + LatencyBench.TABLE
-                + "\"}]},\"access_token\":\"" + s.tokens.authenticated(s.projectId, USER)
+                + "\"}]},\"access_token\":\"" + s.tokens.authenticated(s.projectId, user)
                 + "\"},\"ref\":\"1\",\"join_ref\":\"1\"}");
         if (!conn.joined.get(30, TimeUnit.SECONDS)) {
             throw new IllegalStateException("the latency client's join was refused");

@@ -53,6 +53,9 @@ class NatsSecurityTest {
         ConfigMap permissions = named(m.ofType(ConfigMap.class), AUTH_NAME);
         String file = Files.readString(ChartFixture.CHART_DIR.resolve("files/nats-permissions.conf"));
         assertThat(permissions.getData().get("permissions.conf").strip()).isEqualTo(file.strip());
+        assertThat(file.lines().filter(l -> !l.strip().startsWith("#")))
+                .as("no allow_responses (the server walks every recorded reply subject on each delivery)")
+                .noneMatch(l -> l.contains("allow_responses"));
 
         JsonNode nats = new YAMLMapper()
                 .readTree(ChartFixture.CHART_DIR.resolve("values.yaml").toFile())

@@ -99,12 +99,14 @@ final class NatsUsers {
         return sb.append("  ]\n}\n").toString();
     }
 
-    /** The reply-subject prefix the permissions give {@code user} (jnats' default for the test user). */
+    /** The reply-subject prefix the permissions give {@code user} (ws-front's for the test user). */
     static String inboxPrefix(NatsServer.User user) {
         return switch (user) {
             case CDC_WORKER -> Subjects.CDC_WORKER_INBOX;
             case WS_FRONT -> Subjects.WS_FRONT_INBOX;
-            case TEST -> "_INBOX";
+            // test code asks the cdc-worker's RPCs as ws-front does: the worker may publish replies
+            // only to ws-front's reply subjects (no allow_responses, deploy/k8s/files/nats-permissions.conf)
+            case TEST -> Subjects.WS_FRONT_INBOX;
         };
     }
 
