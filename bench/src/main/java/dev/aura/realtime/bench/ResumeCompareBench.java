@@ -81,6 +81,8 @@ final class ResumeCompareBench {
             }
             double[][] results = new double[2][];
             List<String> details = new ArrayList<>();
+            double storedBytes = 0;
+            double storedEvents = 0;
             for (int round = 0; round < r; round++) {
                 boolean[] order = round % 2 == 0 ? new boolean[] {false, true} : new boolean[] {true, false};
                 for (boolean on : order) {
@@ -95,8 +97,19 @@ final class ResumeCompareBench {
                 details.add(String.format(
                         "round %d: off %,.0f rows/s, p50 %.1f / p99 %.1f ms; on %,.0f rows/s, p50 %.1f / p99 %.1f ms%s",
                         round + 1, off[0], off[1], off[2], on[0], on[1], on[2], on.length > 3 ? engaged(on) : ""));
+                storedBytes += on[5];
+                storedEvents += on[3];
             }
             details.forEach(report::note);
+            double perEvent = storedEvents > 0 ? storedBytes / storedEvents : 0;
+            report.note(String.format(
+                    "resume cost per project: one JetStream stream (file storage by default) holding each change once,"
+                            + " %,.0f bytes stored per change event here (this table's rows); the default"
+                            + " postgres_changes_history_bytes (64 MiB) holds about %,.0f such changes, and the history"
+                            + " also ends at window + 60 s. The worker's flush awaits the stream's acks (the throughput row);"
+                            + " ws-front keeps one KV record per resumable channel, rewritten after each burst of frames"
+                            + " (one put in flight per channel; the latency rows)",
+                    perEvent, perEvent > 0 ? 64.0 * 1024 * 1024 / perEvent : 0));
         } finally {
             setResume(false);
         }
