@@ -6,7 +6,7 @@
 #
 # Usage: scripts/bench.sh [--quick] [--cdc-only] [--joins-only] [--matching-only] [--rls-only] [--dbcast-only] [--skip-build] [--out FILE] [--scale N]
 #                         [--rounds N] [--profile] [--storm-clients N] [--reconnect-clients N]
-#   (no flag)     the full run, about 14 minutes on a quiet 2-core box: figures 1 (CDC throughput: stream,
+#   (no flag)     the full run, about 11 minutes on a quiet 2-core box: figures 1 (CDC throughput: stream,
 #                 poll and Debezium on warm processes, 3 alternating rounds of 100k-row backlogs),
 #                 2 (latency, warm, 3 alternating rounds of stream and poll), 27 (figures 1 and 2
 #                 with postgres_changes resume off and on, 3 alternating rounds), 3 (fan-out against raw

@@ -15,6 +15,8 @@ final class Markdown {
     static final String ANALYSIS = "performance-analysis-2026-12.md";
     /** The hand-written analysis of issue 25's development runs and of the runs before this one. */
     static final String ANALYSIS_25 = "performance-analysis-2026-12-05.md";
+    /** The hand-written analysis of figure 27 (issue 27: what postgres_changes resume costs). */
+    static final String ANALYSIS_27 = "performance-analysis-2026-12-05-resume.md";
 
     static String render(Report r, String machine, boolean quick, double minutes, String when, Path runDir)
             throws Exception {
@@ -31,7 +33,11 @@ final class Markdown {
                 .append(ANALYSIS_25)
                 .append("](")
                 .append(ANALYSIS_25)
-                .append(") (issue 25: the fair peers, the streaming ceiling, profiles of the missed targets) and [")
+                .append(") (issue 25: the fair peers, the streaming ceiling, profiles of the missed targets), [")
+                .append(ANALYSIS_27)
+                .append("](")
+                .append(ANALYSIS_27)
+                .append(") (issue 27: what resume costs, the CPU split, the NATS permission fix) and [")
                 .append(ANALYSIS)
                 .append("](")
                 .append(ANALYSIS)
