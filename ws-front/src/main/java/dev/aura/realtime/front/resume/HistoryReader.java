@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
 
 /**
  * Reads one project's history stream ({@link ChangeHistory#streamName}) for a replay
@@ -35,9 +36,18 @@ public final class HistoryReader implements AutoCloseable {
         }
     }
 
+    /**
+     * Most history reads one replica runs at once. A replica kill makes every client it had resume
+     * at about the same moment, and each read is one JetStream request per stored message on the
+     * nats-server all projects share; the others wait here (their live changes held, bounded per
+     * channel, {@code buffer_overflow} past it) instead of all loading JetStream at once.
+     */
+    static final int MAX_READS_IN_FLIGHT = 4;
+
     private final Connection nats;
     private final ObjectMapper mapper;
     private final ExecutorService io = Executors.newVirtualThreadPerTaskExecutor();
+    private final Semaphore reads = new Semaphore(MAX_READS_IN_FLIGHT, true);
 
     public HistoryReader(Connection nats, ObjectMapper mapper) {
         this.nats = nats;
@@ -55,9 +65,17 @@ public final class HistoryReader implements AutoCloseable {
         return CompletableFuture.supplyAsync(
                 () -> {
                     try {
+                        reads.acquire();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return Result.of(ResumeReason.history_unavailable);
+                    }
+                    try {
                         return readNow(projectId, afterId, fromMs, subIds, maxBytes);
                     } catch (Exception e) {
                         return Result.of(ResumeReason.history_unavailable);
+                    } finally {
+                        reads.release();
                     }
                 },
                 io);
