@@ -138,11 +138,8 @@ public final class EventPublisher implements ChangePublisher, AutoCloseable {
                 Thread.currentThread().interrupt();
                 throw CdcFailure.retriable(CdcReason.NATS_UNAVAILABLE, "interrupted awaiting history acks", e);
             } catch (ExecutionException | CancellationException | TimeoutException e) {
-                // the batch fails and is published again: none of its acks is awaited any more
                 acks.clear();
-                Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
-                throw CdcFailure.retriable(
-                        CdcReason.NATS_UNAVAILABLE, "history stream did not store an event: " + cause, cause);
+                throw notStored(e);
             }
         }
     }
@@ -161,21 +158,26 @@ public final class EventPublisher implements ChangePublisher, AutoCloseable {
             try {
                 e.getValue().get(leftMs, TimeUnit.MILLISECONDS);
                 acks.remove(e.getKey());
-            } catch (ExecutionException | CancellationException failed) {
-                // the batch fails and is published again (the stream keeps one copy per event id):
-                // its other acks must not fail the flushes after it
+            } catch (ExecutionException | CancellationException | TimeoutException failed) {
                 acks.headMap(upTo, true).clear();
-                Throwable cause = failed instanceof ExecutionException ? failed.getCause() : failed;
-                throw CdcFailure.retriable(
-                        CdcReason.NATS_UNAVAILABLE, "history stream did not store an event: " + cause, cause);
-            } catch (TimeoutException slow) {
-                acks.headMap(upTo, true).clear();
-                throw CdcFailure.retriable(
-                        CdcReason.NATS_UNAVAILABLE,
-                        "history stream did not acknowledge within the flush timeout",
-                        null);
+                throw notStored(failed);
             }
         }
+    }
+
+    /**
+     * The failure of a history ack. The caller has dropped the batch's other acks: the batch fails
+     * and is published again (the stream keeps one copy per event id), and an ack of the failed
+     * batch must not fail the flushes after it.
+     */
+    private static CdcFailure notStored(Exception e) {
+        if (e instanceof TimeoutException) {
+            return CdcFailure.retriable(
+                    CdcReason.NATS_UNAVAILABLE, "history stream did not acknowledge an event in time", null);
+        }
+        Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+        return CdcFailure.retriable(
+                CdcReason.NATS_UNAVAILABLE, "history stream did not store an event: " + cause, cause);
     }
 
     /**

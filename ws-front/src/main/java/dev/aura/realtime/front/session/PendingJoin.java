@@ -196,11 +196,7 @@ final class PendingJoin {
         if (request.config().path("postgres_changes_options").path("event_id").asBoolean(false)) {
             m.eventIds(true);
         }
-        com.fasterxml.jackson.databind.JsonNode resumeKey =
-                request.config().path("postgres_changes_options").path("resume_key");
-        if (resumeKey.isTextual()) {
-            m.resumeKey(resumeKey.asText());
-        }
+        m.resumeKey(ResumeJoin.resumeKey(request));
         if (resumePlan != null) {
             resume.attach(m, resumePlan, session);
         }

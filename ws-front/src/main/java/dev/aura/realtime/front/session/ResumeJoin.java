@@ -89,20 +89,12 @@ final class ResumeJoin {
         if (services.resumes() == null || request.distinct().isEmpty()) {
             return null;
         }
-        // known() first: an answer is stored before known() turns true, so a window read after a true
-        // known() is the answer's (read the other way round, an answer landing in between would pair
-        // the defaults' 0 with known = true: resume treated as off)
-        boolean known = services.resumes().limits().known(claims.projectId());
-        int window = services.resumes().windowSeconds(claims.projectId());
-        if (window <= 0) {
-            if (known) {
-                return null; // resume off for the project
-            }
-            window = -1; // a replica's first join of the project: the lookup waits for its limits
+        int window = windowNow(services, claims.projectId());
+        if (window == 0) {
+            return null; // resume off for the project
         }
         JsonNode options = request.config().path("postgres_changes_options");
-        JsonNode rk = options.path("resume_key");
-        String identity = ResumeKeys.identity(claims.subject(), rk.isTextual() ? rk.asText() : null);
+        String identity = ResumeKeys.identity(claims.subject(), resumeKey(request));
         if (identity == null) {
             // a token without sub and no resume_key: no automatic resume (docs/protocol.md), unless an
             // access_token with a sub follows (startLate)
@@ -118,6 +110,49 @@ final class ResumeJoin {
             keys.add(new ResumeKeys.BindingKey(b.event(), b.table(), b.filter(), b.select()));
         }
         return of(services, claims.projectId(), identity, topic, keys, window, s.isTextual() ? s.asText() : null);
+    }
+
+    /** The join's {@code postgres_changes_options.resume_key}, or null. */
+    static String resumeKey(JoinRequest request) {
+        JsonNode rk = request.config().path("postgres_changes_options").path("resume_key");
+        return rk.isTextual() ? rk.asText() : null;
+    }
+
+    /**
+     * The project's window as this replica knows it now: 0 when resume is off, -1 when the project's
+     * limits were never answered here (a replica's first join of it: the lookup waits for them).
+     * known() is read first: an answer is stored before known() turns true, so a window read after
+     * a true known() is the answer's (the other way round, an answer landing in between would pair
+     * the defaults' 0 with known = true: resume treated as off, silently).
+     */
+    private static int windowNow(ChannelServices services, String projectId) {
+        boolean known = services.resumes().limits().known(projectId);
+        int window = services.resumes().windowSeconds(projectId);
+        return window > 0 ? window : known ? 0 : -1;
+    }
+
+    /**
+     * Resolves an unknown window (-1) on the lookup's thread: waits for the project's limits; if no
+     * cdc-worker answered, keeps the record under the longest window rather than lose a resumable
+     * channel's record (a rejoin decides with the window known then). @return whether resume is on
+     */
+    private boolean awaitWindow() {
+        if (window >= 0) {
+            return window > 0;
+        }
+        try {
+            window = resumes.windowSecondsAwaited(projectId, LIMITS_WAIT_MS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            window = 0;
+            return false;
+        }
+        if (window <= 0 && !resumes.limits().known(projectId)) {
+            LogCode.ProjectLimitsUnavailable.warn(
+                    log, "{}: window unknown after {} ms, resume record kept", projectId, LIMITS_WAIT_MS);
+            window = (int) ResumeServices.MAX_WINDOW.toSeconds();
+        }
+        return window > 0;
     }
 
     private static ResumeJoin of(
@@ -170,13 +205,9 @@ final class ResumeJoin {
             m.resumeIdentity(null);
             current.forget();
         }
-        boolean known = services.resumes().limits().known(m.projectId()); // first: see of()
-        int window = services.resumes().windowSeconds(m.projectId());
-        if (window <= 0) {
-            if (known) {
-                return; // resume off for the project
-            }
-            window = -1;
+        int window = windowNow(services, m.projectId());
+        if (window == 0) {
+            return; // resume off for the project
         }
         if (identity == null) {
             return;
@@ -207,19 +238,8 @@ final class ResumeJoin {
 
     /** The record of a late start, claimed; null when it is not started (off, owned by a live channel, lost). */
     private Plan claimLate(Membership m, String upTo) {
-        if (window < 0) {
-            try {
-                window = resumes.windowSecondsAwaited(projectId, LIMITS_WAIT_MS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return null;
-            }
-            if (window <= 0 && !resumes.limits().known(projectId)) {
-                window = (int) ResumeServices.MAX_WINDOW.toSeconds(); // as decide(): kept under the longest
-            }
-            if (window <= 0) {
-                return null;
-            }
+        if (!awaitWindow()) {
+            return null;
         }
         ResumeStore store = resumes.store();
         long now = services.clock().millis();
@@ -307,24 +327,9 @@ final class ResumeJoin {
     }
 
     private Plan decide() {
-        if (window < 0) {
-            try {
-                window = resumes.windowSecondsAwaited(projectId, LIMITS_WAIT_MS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                window = 0;
-            }
-            if (window <= 0 && !resumes.limits().known(projectId)) {
-                // still unknown (no cdc-worker answered): keep the record under the longest window rather
-                // than lose a resumable channel's record; a rejoin decides with the window known then
-                LogCode.ProjectLimitsUnavailable.warn(
-                        log, "{}: window unknown after {} ms, resume record kept", projectId, LIMITS_WAIT_MS);
-                window = (int) ResumeServices.MAX_WINDOW.toSeconds();
-            }
-            if (window <= 0) {
-                log.info("resume of {}: off for project {} (limits known: window 0)", recordKey, projectId);
-                return new Plan(fresh(), null, false, null, null); // resume off
-            }
+        if (!awaitWindow()) {
+            log.info("resume of {}: off for project {} (limits known: window 0)", recordKey, projectId);
+            return new Plan(fresh(), null, false, null, null); // resume off
         }
         ResumeStore store = resumes.store();
         long now = services.clock().millis();
