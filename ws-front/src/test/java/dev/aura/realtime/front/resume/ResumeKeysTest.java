@@ -35,4 +35,25 @@ class ResumeKeysTest {
         assertThat(ResumeKeys.record("p", "sub:a", "realtime:bc", List.of(A)))
                 .isNotEqualTo(ResumeKeys.record("p", "sub:ab", "realtime:c", List.of(A)));
     }
+
+    @Test
+    void hostileResumeKeysAndSinceValuesGetNoIdentityAndNoReplay() {
+        assertThat(ResumeKeys.identity(null, "x".repeat(257)))
+                .as("over 256 chars")
+                .isNull();
+        assertThat(ResumeKeys.identity(null, "")).isNull();
+        assertThat(ResumeKeys.identity(null, "sub:victim"))
+                .as("a resume_key spelled like a subject identity stays anonymous")
+                .isEqualTo("anon:sub:victim")
+                .isNotEqualTo(ResumeKeys.identity("victim", null));
+        for (String since : new String[] {
+            "", "not-an-id", "'; DROP TABLE x; --", "1/2:3".repeat(20), "FFFFFFFF/FFFFFFFF:99999999999999999999"
+        }) {
+            assertThat(EventIds.valid(since)).as(since).isFalse();
+        }
+        assertThat(EventIds.valid("0/16B3748:0")).isTrue();
+        // parsed leniently as the earliest id (0/0:0, trailing text ignored as a view checksum would be):
+        // it precedes every subscription's first event, so a join with it is told since_unknown
+        assertThat(EventIds.compare("0/0:-1", "0/1:0")).isNegative();
+    }
 }
