@@ -225,6 +225,11 @@ public final class E2eStack implements AutoCloseable {
         return qualified(schema, name);
     }
 
+    /** The quoted name of {@code name} in the schema of another project of this stack. */
+    public String table(String projectId, String name) {
+        return qualified(schemaOf(projectId), name);
+    }
+
     private static String qualified(String schemaName, String name) {
         return "\"" + schemaName + "\".\"" + name.replace("\"", "\"\"") + "\"";
     }
