@@ -9,10 +9,13 @@ import dev.aura.realtime.cdc.control.ControlApi;
 import dev.aura.realtime.cdc.failure.CdcReason;
 import dev.aura.realtime.cdc.failure.LogCode;
 import dev.aura.realtime.cdc.health.CdcState;
+import dev.aura.realtime.cdc.health.RowFaultLedger;
 import dev.aura.realtime.cdc.http.HttpApi;
 import dev.aura.realtime.cdc.leader.LeaderElection;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
 import dev.aura.realtime.cdc.pipeline.EventBuilder;
+import dev.aura.realtime.cdc.pipeline.LateLane;
+import dev.aura.realtime.cdc.pipeline.RowFaults;
 import dev.aura.realtime.cdc.pipeline.ShardedPipeline;
 import dev.aura.realtime.cdc.platform.ClientRoles;
 import dev.aura.realtime.cdc.platform.EnabledTables;
@@ -27,6 +30,7 @@ import dev.aura.realtime.cdc.platform.TenantLoginProvisioning;
 import dev.aura.realtime.cdc.platform.TypeCatalog;
 import dev.aura.realtime.cdc.publish.EventPublisher;
 import dev.aura.realtime.cdc.publish.HistoryStreams;
+import dev.aura.realtime.cdc.publish.ProjectStreams;
 import dev.aura.realtime.cdc.publish.StatusPublisher;
 import dev.aura.realtime.cdc.registry.RegistryWatch;
 import dev.aura.realtime.cdc.rls.RlsPolicy;
@@ -88,13 +92,23 @@ public final class CdcWorker implements AutoCloseable {
     private volatile RegistryWatch subscriptions;
     private volatile TenantDb tenantDb;
     private volatile RealtimeSchemas realtimeSchemas;
+    private volatile ProjectStreams heldChanges;
+    private final RowFaultLedger faults;
     private HttpApi http;
+
+    /** Most changes the late lane takes from one project in one turn. */
+    private static final int LATE_BATCH_CHANGES = 64;
+    /** How often the late lane looks for lanes that hold changes (a re-publish from the quarantine). */
+    private static final java.time.Duration LATE_SWEEP_EVERY = java.time.Duration.ofSeconds(2);
+    /** An empty late lane's stream is deleted after this long. */
+    private static final java.time.Duration LATE_DELETE_IDLE_AFTER = java.time.Duration.ofMinutes(1);
 
     public CdcWorker(CdcConfig config, Clock clock) {
         this.config = config;
         this.timings = config.timings();
         this.clock = clock;
         this.state = new CdcState(clock, config.staleAfter());
+        this.faults = new RowFaultLedger(clock);
         this.leadership = new LeadershipView(config.leader().mode().configValue(), state);
         this.retry = new StartRetry(state, timings.startBackoff(), timings.startMaxBackoff(), closed::get);
     }
@@ -106,6 +120,7 @@ public final class CdcWorker implements AutoCloseable {
                 state,
                 leadership::view,
                 this::tenantSqlView,
+                faults::snapshot,
                 this::ready,
                 meters,
                 config.instanceId(),
@@ -238,8 +253,9 @@ public final class CdcWorker implements AutoCloseable {
                         t.provisionedLogin(),
                         t.provisionedPassword(),
                         t.statementTimeout(),
+                        config.containment().lateCheckTimeout(),
                         t.lockTimeout(),
-                        config.numShards(),
+                        config.numShards() + 1, // the shards and the late lane (docs/design.md C14)
                         timings.tenantJoinConnections(),
                         timings.connectTimeout(),
                         ClientRoles.ALL,
@@ -285,6 +301,34 @@ public final class CdcWorker implements AutoCloseable {
         started.push(history);
         EventPublisher publisher = new EventPublisher(nats, config.instanceId(), history::covers);
         started.push(publisher);
+        // one project's faults are its own (docs/design.md C13, C14): quarantines and late lanes
+        CdcConfig.Containment c = config.containment();
+        ProjectStreams held = new ProjectStreams(
+                nats,
+                publisher,
+                new ProjectStreams.Settings(
+                        config.history().fileStorage(),
+                        config.history().replicas(),
+                        c.lateLaneBytes(),
+                        c.quarantineBytes(),
+                        c.quarantineMaxAge()));
+        this.heldChanges = held;
+        RowFaults.Keeper quarantine = (change, why) -> held.store(ProjectStreams.Kind.QUARANTINE, change, why);
+        LateLane late = new LateLane(
+                held,
+                publisher,
+                quarantine,
+                metrics,
+                faults,
+                new LateLane.Settings(
+                        c.lateLaneBytes(),
+                        LATE_BATCH_CHANGES,
+                        timings.flushTimeout(),
+                        LATE_SWEEP_EVERY,
+                        LATE_DELETE_IDLE_AFTER),
+                clock);
+        late.start();
+        started.push(late);
         ShardedPipeline pipeline = new ShardedPipeline(
                 new ShardedPipeline.Settings(
                         config.numShards(),
@@ -293,9 +337,20 @@ public final class CdcWorker implements AutoCloseable {
                         timings.flushTimeout()),
                 new EventBuilder(new TypeCatalog(platform), config.maxRecordBytes()),
                 watch,
-                new RlsPolicy(tenant, security, metrics, config.tenantSql().statementTimeout(), realtimeSchemas::ready),
+                new RlsPolicy(
+                        tenant,
+                        security,
+                        metrics,
+                        config.tenantSql().statementTimeout(),
+                        false,
+                        realtimeSchemas::ready),
                 publisher,
-                metrics);
+                metrics,
+                new ShardedPipeline.Containment(
+                        quarantine,
+                        faults,
+                        late,
+                        new RlsPolicy(tenant, security, metrics, c.lateCheckTimeout(), true, realtimeSchemas::ready)));
         pipeline.start();
         started.push(pipeline);
 
@@ -311,7 +366,8 @@ public final class CdcWorker implements AutoCloseable {
                         new ProjectCatalog(platform),
                         new JwtVerifier(config.jwt(), clock),
                         cache::invalidate,
-                        timings.controlLockTimeout()));
+                        timings.controlLockTimeout(),
+                        () -> heldChanges));
         ReaderSettings readerSettings = new ReaderSettings(
                 config.replicationUrl(),
                 config.batchSize(),
@@ -332,10 +388,12 @@ public final class CdcWorker implements AutoCloseable {
                 config.leader(),
                 gate -> {
                     pipeline.useGate(gate);
+                    late.lead(gate); // before any change is read: held changes keep their order
                     state.leading(true);
                     try {
                         reader.run(gate);
                     } finally {
+                        late.stopLeading();
                         state.leading(false);
                     }
                 },

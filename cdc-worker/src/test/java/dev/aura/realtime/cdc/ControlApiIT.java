@@ -164,7 +164,8 @@ class ControlApiIT {
                 new ProjectCatalog(new PlatformDb(ds)),
                 new JwtVerifier(CdcFixture.SECRET, Clock.systemUTC()),
                 () -> {},
-                Duration.ofSeconds(3));
+                Duration.ofSeconds(3),
+                () -> null);
         HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         server.createContext("/v1/", api);
         server.start();

@@ -7,6 +7,7 @@ import dev.aura.realtime.cdc.decode.Wal2JsonDecoder;
 import dev.aura.realtime.cdc.decode.WalMessage;
 import dev.aura.realtime.cdc.event.BuiltEvent;
 import dev.aura.realtime.cdc.event.DecodedColumn;
+import dev.aura.realtime.cdc.event.RawRow;
 import dev.aura.realtime.cdc.event.RawValue;
 import dev.aura.realtime.cdc.event.RowChange;
 import dev.aura.realtime.cdc.pipeline.EventBuilder;
@@ -65,7 +66,7 @@ public final class EventFixture {
             long ordinal,
             String commitTimestamp) {
         return new RowChange(
-                action, schema, table, columns, identity, pk, commitLsn, ordinal, commitTimestamp, 0, false);
+                action, schema, table, columns, identity, pk, commitLsn, ordinal, commitTimestamp, RawRow.EMPTY, false);
     }
 
     /** Decodes a row given as text (the readers hand over bytes). */

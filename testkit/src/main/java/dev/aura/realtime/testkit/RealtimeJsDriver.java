@@ -35,7 +35,21 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link #logFile()} under {@code target/realtime-js/}. {@link #call} may be used from any thread.
  */
 final class RealtimeJsDriver implements AutoCloseable {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    /**
+     * Reads what the client received, at every size the product delivers: numbers of a {@code
+     * numeric}'s 147,455 digits, values nested as deep as the pipeline carries (docs/design.md C13).
+     */
+    private static final ObjectMapper JSON = new ObjectMapper(com.fasterxml.jackson.core.JsonFactory.builder()
+            .streamReadConstraints(com.fasterxml.jackson.core.StreamReadConstraints.builder()
+                    .maxNumberLength(1_000_000)
+                    .maxNestingDepth(100_000)
+                    .maxStringLength(Integer.MAX_VALUE)
+                    .build())
+            .streamWriteConstraints(com.fasterxml.jackson.core.StreamWriteConstraints.builder()
+                    .maxNestingDepth(100_000)
+                    .build())
+            .build());
+
     private static final AtomicInteger SEQUENCE = new AtomicInteger();
 
     private final Process process;

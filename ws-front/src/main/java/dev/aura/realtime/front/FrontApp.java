@@ -90,7 +90,8 @@ public final class FrontApp implements AutoCloseable {
     /** Starts every component; on failure closes what was started and rethrows. */
     public static FrontApp start(FrontConfig config) throws Exception {
         Clock clock = Clock.systemUTC();
-        ObjectMapper mapper = WireJson.mapper();
+        // change events and captured messages carry Postgres values: every numeric, 4,096 levels (C13)
+        ObjectMapper mapper = WireJson.dataMapper();
         PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         FrontMetrics metrics = new FrontMetrics(meters);
         JwtVerifier verifier = new JwtVerifier(config.jwt(), clock);

@@ -39,6 +39,8 @@ import java.time.Duration;
  *     {@code CDC_TENANT_*}; docs/security.md)
  * @param messages the projects' realtime messages tables ({@code CDC_MESSAGES_*}; docs/design.md H2)
  * @param history the per-project history streams of resume ({@code AURA_HISTORY_*}; docs/design.md R)
+ * @param containment the late lanes and quarantines ({@code CDC_LATE_*}, {@code CDC_QUARANTINE_*};
+ *     docs/design.md C13, C14)
  * @param timings fixed periods and sizes ({@link Timings#DEFAULT})
  */
 public record CdcConfig(
@@ -64,7 +66,20 @@ public record CdcConfig(
         TenantSqlConfig tenantSql,
         Messages messages,
         History history,
+        Containment containment,
         Timings timings) {
+
+    /**
+     * The projects' late lanes and quarantines (docs/design.md C13, C14); their streams are stored
+     * as the history streams are ({@link History#fileStorage}, {@link History#replicas}).
+     *
+     * @param lateCheckTimeout {@code CDC_LATE_CHECK_TIMEOUT_MS}
+     * @param lateLaneBytes {@code CDC_LATE_LANE_BYTES}, per project
+     * @param quarantineBytes {@code CDC_QUARANTINE_BYTES}, per project
+     * @param quarantineMaxAge {@code CDC_QUARANTINE_MAX_AGE_HOURS}
+     */
+    public record Containment(
+            Duration lateCheckTimeout, long lateLaneBytes, long quarantineBytes, Duration quarantineMaxAge) {}
 
     /**
      * The per-project history streams of postgres_changes resume (docs/design.md R).
@@ -204,6 +219,11 @@ public record CdcConfig(
                                 .equals("file"),
                         env.integer(AURA_HISTORY_REPLICAS, 1, 5),
                         env.millis(AURA_HISTORY_REFRESH_MS, 100, 3_600_000)),
+                new Containment(
+                        env.millis(CDC_LATE_CHECK_TIMEOUT_MS, 10, 600_000),
+                        env.longValue(CDC_LATE_LANE_BYTES, 64 * 1024, 64L * 1024 * 1024 * 1024),
+                        env.longValue(CDC_QUARANTINE_BYTES, 64 * 1024, 64L * 1024 * 1024 * 1024),
+                        Duration.ofHours(env.integer(CDC_QUARANTINE_MAX_AGE_HOURS, 1, 24 * 365))),
                 Timings.DEFAULT);
     }
 

@@ -8,6 +8,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import dev.aura.realtime.cdc.http.HttpApi;
 import dev.aura.realtime.cdc.platform.ProjectCatalog;
+import dev.aura.realtime.cdc.publish.ProjectStreams;
 import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.common.auth.JwtVerifier;
@@ -18,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.UUID;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -35,6 +37,7 @@ import org.slf4j.LoggerFactory;
  *       it), 403 when the worker's login may not alter the table (Postgres's reason), 409 when the
  *       table stays locked for the lock timeout.
  *   <li>{@code GET /v1/db/{project_id}/realtime/tables}: the enabled tables.
+ *   <li>{@code /v1/db/{project_id}/realtime/quarantine...}: the project's quarantine ({@link QuarantineApi}).
  * </ul>
  * Authorised by a {@code service_role} JWT of that project in the {@code apikey} header or
  * {@code Authorization: Bearer}; 401 otherwise. Errors are JSON {@code {"error": "..."}}; 503
@@ -44,6 +47,7 @@ public final class ControlApi implements HttpHandler {
     private static final Logger log = LoggerFactory.getLogger(ControlApi.class);
     private static final Pattern PUT_PATH = Pattern.compile("^/v1/db/([^/]+)/schema/tables/([^/]+)/realtime/?$");
     private static final Pattern LIST_PATH = Pattern.compile("^/v1/db/([^/]+)/realtime/tables/?$");
+    private static final Pattern QUARANTINE_PATH = Pattern.compile("^/v1/db/([^/]+)/realtime/quarantine(/[^/]*)?$");
     /** Postgres keeps identifiers up to NAMEDATALEN - 1 bytes and truncates longer ones. */
     private static final int MAX_NAME_BYTES = 63;
 
@@ -51,17 +55,25 @@ public final class ControlApi implements HttpHandler {
     private final JwtVerifier jwt;
     private final Runnable onChange;
     private final Duration lockTimeout;
+    private final QuarantineApi quarantine;
     private final ObjectMapper mapper = WireJson.mapper();
 
     /**
      * @param onChange run after a successful change (e.g. refresh the table cache at once)
      * @param lockTimeout how long enabling waits for the table's lock before answering 409
+     * @param heldChanges the projects' quarantines (docs/design.md C13), null until made
      */
-    public ControlApi(ProjectCatalog projects, JwtVerifier jwt, Runnable onChange, Duration lockTimeout) {
+    public ControlApi(
+            ProjectCatalog projects,
+            JwtVerifier jwt,
+            Runnable onChange,
+            Duration lockTimeout,
+            Supplier<ProjectStreams> heldChanges) {
         this.projects = projects;
         this.jwt = jwt;
         this.onChange = onChange;
         this.lockTimeout = lockTimeout;
+        this.quarantine = new QuarantineApi(heldChanges);
     }
 
     @Override
@@ -70,7 +82,15 @@ public final class ControlApi implements HttpHandler {
             String path = ex.getRequestURI().getRawPath();
             Matcher put = PUT_PATH.matcher(path);
             Matcher list = LIST_PATH.matcher(path);
-            if (put.matches()) {
+            Matcher held = QUARANTINE_PATH.matcher(path);
+            if (held.matches()) {
+                String project = decode(held.group(1));
+                if (uuid(project) == null) {
+                    error(ex, 404, "unknown project " + project);
+                } else if (authorise(ex, project)) {
+                    quarantine.handle(ex, project, held.group(2) == null ? "" : held.group(2));
+                }
+            } else if (put.matches()) {
                 if (!"PUT".equals(ex.getRequestMethod())) {
                     error(ex, 405, "use PUT");
                     return;

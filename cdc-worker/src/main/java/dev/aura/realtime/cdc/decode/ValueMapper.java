@@ -3,7 +3,7 @@ package dev.aura.realtime.cdc.decode;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -31,16 +31,12 @@ import java.util.Set;
 public final class ValueMapper {
     private static final Set<String> NUMERIC = Set.of("int2", "int4", "int8", "float4", "float8", "numeric", "oid");
     private static final Set<String> MAPPED = Set.of("json", "jsonb", "bytea", "timestamptz", "timestamp", "bool");
-    private static final JsonFactory JSON = JsonFactory.builder()
-            .streamReadConstraints(StreamReadConstraints.builder()
-                    .maxStringLength(Integer.MAX_VALUE)
-                    .maxNumberLength(Integer.MAX_VALUE)
-                    .build())
-            .build();
+    /** Every number a numeric holds, values at most {@link WireJson#MAX_VALUE_NESTING} deep (C13). */
+    private static final JsonFactory JSON = WireJson.valueFactory();
     /** {@code \x} as it appears JSON-escaped in a wal2json string. */
     private static final byte[] ESCAPED_BACKSLASH_X = {'\\', '\\', 'x'};
 
-    private final ObjectMapper mapper = WireJson.mapper();
+    private final ObjectMapper mapper = WireJson.valueMapper();
 
     /** True when a value of this type is published exactly as wal2json wrote it. */
     public static boolean copiedAsIs(String typname, RawValue value) {
@@ -107,7 +103,11 @@ public final class ValueMapper {
         }
     }
 
-    /** Embeds a json/jsonb value as JSON; text that does not parse (never expected) stays a string. */
+    /**
+     * Embeds a json/jsonb value as JSON; text that does not parse (never expected) stays a string. A
+     * value past the pipeline's limits ({@link StreamConstraintsException}: nesting) is not turned
+     * into a string: it fails the change, which becomes its project's {@code too_large} fault (C13).
+     */
     private void writeJsonText(JsonGenerator g, String text) throws IOException {
         TokenBuffer tokens = new TokenBuffer(mapper, false);
         try (JsonParser p = JSON.createParser(text)) {
@@ -120,6 +120,8 @@ public final class ValueMapper {
                 g.writeString(text);
                 return;
             }
+        } catch (StreamConstraintsException e) {
+            throw e;
         } catch (IOException e) {
             g.writeString(text);
             return;

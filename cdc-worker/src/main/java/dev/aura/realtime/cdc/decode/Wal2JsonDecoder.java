@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.json.JsonReadFeature;
 import dev.aura.realtime.cdc.event.DecodedColumn;
+import dev.aura.realtime.cdc.event.RawRow;
 import dev.aura.realtime.cdc.event.RawValue;
 import dev.aura.realtime.cdc.event.RowChange;
 import dev.aura.realtime.common.lsn.Lsn;
@@ -69,11 +70,11 @@ public final class Wal2JsonDecoder {
             lastCommitEnd = rowLsn;
             return new WalMessage.Commit(rowLsn);
         }
+        Row row = new Row();
         try (JsonParser p = JSON.createParser(buf, off, len)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw new MalformedWalRowException("row at " + rowLsn + " is not a JSON object");
             }
-            Row row = new Row();
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String field = p.currentName();
                 JsonToken t = p.nextToken();
@@ -91,10 +92,40 @@ public final class Wal2JsonDecoder {
                     default -> p.skipChildren();
                 }
             }
-            return message(rowLsn, row, len);
-        } catch (IOException | RuntimeException e) {
-            throw new MalformedWalRowException("row at " + rowLsn + " is not wal2json JSON: " + e.getMessage());
+        } catch (IOException | RuntimeException | StackOverflowError e) {
+            if (isChange(row.action) && !row.schema.isEmpty()) {
+                // A change row whose values we cannot read is its project's fault, not the slot's
+                // (docs/design.md C13): it is handed on as undecodable, with its raw row, in order.
+                return change(
+                        row,
+                        buf,
+                        off,
+                        len,
+                        "a value of the row could not be decoded ("
+                                + e.getClass().getSimpleName() + ")");
+            }
+            throw new MalformedWalRowException("row at " + rowLsn + " is not wal2json JSON ("
+                    + e.getClass().getSimpleName() + ")");
         }
+        return message(rowLsn, row, buf, off, len);
+    }
+
+    /**
+     * Decodes one change row kept aside (the late lane, a re-publish from the quarantine,
+     * docs/design.md C14) as it was decoded in its transaction: with its commit LSN, ordinal and
+     * commit time.
+     *
+     * @throws MalformedWalRowException when the row is not a wal2json change row
+     */
+    public RowChange decodeChange(RawRow raw, Lsn commit, long changeOrdinal, String commitTime)
+            throws MalformedWalRowException {
+        commitLsn = commit;
+        ordinal = changeOrdinal;
+        commitTimestamp = commitTime;
+        if (decode(commit, raw.buf(), raw.off(), raw.len()) instanceof WalMessage.Change c) {
+            return c.change();
+        }
+        throw new MalformedWalRowException("a held row is not a change row");
     }
 
     /** The fields of one row that matter. */
@@ -111,7 +142,27 @@ public final class Wal2JsonDecoder {
         boolean cut;
     }
 
-    private WalMessage message(Lsn rowLsn, Row row, int len) throws MalformedWalRowException {
+    private static boolean isChange(String action) {
+        return action.length() == 1 && "IUDT".contains(action);
+    }
+
+    private WalMessage.Change change(Row row, byte[] buf, int off, int len, String undecodable) {
+        return new WalMessage.Change(new RowChange(
+                row.action.charAt(0),
+                row.schema,
+                row.table,
+                undecodable == null ? row.columns : List.of(),
+                undecodable == null ? row.identity : List.of(),
+                undecodable == null ? row.pk : List.of(),
+                commitLsn,
+                ordinal++,
+                commitTimestamp,
+                new RawRow(buf, off, len),
+                row.cut,
+                undecodable));
+    }
+
+    private WalMessage message(Lsn rowLsn, Row row, byte[] buf, int off, int len) throws MalformedWalRowException {
         switch (row.action) {
             case "B" -> {
                 commitLsn = lsn(row.lsn, "lsn", rowLsn);
@@ -125,18 +176,7 @@ public final class Wal2JsonDecoder {
                 return new WalMessage.Commit(rowLsn);
             }
             case "I", "U", "D", "T" -> {
-                return new WalMessage.Change(new RowChange(
-                        row.action.charAt(0),
-                        row.schema,
-                        row.table,
-                        row.columns,
-                        row.identity,
-                        row.pk,
-                        commitLsn,
-                        ordinal++,
-                        commitTimestamp,
-                        len,
-                        row.cut));
+                return change(row, buf, off, len, null);
             }
             default -> {
                 return new WalMessage.Other(row.action);

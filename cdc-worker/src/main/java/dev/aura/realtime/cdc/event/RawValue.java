@@ -50,7 +50,7 @@ public final class RawValue {
                     .build())
             .build();
 
-    private static final ObjectMapper MAPPER = WireJson.mapper();
+    private static final ObjectMapper MAPPER = WireJson.valueMapper();
 
     private final Kind kind;
     private final byte[] buf;

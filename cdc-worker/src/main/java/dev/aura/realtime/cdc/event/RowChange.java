@@ -15,10 +15,13 @@ import java.util.List;
  * @param commitLsn LSN of the transaction's commit record (wal2json {@code lsn} of the B row)
  * @param ordinal 0-based position of this change among the transaction's I/U/D/T rows
  * @param commitTimestamp commit time in ISO 8601 UTC with {@code Z} (from the transaction's B row)
- * @param rowBytes size of the wal2json row text this change was decoded from (its values point
- *     into it); what the change costs in the worker's byte-bounded queues
+ * @param raw the wal2json row this change was decoded from (its values point into it); its size is
+ *     what the change costs in the worker's byte-bounded queues, and it is what the late lane and
+ *     the quarantine keep (docs/design.md C13, C14)
  * @param cut true when Postgres cut the row's large values because the row was too large
  *     (docs/design.md C6): the event reports {@code Error 413: Payload Too Large}
+ * @param undecodable null, or why the row could not be decoded (our own words): the change then
+ *     carries only what was read before that, and becomes its project's fault (docs/design.md C13)
  */
 public record RowChange(
         char action,
@@ -30,8 +33,47 @@ public record RowChange(
         Lsn commitLsn,
         long ordinal,
         String commitTimestamp,
-        int rowBytes,
-        boolean cut) {
+        RawRow raw,
+        boolean cut,
+        String undecodable) {
+
+    /** A decoded change. */
+    public RowChange(
+            char action,
+            String schema,
+            String table,
+            List<DecodedColumn> columns,
+            List<DecodedColumn> identity,
+            List<String> pk,
+            Lsn commitLsn,
+            long ordinal,
+            String commitTimestamp,
+            RawRow raw,
+            boolean cut) {
+        this(action, schema, table, columns, identity, pk, commitLsn, ordinal, commitTimestamp, raw, cut, null);
+    }
+
+    /** Size of the wal2json row text. */
+    public int rowBytes() {
+        return raw.len();
+    }
+
+    /** The same change delivered under another table name (a partition under its enabled root, C5). */
+    public RowChange withTable(String deliveredTable) {
+        return new RowChange(
+                action,
+                schema,
+                deliveredTable,
+                columns,
+                identity,
+                pk,
+                commitLsn,
+                ordinal,
+                commitTimestamp,
+                raw,
+                cut,
+                undecodable);
+    }
 
     /** {@code <commit LSN>:<ordinal>}, stable across re-decoding of the same WAL. */
     public String eventId() {
@@ -53,6 +95,6 @@ public record RowChange(
      * from it. The pipeline's queues are bounded by the sum of these (docs/design.md C7).
      */
     public long heapCost() {
-        return rowBytes + 256L + 96L * (columns.size() + identity.size());
+        return raw.len() + 256L + 96L * (columns.size() + identity.size());
     }
 }

@@ -43,6 +43,14 @@ public enum LogCode {
     SHARD_BATCH_FAILED,
     /** A project's history stream (postgres_changes resume) could not be created, updated or deleted; retried. */
     HISTORY_STREAM_FAILED,
+    /**
+     * One change could not be delivered as it is (a {@code RowFault}: too large, unprocessable, its
+     * late lane full, its check timed out alone, a bug of ours): kept in its project's quarantine,
+     * its subscribers told; the line names the project, the event id and the fault, never data.
+     */
+    ROW_QUARANTINED,
+    /** The late lane could not read, deliver or remove a project's late changes; retried (nothing is lost). */
+    LATE_LANE_FAILED,
 
     // RLS denials (fail closed), one line per denial
     /** The table's RLS state could not be read; its matched subscribers were denied. */
@@ -55,8 +63,6 @@ public enum LogCode {
     RLS_CHECK_FAILED,
     /** An RLS check outlived {@code statement_timeout} or {@code lock_timeout}; its subscribers were denied for that change. */
     RLS_CHECK_TIMED_OUT,
-    /** A project's checks timed out too often in one shard run; its remaining checks of the run were denied unrun. */
-    RLS_CHECK_SKIPPED,
     /** A tenant statement outlived its deadline (it caught its timeout) and could not be terminated. */
     TENANT_STATEMENT_NOT_TERMINATED,
 

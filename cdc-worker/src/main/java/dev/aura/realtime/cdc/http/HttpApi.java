@@ -6,6 +6,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
 import dev.aura.realtime.cdc.health.CdcState;
+import dev.aura.realtime.cdc.health.RowFaultLedger;
 import dev.aura.realtime.cdc.health.SlotInfo;
 import dev.aura.realtime.common.wire.WireJson;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -47,6 +48,7 @@ public final class HttpApi implements AutoCloseable {
     private final CdcState state;
     private final Supplier<LeaderView> leader;
     private final Supplier<TenantSqlView> tenantSql;
+    private final Supplier<RowFaultLedger.Snapshot> faults;
     private final BooleanSupplier ready;
     private final PrometheusMeterRegistry registry;
     private final String instance;
@@ -57,6 +59,7 @@ public final class HttpApi implements AutoCloseable {
             CdcState state,
             Supplier<LeaderView> leader,
             Supplier<TenantSqlView> tenantSql,
+            Supplier<RowFaultLedger.Snapshot> faults,
             BooleanSupplier ready,
             PrometheusMeterRegistry registry,
             String instance,
@@ -65,6 +68,7 @@ public final class HttpApi implements AutoCloseable {
         this.state = state;
         this.leader = leader;
         this.tenantSql = tenantSql;
+        this.faults = faults;
         this.ready = ready;
         this.registry = registry;
         this.instance = instance;
@@ -127,12 +131,35 @@ public final class HttpApi implements AutoCloseable {
                 .put("reason", t.reason());
         var exposed = tenant.putArray("exposed_projects");
         t.exposedProjects().forEach(exposed::add);
+        quarantine(body, faults.get());
         body.put("last_poll_ok_at_ms", s.lastPollOkAtMs());
         body.put("polls", s.polls());
         if (s.gapTo() != null) {
             body.putObject("last_gap").put("from_lsn", s.gapFrom()).put("to_lsn", s.gapTo());
         }
         send(ex, 200, "application/json", mapper.writeValueAsBytes(body));
+    }
+
+    /**
+     * {@code quarantine}: changes quarantined by this process (per project, the most recent 100),
+     * and {@code late_lane}: the projects whose changes wait in their late lane now, with the bytes
+     * (docs/operations.md, "Quarantine"). Identifiers and codes only.
+     */
+    private static void quarantine(ObjectNode body, RowFaultLedger.Snapshot f) {
+        ObjectNode q = body.putObject("quarantine");
+        q.put("changes", f.rows());
+        ObjectNode projects = q.putObject("projects");
+        f.projects()
+                .forEach((id, p) -> projects.putObject(id)
+                        .put("changes", p.rows())
+                        .put("last_fault", p.lastFault().code())
+                        .put("last_at", p.lastAt().toString()));
+        ObjectNode late = body.putObject("late_lane");
+        late.put(
+                "bytes",
+                f.lateBytes().values().stream().mapToLong(Long::longValue).sum());
+        ObjectNode lateProjects = late.putObject("projects");
+        f.lateBytes().forEach(lateProjects::put);
     }
 
     private void ready(HttpExchange ex) throws IOException {

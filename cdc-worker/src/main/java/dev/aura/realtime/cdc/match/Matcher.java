@@ -62,7 +62,8 @@ public final class Matcher {
         return parsed.size();
     }
 
-    static boolean eventMatches(String bindingEvent, String type) {
+    /** Whether a binding's {@code event} ({@code *}, null or a type) takes a change of {@code type}. */
+    public static boolean eventMatches(String bindingEvent, String type) {
         return bindingEvent == null || "*".equals(bindingEvent) || bindingEvent.equalsIgnoreCase(type);
     }
 

@@ -31,6 +31,12 @@ public final class CdcMetrics {
     public final Counter joinChecksJudged;
     public final Counter joinChecksReused;
     public final Counter joinChecksBusy;
+    /** Changes handed to a late lane (docs/design.md C14). */
+    public final Counter changesLate;
+
+    private final MeterRegistry registry;
+    private final AtomicLong lateProjects = new AtomicLong();
+    private final AtomicLong lateBytes = new AtomicLong();
     private final AtomicLong lagBytes = new AtomicLong();
     private final AtomicLong redecodeBytes = new AtomicLong();
     private final AtomicLong retainedBytes = new AtomicLong();
@@ -38,6 +44,15 @@ public final class CdcMetrics {
     private final AtomicLong active = new AtomicLong();
 
     public CdcMetrics(MeterRegistry registry) {
+        this.registry = registry;
+        changesLate = counter(
+                registry,
+                "aura.cdc.changes.late",
+                "Changes handed to their project's late lane because its checks were slow (docs/design.md C14)");
+        Gauge.builder("aura.cdc.late.projects", lateProjects, AtomicLong::get)
+                .description("Projects whose changes go through their late lane now")
+                .register(registry);
+        bytesGauge(registry, "aura.cdc.late.backlog.bytes", lateBytes, "Bytes waiting in every project's late lane");
         eventsPublished = counter(registry, "aura.cdc.events.published", "Change events published to NATS");
         eventsUnmatched = counter(
                 registry, "aura.cdc.events.unmatched", "Changes no subscriber was allowed to see (not published)");
@@ -135,6 +150,26 @@ public final class CdcMetrics {
         redecodeBytes.set(redecode);
         retainedBytes.set(retained);
         safeWalSize.set(safeWal == null ? -1 : safeWal);
+    }
+
+    /**
+     * One change of {@code projectId} quarantined for {@code fault}: {@code
+     * aura_cdc_quarantined_total{project, fault}} (docs/operations.md, "Quarantine").
+     */
+    public void quarantined(String projectId, String fault) {
+        Counter.builder("aura.cdc.quarantined")
+                .description(
+                        "Changes kept in their project's quarantine instead of being delivered (docs/design.md C13)")
+                .tag("project", projectId)
+                .tag("fault", fault)
+                .register(registry)
+                .increment();
+    }
+
+    /** The late lanes now: projects in them and bytes waiting. */
+    public void late(long projects, long bytes) {
+        lateProjects.set(projects);
+        lateBytes.set(bytes);
     }
 
     public void active(boolean isActive) {

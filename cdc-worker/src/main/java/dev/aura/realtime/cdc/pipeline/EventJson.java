@@ -25,11 +25,14 @@ import java.util.Map;
  */
 final class EventJson implements BuiltEvent.Trees {
     /** A generator that never closes what it did not open, so callers can append raw bytes. */
-    static final JsonFactory FACTORY =
-            JsonFactory.builder().disable(StreamWriteFeature.AUTO_CLOSE_CONTENT).build();
+    static final JsonFactory FACTORY = WireJson.dataFactory()
+            .rebuild()
+            .disable(StreamWriteFeature.AUTO_CLOSE_CONTENT)
+            .build();
 
     private final ValueMapper values = new ValueMapper();
-    private final ObjectMapper mapper = WireJson.mapper();
+    /** Trees of the values: every numeric, values as deep as the pipeline carries (C13). */
+    private final ObjectMapper mapper = WireJson.dataMapper();
 
     /** {@code {schema, table, commit_timestamp, type, columns, record, old_record, errors}} as {@code view} sees it. */
     void writeData(JsonGenerator g, BuiltEvent e, View view) throws IOException {

@@ -41,7 +41,11 @@ public final class MessageRows {
     /** A message ready to publish. */
     public record Rendered(String subject, String eventId, byte[] body) {}
 
-    private final ObjectMapper mapper = WireJson.mapper();
+    /** Writes messages: their payloads may be as deep as a value the pipeline carries (C13). */
+    private final ObjectMapper mapper = WireJson.dataMapper();
+    /** Reads a payload: every number a numeric holds, at most WireJson.MAX_VALUE_NESTING levels. */
+    private final ObjectMapper values = WireJson.valueMapper();
+
     private final int maxPayloadBytes;
 
     public MessageRows(int maxPayloadBytes) {
@@ -109,10 +113,9 @@ public final class MessageRows {
             byte[] raw = hexBytes(binary.text());
             if (raw == null) {
                 log.warn(
-                        "[MessageRowSkipped] project {}: binary_payload of message {} is not bytea hex output ({}...); not delivered",
+                        "[MessageRowSkipped] project {}: binary_payload of message {} is not bytea hex output; not delivered",
                         projectId,
-                        id,
-                        abbreviate(String.valueOf(binary.text())));
+                        id);
                 return null;
             }
             byte[] bytes = mapper.writeValueAsBytes(new DbBroadcast(id, topic, name, null, priv, raw));
@@ -123,7 +126,7 @@ public final class MessageRows {
         }
         JsonNode body = payload.kind() == RawValue.Kind.NULL
                 ? mapper.createObjectNode()
-                : mapper.readTree(payload.text()); // jsonb is printed by wal2json as a string
+                : values.readTree(payload.text()); // jsonb is printed by wal2json as a string
         byte[] bytes = mapper.writeValueAsBytes(new DbBroadcast(id, topic, name, body, priv));
         if (bytes.length > maxBodyBytes) {
             return tooLarge(subject, change, projectId, topic, name, id, priv);
@@ -135,16 +138,61 @@ public final class MessageRows {
             String subject, RowChange change, String projectId, String topic, String event, String id, boolean priv)
             throws JsonProcessingException {
         log.warn(
-                "[MessageTooLarge] project {} topic {}: message {} is too large to publish (payload cut, over {} bytes, or over NATS max_payload); delivered as Error 413",
+                "[MessageTooLarge] project {}: message {} is too large to publish (payload cut, over {} bytes, or over NATS max_payload); delivered as Error 413",
                 projectId,
-                abbreviate(topic),
                 id,
                 maxPayloadBytes);
+        return stub(subject, change.eventId(), topic, event, id, priv, "Error 413: Payload Too Large");
+    }
+
+    private Rendered stub(
+            String subject, String eventId, String topic, String event, String id, boolean priv, String error)
+            throws JsonProcessingException {
         ObjectNode stub = mapper.createObjectNode();
-        stub.put("error", "Error 413: Payload Too Large");
+        stub.put("error", error);
         stub.put("id", id);
         byte[] bytes = mapper.writeValueAsBytes(new DbBroadcast(id, topic, event, stub, priv));
-        return new Rendered(subject, change.eventId(), bytes);
+        return new Rendered(subject, eventId, bytes);
+    }
+
+    /**
+     * The message that tells a topic's subscribers that one of its messages could not be delivered
+     * (docs/design.md C13): {@code {"error": <error>, "id": <the row's id>}} under the message's
+     * event, with its own message id ({@code <event id>:e}), so the message itself, re-published
+     * from the quarantine later, is not taken for a copy of it.
+     *
+     * @return null when the row is not a broadcast message or lacks a topic
+     */
+    public Rendered errorStub(RowChange change, String projectId, String error) throws JsonProcessingException {
+        if (change.action() != 'I') {
+            return null;
+        }
+        String topic = null;
+        String extension = null;
+        String event = null;
+        String id = null;
+        boolean priv = false;
+        for (DecodedColumn c : change.columns()) {
+            switch (c.name()) {
+                case "topic" -> topic = c.value().text();
+                case "extension" -> extension = c.value().text();
+                case "event" -> event = c.value().text();
+                case "id" -> id = c.value().text();
+                case "private" -> priv = c.value().kind() == RawValue.Kind.TRUE;
+                default -> {}
+            }
+        }
+        if (!"broadcast".equals(extension) || topic == null) {
+            return null;
+        }
+        return stub(
+                Subjects.messages(projectId, topic),
+                change.eventId() + ":e",
+                topic,
+                event == null ? "" : event,
+                id,
+                priv,
+                error);
     }
 
     /**
@@ -164,9 +212,5 @@ public final class MessageRows {
         } catch (IllegalArgumentException e) {
             return null;
         }
-    }
-
-    private static String abbreviate(String topic) {
-        return topic.length() > 80 ? topic.substring(0, 80) + "..." : topic;
     }
 }

@@ -4,14 +4,14 @@ import dev.aura.realtime.cdc.event.ChangeSink;
 import dev.aura.realtime.cdc.event.RowChange;
 import dev.aura.realtime.cdc.failure.CdcFailure;
 import dev.aura.realtime.cdc.failure.CdcReason;
+import dev.aura.realtime.cdc.failure.Faults;
 import dev.aura.realtime.cdc.fence.FencedException;
 import dev.aura.realtime.cdc.fence.LeaderGate;
+import dev.aura.realtime.cdc.health.RowFaultLedger;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
 import dev.aura.realtime.cdc.publish.ChangePublisher;
 import dev.aura.realtime.cdc.registry.SubscriptionRegistry;
 import dev.aura.realtime.cdc.rls.AccessPolicy;
-import java.io.IOException;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,10 +37,12 @@ import org.slf4j.LoggerFactory;
  * confirmed is bounded too: past {@code unconfirmedBytes} the shard waits for a confirmation.
  *
  * <p>Invariant: a {@link Barrier} completes normally only when every change accepted before it
- * was either published (and confirmed by the publisher's flush) or deliberately dropped because
- * no subscriber may see it. Any failure (NATS, Postgres, fencing, a registry still
- * re-synchronising, a bug) is reported by the barrier as a {@link CdcFailure}, and the caller
- * must not confirm the slot past it: the changes are read again and re-published (at least once).
+ * was published (and confirmed by the publisher's flush), deliberately dropped because no
+ * subscriber may see it, stored in its project's late lane, or stored in its project's quarantine
+ * as that change's own fault (docs/design.md C13, C14). An infrastructure failure (NATS, Postgres,
+ * fencing, a registry still re-synchronising) is reported by the barrier as a {@link CdcFailure},
+ * and the caller must not confirm the slot past it: the changes are read again and re-published
+ * (at least once). Nothing one change holds can fail a batch.
  *
  * <p>Read your writes: a client told "subscribed" (its registry write acknowledged) may commit a
  * change at once, and that change must find the binding. Each batch handed to a shard carries a
@@ -59,6 +61,17 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
     private static final int BATCH = 128;
 
     /**
+     * What contains one project's faults (docs/design.md C13, C14).
+     *
+     * @param keeper the projects' quarantines
+     * @param ledger what {@code /health} shows of them
+     * @param lateLane the projects' late lanes
+     * @param latePolicy the access policy of the late lane (longer timeouts, each change alone)
+     */
+    public record Containment(
+            RowFaults.Keeper keeper, RowFaultLedger ledger, LateLane lateLane, AccessPolicy latePolicy) {}
+
+    /**
      * @param numShards worker threads
      * @param queueBytes heap cost of the changes queued per shard before {@link #accept} blocks
      * @param unconfirmedBytes bytes a shard publishes before it waits for NATS to confirm them
@@ -72,6 +85,8 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
     private final AccessPolicy policy;
     private final ChangePublisher publisher;
     private final CdcMetrics metrics;
+    private final RowFaults faults;
+    private final LateLane.Holds late;
     private final List<Shard> shards = new ArrayList<>();
     private volatile LeaderGate gate;
     /** The registry position batches are handed off with (reader thread only). */
@@ -174,13 +189,34 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
             SubscriptionRegistry registry,
             AccessPolicy policy,
             ChangePublisher publisher,
-            CdcMetrics metrics) {
+            CdcMetrics metrics,
+            Containment containment) {
         this.settings = settings;
         this.builder = builder;
         this.registry = registry;
         this.policy = policy;
         this.publisher = publisher;
         this.metrics = metrics;
+        this.faults = new RowFaults(containment.keeper(), registry, containment.ledger(), metrics);
+        this.late = containment.lateLane() == null
+                ? LateLane.Holds.NONE
+                : containment.lateLane().holds();
+        if (containment.lateLane() != null) {
+            AccessPolicy latePolicy = containment.latePolicy();
+            containment
+                    .lateLane()
+                    .useBatches(lateGate -> new BatchPublisher(
+                            builder,
+                            registry,
+                            latePolicy,
+                            publisher,
+                            LateLane.Holds.NONE,
+                            faults,
+                            metrics,
+                            lateGate,
+                            settings.unconfirmedBytes(),
+                            settings.flushTimeout()));
+        }
         for (int i = 0; i < settings.numShards(); i++) {
             shards.add(new Shard(i, settings.queueBytes()));
         }
@@ -258,6 +294,8 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
                     registry,
                     policy,
                     publisher,
+                    late,
+                    faults,
                     metrics,
                     () -> gate,
                     settings.unconfirmedBytes(),
@@ -330,17 +368,18 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
                 failure = e;
             } catch (FencedException e) {
                 failure = CdcFailure.retriable(CdcReason.NOT_LEADER, "fenced: " + e.getMessage(), e);
-            } catch (SQLException e) {
-                failure = CdcFailure.classify(e);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 failure = CdcFailure.retriable(CdcReason.ERROR, "interrupted", e);
-            } catch (IOException | RuntimeException e) {
+            } catch (RuntimeException e) {
+                // a bug outside any one change's processing (each change's own are its faults, C13);
+                // the exception's text stays out of the log line and the status: it may quote data
                 log.error(
-                        "[ShardBatchFailed] shard {} failed to process a batch; it will be re-read from the slot",
+                        "[ShardBatchFailed] shard {} failed to process a batch ({}); it will be re-read from the slot",
                         id,
-                        e);
-                failure = CdcFailure.retriable(CdcReason.ERROR, e.toString(), e);
+                        Faults.describe(e));
+                failure =
+                        CdcFailure.retriable(CdcReason.ERROR, "a shard failed on a batch (see [ShardBatchFailed])", e);
             }
         }
     }

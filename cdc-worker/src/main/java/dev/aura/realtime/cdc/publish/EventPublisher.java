@@ -110,6 +110,30 @@ public final class EventPublisher implements ChangePublisher, AutoCloseable {
         send(subject, headers, body);
     }
 
+    /**
+     * Stores a message in a JetStream stream (the late lane and the quarantine, docs/design.md C13,
+     * C14) with {@code messageId} for de-duplication; {@link #flush} waits for its ack with the
+     * history acks, so the slot advances only after the stream stored it.
+     *
+     * @return the ack, completed when the stream stored the message (or failed)
+     */
+    public CompletableFuture<PublishAck> store(String subject, Headers headers, byte[] body, String messageId)
+            throws CdcFailure {
+        awaitRoom();
+        try {
+            CompletableFuture<PublishAck> ack = jetStream()
+                    .publishAsync(
+                            subject,
+                            headers,
+                            body,
+                            PublishOptions.builder().messageId(messageId).build());
+            acks.put(acksIssued.incrementAndGet(), ack);
+            return ack;
+        } catch (IOException | IllegalStateException e) {
+            throw CdcFailure.retriable(CdcReason.NATS_UNAVAILABLE, "JetStream store failed: " + e.getMessage(), e);
+        }
+    }
+
     private volatile io.nats.client.JetStream jetStream;
 
     private io.nats.client.JetStream jetStream() throws IOException {

@@ -68,7 +68,10 @@ public final class StatusPublisher implements AutoCloseable {
 
     private CdcStatus current() {
         CdcState.Snapshot s = state.snapshot();
-        String reason = s.reason() == null ? null : s.reason().code() + ": " + s.detail();
+        // the code and our own words only: every project's clients read this (docs/design.md C13)
+        String reason = s.reason() == null
+                ? null
+                : s.reason().code() + ": " + s.reason().description();
         return new CdcStatus(instance, s.active(), reason, s.gapFrom(), s.gapTo(), clock.millis());
     }
 

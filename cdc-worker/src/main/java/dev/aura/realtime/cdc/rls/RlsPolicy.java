@@ -40,13 +40,15 @@ import org.slf4j.LoggerFactory;
  *   <li>RLS on, INSERT/UPDATE: bindings are grouped by (table, role, claims), one
  *       {@link TenantDb#visibleKeys} round trip per group for all the run's changes of the table.
  *       A check that raises is re-run per key in one statement ({@link TenantDb#visibleEach}), so a
- *       row whose policy raises denies that change only. A check that times out is re-run per
- *       change (each with a quarter of the statement timeout: one row's check is much cheaper than
- *       the batch's), but once one of a project's checks timed out in a shard run, all its further
- *       statements of that run share an allowance of one statement timeout (each runs with what is
- *       left as its {@code statement_timeout}); what is still undecided when it is spent is denied
- *       without a query. So one project holds the shard, and the batch everyone waits for, for
- *       about two statement timeouts per run at most, however slow or numerous its checks.
+ *       row whose policy raises denies that change only.
+ *   <li>Slow is late, not lost (docs/design.md C14). In the shared lane (the shards) a project's
+ *       first check that times out in a run makes the project late: that check's changes and every
+ *       change of the project not yet decided in the run are {@link Decision#LATE} (no further
+ *       query), and the pipeline moves them, and the project's later changes, to its late lane. So
+ *       one project holds a shard run for at most one statement timeout. In the late lane
+ *       ({@code lateLane}) the same checks run with the late lane's longer timeout, and a timed-out
+ *       batch is checked again change by change; a change whose check still does not finish alone
+ *       reports its subscribers as {@link Decision#timedOut} (an error event, the quarantine).
  *   <li>Fail closed: whatever prevents a check denies the subscribers it concerns, logged with a
  *       code and counted ({@code aura_cdc_rls_errors}); tenant SQL switched off (a privileged or
  *       missing tenant login) denies every check.
@@ -57,17 +59,19 @@ import org.slf4j.LoggerFactory;
  */
 public final class RlsPolicy implements AccessPolicy {
     private static final Logger log = LoggerFactory.getLogger(RlsPolicy.class);
-    /** Below this allowance a statement is not started: it could not finish anyway. */
-    private static final long MIN_STATEMENT_NANOS = Duration.ofMillis(10).toNanos();
 
     private final TenantDb tenant;
     private final TableSecurity security;
     private final CdcMetrics metrics;
     private final Duration statementTimeout;
+    private final boolean lateLane;
     private final Predicate<String> identityReady;
 
     /**
-     * @param statementTimeout the tenant statement timeout, also a project's allowance after a timeout
+     * @param statementTimeout each check's timeout: the tenant statement timeout in the shared lane,
+     *     the late lane's check timeout in the late lane
+     * @param lateLane whether this policy serves the late lane (timeouts are retried per change and
+     *     then reported) rather than the shards (a timeout makes the project late)
      * @param identityReady whether a project's identity is in place (provisioning it if not): its
      *     roles decide column grants and its runners run the checks (docs/design.md I)
      */
@@ -76,18 +80,14 @@ public final class RlsPolicy implements AccessPolicy {
             TableSecurity security,
             CdcMetrics metrics,
             Duration statementTimeout,
+            boolean lateLane,
             Predicate<String> identityReady) {
         this.tenant = tenant;
         this.security = security;
         this.metrics = metrics;
         this.statementTimeout = statementTimeout;
+        this.lateLane = lateLane;
         this.identityReady = identityReady;
-    }
-
-    /** A project's time in one run: unlimited until a timeout, then an allowance of one statement timeout. */
-    private static final class Budget {
-        boolean timedOut;
-        long allowanceNanos;
     }
 
     /** The subscribers of one (table, role, claims) among a run's INSERT/UPDATE changes, and their views. */
@@ -106,12 +106,17 @@ public final class RlsPolicy implements AccessPolicy {
      */
     private record GroupKey(String schema, String table, String pgRole, String claims) {}
 
-    /** One call of {@link #allowed}: what each change is delivered to, and each project's timeouts. */
+    /** One call of {@link #decide}: what each change is delivered to, and which projects are late. */
     private final class Run {
         final List<Candidates> batch;
         final List<Map<String, View>> allowed = new ArrayList<>();
         final Map<GroupKey, Group> groups = new LinkedHashMap<>();
-        final Map<String, Budget> budgets = new HashMap<>();
+        /** Projects whose check timed out in this run (shared lane): their undecided changes are late. */
+        final java.util.Set<String> lateProjects = new java.util.HashSet<>();
+        /** Changes that go to their project's late lane. */
+        final java.util.Set<Integer> late = new java.util.HashSet<>();
+        /** Per change, the subscribers whose check timed out alone (late lane). */
+        final Map<Integer, List<String>> timedOut = new HashMap<>();
         /** Each binding's claims as JSON text, serialised once per run (not once per change). */
         final Map<JsonNode, String> claimsText = new IdentityHashMap<>();
         /** The {@code select} of the matched bindings that have one. */
@@ -137,7 +142,7 @@ public final class RlsPolicy implements AccessPolicy {
     }
 
     @Override
-    public List<List<Delivery>> allowed(List<Candidates> batch) throws CdcFailure {
+    public List<Decision> decide(List<Candidates> batch) throws CdcFailure {
         Run run = new Run(batch);
         for (int i = 0; i < batch.size(); i++) {
             if (!batch.get(i).matched().isEmpty()) {
@@ -147,8 +152,12 @@ public final class RlsPolicy implements AccessPolicy {
         for (Group g : run.groups.values()) {
             checkGroup(run, g);
         }
-        List<List<Delivery>> result = new ArrayList<>(batch.size());
+        List<Decision> result = new ArrayList<>(batch.size());
         for (int i = 0; i < batch.size(); i++) {
+            if (run.late.contains(i)) {
+                result.add(Decision.LATE);
+                continue;
+            }
             Map<String, View> allowed = run.allowed.get(i);
             // one message per distinct view, subscribers in the registry's order (stable per binding)
             Map<View, List<String>> byView = new LinkedHashMap<>();
@@ -160,8 +169,9 @@ public final class RlsPolicy implements AccessPolicy {
             }
             List<Delivery> deliveries = new ArrayList<>(byView.size());
             byView.forEach((v, ids) -> deliveries.add(new Delivery(v, ids)));
-            result.add(deliveries);
-            metrics.rlsDenied.increment(batch.get(i).matched().size() - allowed.size());
+            List<String> timedOut = run.timedOut.getOrDefault(i, List.of());
+            result.add(new Decision(deliveries, timedOut, false));
+            metrics.rlsDenied.increment(batch.get(i).matched().size() - allowed.size() - timedOut.size());
         }
         return result;
     }
@@ -181,7 +191,10 @@ public final class RlsPolicy implements AccessPolicy {
             }
             String pgRole = ClientRoles.of(s.role());
             if (pgRole == null) {
-                deny(LogCode.RLS_UNKNOWN_ROLE, "subscription " + s.subId() + " has role '" + s.role() + "'", 1);
+                deny(
+                        LogCode.RLS_UNKNOWN_ROLE,
+                        "subscription " + s.subId() + " has a role that is not a client role",
+                        1);
                 continue;
             }
             if (!facts.exists()) {
@@ -255,7 +268,10 @@ public final class RlsPolicy implements AccessPolicy {
         }
     }
 
-    /** Checks one group's changes: batched, then per key after an error, per change after a timeout. */
+    /**
+     * Checks one group's changes: batched, then per key after an error; after a timeout the
+     * changes are late (shared lane) or checked one by one (late lane).
+     */
     private void checkGroup(Run run, Group g) throws CdcFailure {
         Map<String, List<Integer>> changesByKey = new LinkedHashMap<>();
         for (int i : g.subsByChange().keySet()) {
@@ -268,21 +284,23 @@ public final class RlsPolicy implements AccessPolicy {
         if (keys.isEmpty()) {
             return;
         }
-        TenantDb.Verdict verdict = query(run, g, keys, false, statementTimeout);
+        if (run.lateProjects.contains(g.projectId())) {
+            late(run, g, changesByKey.values());
+            return;
+        }
+        TenantDb.Verdict verdict = query(g, keys, false);
         if (verdict instanceof TenantDb.Verdict.Failed failed
                 && failed.failure().kind() == TenantDb.Kind.ERROR
                 && keys.size() > 1) {
             log.warn(
-                    "[{}] {}: SQLState {}: {}; checking each of {} rows on its own",
+                    "[{}] {}: SQLState {}; checking each of {} rows on its own",
                     LogCode.RLS_CHECK_FAILED,
                     describe(g),
                     failed.failure().sqlState(),
-                    sanitize(failed.failure().tenantText()),
                     keys.size());
-            verdict = query(run, g, keys, true, statementTimeout);
+            verdict = query(g, keys, true);
         }
         switch (verdict) {
-            case null -> skip(g, keys, changesByKey);
             case TenantDb.Verdict.Visible v -> {
                 v.keys().forEach(k -> allowKey(run, g, changesByKey.get(k)));
                 if (!v.failedKeys().isEmpty()) {
@@ -295,74 +313,83 @@ public final class RlsPolicy implements AccessPolicy {
                 }
             }
             case TenantDb.Verdict.Failed f
-            when keys.size() == 1 || f.failure().kind() == TenantDb.Kind.ERROR ->
+            when f.failure().kind() == TenantDb.Kind.ERROR ->
                 fail(g, f.failure(), subscriptions(g, keys, changesByKey));
-            case TenantDb.Verdict.Failed f -> {
-                log.warn(
-                        "[{}] {}: SQLState {}; checking each of {} changes on its own",
-                        LogCode.RLS_CHECK_TIMED_OUT,
+            case TenantDb.Verdict.Failed f
+            when !lateLane -> {
+                // slow is late, not lost (C14): the project leaves the shared lane for this run
+                log.info(
+                        "project {}: an RLS check on {} outlived {} ms (SQLState {}); its changes go to its late lane",
+                        g.projectId(),
                         describe(g),
-                        f.failure().sqlState(),
-                        keys.size());
+                        statementTimeout.toMillis(),
+                        f.failure().sqlState());
+                run.lateProjects.add(g.projectId());
+                late(run, g, changesByKey.values());
+            }
+            case TenantDb.Verdict.Failed f when keys.size() == 1 -> timedOut(run, g, changesByKey.get(keys.get(0)));
+            case TenantDb.Verdict.Failed f -> {
+                log.info(
+                        "project {}: an RLS check of {} rows on {} outlived {} ms in the late lane; checking each on its own",
+                        g.projectId(),
+                        keys.size(),
+                        describe(g),
+                        statementTimeout.toMillis());
                 for (String key : keys) {
-                    switch (query(run, g, List.of(key), false, statementTimeout.dividedBy(4))) {
-                        case null -> skip(g, List.of(key), changesByKey);
+                    switch (query(g, List.of(key), false)) {
                         case TenantDb.Verdict.Visible v -> v.keys().forEach(k -> allowKey(run, g, changesByKey.get(k)));
-                        case TenantDb.Verdict.Failed one ->
+                        case TenantDb.Verdict.Failed one
+                        when one.failure().kind() == TenantDb.Kind.ERROR ->
                             fail(g, one.failure(), subscriptions(g, List.of(key), changesByKey));
+                        case TenantDb.Verdict.Failed one -> timedOut(run, g, changesByKey.get(key));
                     }
                 }
             }
         }
     }
 
-    /** Denies {@code keys} of a project whose allowance after a timeout is spent, without a query. */
-    private void skip(Group g, List<String> keys, Map<String, List<Integer>> changesByKey) {
-        deny(
-                LogCode.RLS_CHECK_SKIPPED,
-                describe(g) + ": project " + g.projectId() + " spent its time for this run after a timeout",
-                subscriptions(g, keys, changesByKey));
+    /** The group's changes go to the late lane (shared lane: the project's time for the run is spent). */
+    private static void late(Run run, Group g, Collection<List<Integer>> changes) {
+        changes.forEach(run.late::addAll);
     }
 
-    /**
-     * One tenant statement for {@code keys}, within the project's budget of the run.
-     *
-     * @param limit the statement's own timeout (cut to what is left of the allowance after a timeout)
-     * @return null when the project's allowance is spent (nothing was run)
-     */
-    private TenantDb.Verdict query(Run run, Group g, List<String> keys, boolean each, Duration limit)
-            throws CdcFailure {
-        Budget budget = run.budgets.computeIfAbsent(g.projectId(), p -> new Budget());
-        Duration timeout = limit;
-        if (budget.timedOut) {
-            if (budget.allowanceNanos < MIN_STATEMENT_NANOS) {
-                return null;
-            }
-            timeout = Duration.ofNanos(Math.min(budget.allowanceNanos, limit.toNanos()));
+    /** The group's subscribers of these changes could not be checked even alone (late lane). */
+    private void timedOut(Run run, Group g, List<Integer> changes) {
+        metrics.rlsTimeouts.increment();
+        for (int i : changes) {
+            run.timedOut
+                    .computeIfAbsent(i, k -> new ArrayList<>())
+                    .addAll(g.subsByChange().get(i));
         }
+    }
+
+    /** One tenant statement for {@code keys} with this lane's statement timeout. */
+    private TenantDb.Verdict query(Group g, List<String> keys, boolean each) throws CdcFailure {
         metrics.rlsQueries.increment();
-        long started = System.nanoTime();
         TenantDb.Verdict v;
         try {
             v = each
                     ? tenant.visibleEach(
-                            new ProjectIdentity(g.projectId()), g.pgRole(), g.claims(), g.table(), keys, timeout)
+                            new ProjectIdentity(g.projectId()),
+                            g.pgRole(),
+                            g.claims(),
+                            g.table(),
+                            keys,
+                            statementTimeout)
                     : tenant.visibleKeys(
-                            new ProjectIdentity(g.projectId()), g.pgRole(), g.claims(), g.table(), keys, timeout);
+                            new ProjectIdentity(g.projectId()),
+                            g.pgRole(),
+                            g.claims(),
+                            g.table(),
+                            keys,
+                            statementTimeout);
         } catch (TenantDb.Unavailable e) {
             // no tenant text in here: the message is the driver's or the pool's
             throw CdcFailure.retriable(
                     CdcReason.POSTGRES_UNAVAILABLE, "RLS check on " + describe(g) + ": " + e.getMessage(), e);
         }
-        if (budget.timedOut) {
-            budget.allowanceNanos -= System.nanoTime() - started;
-        }
         if (v instanceof TenantDb.Verdict.Failed f && f.failure().kind() == TenantDb.Kind.TIMEOUT) {
             metrics.rlsTimeouts.increment();
-            if (!budget.timedOut) {
-                budget.timedOut = true;
-                budget.allowanceNanos = statementTimeout.toNanos();
-            }
         }
         return v;
     }
@@ -379,10 +406,8 @@ public final class RlsPolicy implements AccessPolicy {
 
     private void fail(Group g, TenantDb.Failure failure, int subscriptions) {
         LogCode code = failure.kind() == TenantDb.Kind.TIMEOUT ? LogCode.RLS_CHECK_TIMED_OUT : LogCode.RLS_CHECK_FAILED;
-        deny(
-                code,
-                describe(g) + ": SQLState " + failure.sqlState() + ": " + sanitize(failure.tenantText()),
-                subscriptions);
+        // the tenant's error text is not logged: logs reach operators' dashboards (issue 36, C13)
+        deny(code, describe(g) + ": SQLState " + failure.sqlState(), subscriptions);
     }
 
     private static int subscriptions(Group g, Collection<String> keys, Map<String, List<Integer>> byKey) {
@@ -395,9 +420,9 @@ public final class RlsPolicy implements AccessPolicy {
         return n;
     }
 
+    /** The group in log lines: identifiers only, never the claims (a user's data). */
     private static String describe(Group g) {
-        return g.table().schema() + "." + g.table().table() + " role " + g.pgRole() + " claims "
-                + abbreviate(g.claims());
+        return g.table().schema() + "." + g.table().table() + " role " + g.pgRole();
     }
 
     /**
@@ -423,14 +448,5 @@ public final class RlsPolicy implements AccessPolicy {
             k.append(c == 0 ? "" : "\u0000").append(v.isTextual() ? v.asText() : v.toString());
         }
         return k.toString();
-    }
-
-    /** Tenant text for one log line: control characters replaced, at most 200 characters. */
-    private static String sanitize(String text) {
-        return abbreviate(String.valueOf(text).replaceAll("\\p{Cntrl}", " "));
-    }
-
-    private static String abbreviate(String s) {
-        return s.length() > 200 ? s.substring(0, 200) + "..." : s;
     }
 }

@@ -162,6 +162,8 @@ public abstract class SlotReader implements LeaderWork {
         try {
             msg = decoder.decode(rowLsn, row, off, len);
         } catch (MalformedWalRowException e) {
+            // a B or C row, or a change without its schema: no project to charge it to (never
+            // expected from wal2json; a tenant's values are read after the schema, docs/design.md C13)
             throw CdcFailure.retriable(CdcReason.ERROR, "malformed wal2json row: " + e.getMessage(), e);
         }
         if (msg instanceof WalMessage.Change ch) {
@@ -170,18 +172,7 @@ public abstract class SlotReader implements LeaderWork {
             if (project != null) {
                 String delivered = enabled.deliveredName(change.schema(), change.table());
                 if (!delivered.equals(change.table())) { // a partition: delivered under its enabled root (C5)
-                    change = new RowChange(
-                            change.action(),
-                            change.schema(),
-                            delivered,
-                            change.columns(),
-                            change.identity(),
-                            change.pk(),
-                            change.commitLsn(),
-                            change.ordinal(),
-                            change.commitTimestamp(),
-                            change.rowBytes(),
-                            change.cut());
+                    change = change.withTable(delivered);
                 }
                 sink.accept(change, project);
             }

@@ -57,6 +57,8 @@ public final class TenantDb implements AutoCloseable {
      * @param user the login, or null to take the URL's
      * @param password its password, or null
      * @param statementTimeout {@code statement_timeout}
+     * @param lateStatementTimeout the longest {@code statement_timeout} a caller may ask for: the
+     *     late lane's checks (docs/design.md C14); every other statement runs with {@code statementTimeout}
      * @param lockTimeout {@code lock_timeout}
      * @param checkConnections connections for RLS checks (one per shard)
      * @param joinConnections connections join-time casts may use at most
@@ -70,6 +72,7 @@ public final class TenantDb implements AutoCloseable {
             String user,
             String password,
             Duration statementTimeout,
+            Duration lateStatementTimeout,
             Duration lockTimeout,
             int checkConnections,
             int joinConnections,
@@ -154,7 +157,10 @@ public final class TenantDb implements AutoCloseable {
                 Thread.ofPlatform().name("aura-tenant-watchdog").daemon().factory());
         Duration half = settings.statementTimeout().dividedBy(2);
         Watchdog watchdog = new Watchdog(scheduler, terminator, half.compareTo(GRACE) > 0 ? half : GRACE);
-        this.sessions = new TenantSessions(pool, watchdog, settings.statementTimeout(), true, () -> {});
+        Duration longest = settings.lateStatementTimeout().compareTo(settings.statementTimeout()) > 0
+                ? settings.lateStatementTimeout()
+                : settings.statementTimeout();
+        this.sessions = new TenantSessions(pool, watchdog, longest, true, () -> {});
         this.logins = new ProjectLogins(
                 settings,
                 scheduler,

@@ -8,12 +8,17 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.aura.realtime.cdc.EventFixture;
 import dev.aura.realtime.cdc.event.Delivery;
+import dev.aura.realtime.cdc.event.HeldChange;
+import dev.aura.realtime.cdc.event.Quarantined;
+import dev.aura.realtime.cdc.event.RawRow;
 import dev.aura.realtime.cdc.event.RowChange;
 import dev.aura.realtime.cdc.event.View;
 import dev.aura.realtime.cdc.failure.CdcFailure;
 import dev.aura.realtime.cdc.failure.CdcReason;
+import dev.aura.realtime.cdc.failure.RowFault;
 import dev.aura.realtime.cdc.fence.FencedException;
 import dev.aura.realtime.cdc.fence.LeaderGate;
+import dev.aura.realtime.cdc.health.RowFaultLedger;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
 import dev.aura.realtime.cdc.publish.ChangePublisher;
 import dev.aura.realtime.cdc.registry.SubscriptionRegistry;
@@ -43,6 +48,12 @@ class ShardedPipelineTest {
     private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     private final CdcMetrics metrics = new CdcMetrics(meters);
     private AccessPolicy policy = ShardedPipelineTest::allowEveryMatch;
+    private final List<Kept> quarantined = new CopyOnWriteArrayList<>();
+    private final RowFaultLedger ledger = new RowFaultLedger(java.time.Clock.systemUTC());
+
+    /** A change kept in its project's quarantine. */
+    private record Kept(HeldChange change, Quarantined why) {}
+
     private ShardedPipeline pipeline;
 
     @AfterEach
@@ -129,6 +140,7 @@ class ShardedPipelineTest {
                         .filter("allowed"::equals)
                         .toList())
                 .map(ShardedPipelineTest::fullView)
+                .map(AccessPolicy.Decision::deliver)
                 .toList();
         start(1, 8);
         pipeline.accept(change("p1", 1), "p1");
@@ -234,17 +246,86 @@ class ShardedPipelineTest {
     }
 
     @Test
-    void aBugInAShardFailsTheBatchAsError() throws Exception {
+    void aBugInOneChangesCheckIsThatChangesFault_theRunGoesOnAndTheChangeIsQuarantined() throws Exception {
         registry.bind("p1", "t", "sub-1");
+        registry.bind("p2", "t", "sub-2");
         policy = batch -> {
-            throw new IllegalStateException("a bug");
+            if (batch.stream().anyMatch(c -> c.event().projectId().equals("p1"))) {
+                throw new IllegalStateException("a bug, quoting the tenant's 'secret'");
+            }
+            return allowEveryMatch(batch);
         };
         start(1, 8);
         pipeline.accept(change("p1", 1), "p1");
+        pipeline.accept(change("p2", 2), "p2");
+        pipeline.flush(); // the batch completes: the slot may advance past the poison
 
-        assertThatThrownBy(pipeline::flush)
-                .isInstanceOfSatisfying(
-                        CdcFailure.class, f -> assertThat(f.reason()).isEqualTo(CdcReason.ERROR));
+        assertThat(quarantined).singleElement().satisfies(q -> {
+            assertThat(q.change().projectId()).isEqualTo("p1");
+            assertThat(q.why().fault()).isEqualTo(RowFault.INTERNAL);
+            assertThat(q.why().stage()).isEqualTo("check");
+            assertThat(q.why().detail()).doesNotContain("secret");
+        });
+        assertThat(publisher.events).hasSize(2);
+        JsonNode error = publisher.events.get(0).body();
+        assertThat(error.path("allowed_sub_ids").toString()).isEqualTo("[\"sub-1\"]");
+        assertThat(error.path("data").path("errors").toString()).isEqualTo("[\"Error 500: Internal Server Error\"]");
+        assertThat(error.path("data").path("record").size()).isZero();
+        assertThat(publisher
+                        .events
+                        .get(1)
+                        .body()
+                        .path("data")
+                        .path("record")
+                        .path("id")
+                        .asInt())
+                .isEqualTo(2);
+        assertThat(ledger.snapshot().projects()).containsOnlyKeys("p1");
+    }
+
+    @Test
+    void aChangeThatCannotBeBuiltIsItsProjectsFault_toldToTheTablesBindingsWithoutValues() throws Exception {
+        registry.bind("p1", "t", "sub-1");
+        start(1, 8);
+        RowChange poison = new RowChange(
+                'I',
+                "project_p1",
+                "t",
+                List.of(),
+                List.of(),
+                List.of(),
+                Lsn.parse("0/2000"),
+                0,
+                "2026-01-02T03:04:05Z",
+                RawRow.of("{\"action\":\"I\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+                false,
+                "a value of the row could not be decoded (StreamConstraintsException)");
+        pipeline.accept(poison, "p1");
+        pipeline.accept(change("p1", 3), "p1");
+        pipeline.flush();
+
+        assertThat(quarantined).singleElement().satisfies(q -> {
+            assertThat(q.why().fault()).isEqualTo(RowFault.UNPROCESSABLE);
+            assertThat(q.why().stage()).isEqualTo("decode");
+            assertThat(q.change().raw().text()).isEqualTo("{\"action\":\"I\"}");
+        });
+        assertThat(publisher.events)
+                .extracting(e -> e.body().path("data").path("errors").toString())
+                .containsExactly("[\"Error 422: Unprocessable Entity\"]", "null");
+    }
+
+    @Test
+    void aTopicTooLongForANatsSubjectIsQuarantined_andTheRunGoesOn() throws Exception {
+        registry.bind("p1", "t", "sub-1");
+        start(1, 8);
+        pipeline.accept(message("p1", 1, "e", "t".repeat(4_000)), "p1");
+        pipeline.accept(change("p1", 2), "p1");
+        pipeline.flush();
+        assertThat(quarantined).singleElement().satisfies(q -> {
+            assertThat(q.why().fault()).isEqualTo(RowFault.TOO_LARGE);
+            assertThat(q.why().detail()).contains("topic");
+        });
+        assertThat(publisher.events).singleElement();
     }
 
     @Test
@@ -299,7 +380,9 @@ class ShardedPipelineTest {
                 registry,
                 policy,
                 publisher,
-                metrics);
+                metrics,
+                new ShardedPipeline.Containment(
+                        (change, why) -> quarantined.add(new Kept(change, why)), ledger, null, null));
         pipeline.start();
     }
 
@@ -359,7 +442,7 @@ class ShardedPipelineTest {
                 Lsn.parse("0/" + Integer.toHexString(0x1000 + id).toUpperCase()),
                 0,
                 "2026-01-02T03:04:05Z",
-                (int) bytes,
+                new RawRow(new byte[(int) bytes], 0, (int) bytes),
                 false);
     }
 
@@ -367,10 +450,11 @@ class ShardedPipelineTest {
         return meters.get(name).counter().count();
     }
 
-    private static List<List<Delivery>> allowEveryMatch(List<AccessPolicy.Candidates> batch) {
+    private static List<AccessPolicy.Decision> allowEveryMatch(List<AccessPolicy.Candidates> batch) {
         return batch.stream()
                 .map(c -> c.matched().stream().map(SubscriptionEntry::subId).toList())
                 .map(ShardedPipelineTest::fullView)
+                .map(AccessPolicy.Decision::deliver)
                 .toList();
     }
 
@@ -393,12 +477,16 @@ class ShardedPipelineTest {
 
     /** An INSERT into the project's messages table: a broadcast on topic {@code room}. */
     private static RowChange message(String project, int n, String event) {
+        return message(project, n, event, "room");
+    }
+
+    private static RowChange message(String project, int n, String event, String topic) {
         return EventFixture.change(
                 'I',
                 "project_" + project + "_realtime",
                 "messages",
                 List.of(
-                        EventFixture.column("topic", 25, JSON.textNode("room")),
+                        EventFixture.column("topic", 25, JSON.textNode(topic)),
                         EventFixture.column("extension", 25, JSON.textNode("broadcast")),
                         EventFixture.column("event", 25, JSON.textNode(event)),
                         EventFixture.column("payload", 3802, JSON.textNode("{\"n\": " + n + "}")),

@@ -107,7 +107,8 @@ public final class EnvVars {
             "CDC_TENANT_STATEMENT_TIMEOUT_MS",
             "250",
             "ms",
-            "statement_timeout of tenant SQL; a check that takes longer denies its subscribers for that change");
+            "statement_timeout of tenant SQL in the shards; a project whose check takes longer goes to its late lane"
+                    + " (docs/design.md C14)");
     public static final EnvVar CDC_TENANT_LOCK_TIMEOUT_MS = new EnvVar(
             "CDC_TENANT_LOCK_TIMEOUT_MS",
             "100",
@@ -383,6 +384,26 @@ public final class EnvVars {
             "5000",
             "ms",
             "How often the cdc-worker re-reads which projects have resume on and creates, updates or deletes their history streams");
+    public static final EnvVar CDC_LATE_CHECK_TIMEOUT_MS = new EnvVar(
+            "CDC_LATE_CHECK_TIMEOUT_MS",
+            "2000",
+            "ms",
+            "statement_timeout of a slow project's checks in its late lane; a change whose check takes longer alone"
+                    + " is quarantined and its subscribers get Error 504 (docs/design.md C14)");
+    public static final EnvVar CDC_LATE_LANE_BYTES = new EnvVar(
+            "CDC_LATE_LANE_BYTES",
+            "16777216",
+            "bytes",
+            "Most bytes of changes one project's late lane holds (a JetStream stream); past it the project's"
+                    + " changes are quarantined and its subscribers get Error 503 (docs/design.md C14)");
+    public static final EnvVar CDC_QUARANTINE_BYTES = new EnvVar(
+            "CDC_QUARANTINE_BYTES",
+            "67108864",
+            "bytes",
+            "Most bytes one project's quarantine keeps (a JetStream stream; the oldest entries go first;"
+                    + " docs/operations.md, Quarantine)");
+    public static final EnvVar CDC_QUARANTINE_MAX_AGE_HOURS =
+            new EnvVar("CDC_QUARANTINE_MAX_AGE_HOURS", "168", "hours", "How long a quarantined change is kept");
     public static final EnvVar RESUME_BUCKET_MAX_BYTES = new EnvVar(
             "RESUME_BUCKET_MAX_BYTES",
             "33554432",
@@ -432,6 +453,10 @@ public final class EnvVars {
             AURA_HISTORY_STORAGE,
             AURA_HISTORY_REPLICAS,
             AURA_HISTORY_REFRESH_MS,
+            CDC_LATE_CHECK_TIMEOUT_MS,
+            CDC_LATE_LANE_BYTES,
+            CDC_QUARANTINE_BYTES,
+            CDC_QUARANTINE_MAX_AGE_HOURS,
             LEADER_ELECTION,
             LEASE_NAME,
             LEASE_NAMESPACE,
