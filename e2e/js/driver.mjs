@@ -72,10 +72,56 @@ function fromJsonSafe(value) {
   return value
 }
 
+// JSON.stringify recurses: a payload nested some thousands of levels (the product carries 4,096,
+// docs/design.md C13) overflows V8's stack. This one walks the value with a stack of its own.
+function stringifyDeep(root) {
+  try {
+    return JSON.stringify(root, toJsonSafe)
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err
+  }
+  const prepare = (key, value) => {
+    if (value !== null && typeof value === 'object' && typeof value.toJSON === 'function') value = value.toJSON(key)
+    return toJsonSafe(key, value)
+  }
+  let out = ''
+  const stack = []
+  let value = prepare('', root)
+  for (;;) {
+    if (value !== null && typeof value === 'object') {
+      const isArray = Array.isArray(value)
+      const keys = isArray ? null : Object.keys(value).filter((k) => value[k] !== undefined && typeof value[k] !== 'function')
+      out += isArray ? '[' : '{'
+      stack.push({ obj: value, isArray, keys, i: 0 })
+    } else {
+      out += value === undefined || typeof value === 'function' ? 'null' : JSON.stringify(value)
+    }
+    for (;;) {
+      const top = stack[stack.length - 1]
+      if (!top) return out
+      const n = top.isArray ? top.obj.length : top.keys.length
+      if (top.i < n) {
+        if (top.i > 0) out += ','
+        if (top.isArray) {
+          value = prepare(String(top.i), top.obj[top.i])
+        } else {
+          const k = top.keys[top.i]
+          out += JSON.stringify(k) + ':'
+          value = prepare(k, top.obj[k])
+        }
+        top.i++
+        break
+      }
+      out += top.isArray ? ']' : '}'
+      stack.pop()
+    }
+  }
+}
+
 function emit(event) {
   let line
   try {
-    line = JSON.stringify(event, toJsonSafe)
+    line = stringifyDeep(event)
   } catch (err) {
     line = JSON.stringify({ type: 'exception', message: `cannot serialise ${event?.type} event: ${err.message}` })
   }
@@ -121,7 +167,13 @@ function requireChannel(name) {
 }
 
 function logToStderr(kind, msg, data) {
-  process.stderr.write(`[realtime-js] ${kind}: ${msg} ${data === undefined ? '' : JSON.stringify(data, toJsonSafe)}\n`)
+  let text
+  try {
+    text = data === undefined ? '' : stringifyDeep(data)
+  } catch (err) {
+    text = `(not printable: ${err.message})`
+  }
+  process.stderr.write(`[realtime-js] ${kind}: ${msg} ${text.length > 4000 ? text.slice(0, 4000) + '...' : text}\n`)
 }
 
 const handlers = {

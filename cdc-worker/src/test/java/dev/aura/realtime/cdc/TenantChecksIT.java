@@ -49,7 +49,8 @@ class TenantChecksIT {
         List<String> out = new ArrayList<>();
         for (CdcFixture.Received r : fx.received) {
             if (table.equals(r.data().get("table").asText())
-                    && r.body().get("allowed_sub_ids").toString().contains(subId)) {
+                    && r.body().get("allowed_sub_ids").toString().contains(subId)
+                    && r.data().path("record").has("body")) {
                 out.add(r.data().get("record").get("body").asText());
             }
         }
@@ -90,6 +91,24 @@ class TenantChecksIT {
         assertThat(fx.received.toString()).doesNotContain("TENANT-TEXT");
     }
 
+    /** The {@code errors} of the value-less events {@code subId} received for {@code table}. */
+    private static List<String> errorsFor(String subId, String table) {
+        List<String> out = new ArrayList<>();
+        for (CdcFixture.Received r : fx.received) {
+            if (table.equals(r.data().get("table").asText())
+                    && r.body().get("allowed_sub_ids").toString().contains(subId)
+                    && r.data().path("errors").isArray()) {
+                r.data().get("errors").forEach(e -> out.add(e.asText()));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Slow is late, not lost (docs/design.md C14): the batch's check times out, so the project's
+     * changes go to its late lane, where each is checked alone; the one whose check cannot finish
+     * even alone reaches its subscriber as {@code Error 504} (and the quarantine), never silence.
+     */
     @Test
     void aSlowRowTimesOutAloneAndAStatementThatCatchesItsTimeoutIsTerminated() throws Exception {
         fx.sql("CREATE FUNCTION \"" + fx.schema + "\".stubborn(b text) RETURNS boolean LANGUAGE plpgsql AS $$"
@@ -105,6 +124,7 @@ class TenantChecksIT {
         // the watchdog ended the stubborn statements long before their 30 s
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(15));
         assertThat(bodiesFor(anon, "stubborn")).containsExactly("fast one", "fast two", "later");
+        assertThat(errorsFor(anon, "stubborn")).containsExactly("Error 504: Gateway Timeout");
         assertThat(fx.queryOne("SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%stubborn%'"
                         + " AND usename = '" + fx.slot + "_tenant' AND state = 'active'"))
                 .isEqualTo("0");

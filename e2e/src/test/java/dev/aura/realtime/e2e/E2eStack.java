@@ -119,6 +119,11 @@ public final class E2eStack implements AutoCloseable {
         return cdc;
     }
 
+    /** The cdc-worker's control API as a project admin calls it. */
+    public ControlApiClient control() {
+        return control;
+    }
+
     public ServiceProcess cdcWorker() {
         return cdc;
     }

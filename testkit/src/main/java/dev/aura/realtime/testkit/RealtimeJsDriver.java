@@ -160,6 +160,20 @@ final class RealtimeJsDriver implements AutoCloseable {
         }
     }
 
+    /**
+     * An event as text, at most 2,000 characters (JsonNode.toString() refuses what is nested over
+     * Jackson's default 1,000 levels, and a 2 MB value makes no useful failure message).
+     */
+    static String text(JsonNode event) {
+        String s;
+        try {
+            s = JSON.writeValueAsString(event);
+        } catch (JsonProcessingException e) {
+            s = "(not printable: " + e.getOriginalMessage() + ")";
+        }
+        return s.length() > 2_000 ? s.substring(0, 2_000) + "... (" + s.length() + " characters)" : s;
+    }
+
     private void readEvents() {
         try (BufferedReader lines =
                 new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {

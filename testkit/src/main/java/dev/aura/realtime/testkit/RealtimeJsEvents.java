@@ -116,7 +116,11 @@ final class RealtimeJsEvents {
     private static String describe(List<JsonNode> events) {
         StringBuilder text = new StringBuilder();
         for (int i = 0; i < events.size(); i++) {
-            text.append("  [").append(i).append("] ").append(events.get(i)).append('\n');
+            text.append("  [")
+                    .append(i)
+                    .append("] ")
+                    .append(RealtimeJsDriver.text(events.get(i)))
+                    .append('\n');
         }
         return text.isEmpty() ? "  (none)" : text.toString();
     }

@@ -128,7 +128,9 @@ final class QuarantineApi {
                 if (e.seq() > to) {
                     break;
                 }
-                s.store(ProjectStreams.Kind.LATE, e.change(), null).join();
+                // its own message id: the lane stored this event id before, maybe within the duplicate window
+                s.store(ProjectStreams.Kind.LATE, e.change(), null, "@q" + e.seq())
+                        .join();
                 if (remove) {
                     s.delete(ProjectStreams.Kind.QUARANTINE, project, e.seq(), e.lastSeq());
                 }

@@ -7,7 +7,6 @@ import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.util.TokenBuffer;
 import dev.aura.realtime.cdc.event.RawValue;
 import dev.aura.realtime.common.wire.WireJson;
 import java.io.IOException;
@@ -109,13 +108,14 @@ public final class ValueMapper {
      * into a string: it fails the change, which becomes its project's {@code too_large} fault (C13).
      */
     private void writeJsonText(JsonGenerator g, String text) throws IOException {
-        TokenBuffer tokens = new TokenBuffer(mapper, false);
+        // Two passes over the text, no buffer: the first checks it is exactly one JSON value
+        // (a TokenBuffer would add its own, default, nesting limit of 1,000 levels).
         try (JsonParser p = JSON.createParser(text)) {
             if (p.nextToken() == null) {
                 g.writeString(text);
                 return;
             }
-            tokens.copyCurrentStructure(p);
+            p.skipChildren();
             if (p.nextToken() != null) {
                 g.writeString(text);
                 return;
@@ -126,9 +126,9 @@ public final class ValueMapper {
             g.writeString(text);
             return;
         }
-        try (JsonParser replay = tokens.asParser()) {
-            replay.nextToken();
-            g.copyCurrentStructureExact(replay);
+        try (JsonParser p = JSON.createParser(text)) {
+            p.nextToken();
+            g.copyCurrentStructureExact(p);
         }
     }
 

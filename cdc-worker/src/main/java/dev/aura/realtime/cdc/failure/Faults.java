@@ -73,13 +73,23 @@ public final class Faults {
                         || message.contains("exceeds"));
     }
 
-    /** Our own words for a throwable: its class, never its message (which may quote a tenant's data). */
+    /**
+     * Our own words for a throwable: its class and those of its causes, and where it was thrown,
+     * never a message (which may quote a tenant's data).
+     */
     public static String describe(Throwable t) {
         if (t instanceof RowFaultException r) {
             return r.getMessage();
         }
+        StringBuilder s = new StringBuilder(t.getClass().getName());
+        int depth = 0;
+        for (Throwable c = t.getCause(); c != null && c != t && depth < 4; c = c.getCause(), depth++) {
+            s.append(" < ").append(c.getClass().getName());
+        }
         StackTraceElement[] at = t.getStackTrace();
-        String where = at.length == 0 ? "" : " at " + at[0].getClassName() + "." + at[0].getMethodName();
-        return t.getClass().getName() + where;
+        if (at.length > 0) {
+            s.append(" at ").append(at[0].getClassName()).append('.').append(at[0].getMethodName());
+        }
+        return s.toString();
     }
 }

@@ -130,6 +130,16 @@ public final class ProjectStreams {
      * @return the ack of its last part (the stream's sequence of the change)
      */
     public CompletableFuture<PublishAck> store(Kind kind, HeldChange change, Quarantined why) throws CdcFailure {
+        return store(kind, change, why, "");
+    }
+
+    /**
+     * As {@link #store(Kind, HeldChange, Quarantined)}, the JetStream message id extended by
+     * {@code idSuffix}: a re-publish from the quarantine stores the change again although its event
+     * id was stored in the same lane within the duplicate window.
+     */
+    public CompletableFuture<PublishAck> store(Kind kind, HeldChange change, Quarantined why, String idSuffix)
+            throws CdcFailure {
         ensure(kind, change.projectId());
         byte[] row = change.raw().bytes();
         int partBytes = (int) Math.max(1024, Math.min(Integer.MAX_VALUE, publisher.maxPayload() - HEADER_ROOM));
@@ -137,7 +147,7 @@ public final class ProjectStreams {
         CompletableFuture<PublishAck> last = null;
         for (int i = 0; i < parts; i++) {
             Headers h = headers(change, why);
-            String id = change.eventId();
+            String id = change.eventId() + idSuffix;
             byte[] body = row;
             if (parts > 1) {
                 h.add(PART, (i + 1) + "/" + parts);

@@ -236,6 +236,63 @@ class PoisonRowsE2EIT {
         assertThat(health().path("cdc_active").asBoolean()).isTrue();
     }
 
+    /**
+     * A change whose check cannot finish even alone in the late lane reaches its subscriber as
+     * {@code Error 504} and stays in the quarantine; once the tenant fixed its policy, an operator
+     * re-publishes it and the subscriber receives the row itself (docs/operations.md, "Quarantine").
+     */
+    @Test
+    void aChangeQuarantinedForItsSlowPolicyIsDeliveredWhenRepublishedAfterTheFix() throws Exception {
+        String t = stack.table("stubborn");
+        stack.sql(
+                "CREATE TABLE " + t + " (id int PRIMARY KEY, body text)",
+                "GRANT SELECT ON " + t + " TO aura_anon, aura_authenticated",
+                "ALTER TABLE " + t + " ENABLE ROW LEVEL SECURITY",
+                "CREATE FUNCTION \"" + stack.schema + "\".slow_for(b text) RETURNS boolean LANGUAGE sql AS"
+                        + " $$ SELECT CASE WHEN b = 'slow' THEN (SELECT true FROM pg_sleep(5)) ELSE true END $$",
+                "CREATE POLICY p ON " + t + " FOR SELECT USING (\"" + stack.schema + "\".slow_for(body))");
+        stack.enable("stubborn");
+        aChanges.channel("a-stubborn");
+        aChanges.onPostgresChanges("a-stubborn", Map.of("event", "INSERT", "schema", "public", "table", "stubborn"));
+        aChanges.subscribeAndAwait("a-stubborn", T);
+        int mark = aChanges.eventCount();
+        stack.sql("INSERT INTO " + t + " VALUES (1, 'slow'), (2, 'fast')");
+        aChanges.awaitEvent(mark, e -> change(e, "stubborn", 2), T);
+        JsonNode error = aChanges.awaitEvent(
+                mark,
+                e -> "postgres_changes".equals(e.path("type").asText())
+                        && "stubborn".equals(e.path("payload").path("table").asText())
+                        && e.path("payload").path("errors").toString().contains("Error 504: Gateway Timeout"),
+                T);
+        assertThat(error.path("payload").path("new").size())
+                .as("no values in the error event")
+                .isZero();
+        JsonNode kept = awaitQuarantined(e -> e.path("fault").asText().equals("check_timed_out")
+                && e.path("table").asText().equals("stubborn"));
+
+        // the tenant fixes its policy; the operator re-publishes what was kept
+        stack.sql("CREATE OR REPLACE FUNCTION \"" + stack.schema + "\".slow_for(b text) RETURNS boolean"
+                + " LANGUAGE sql AS $$ SELECT true $$");
+        int before = aChanges.eventCount();
+        HttpResponse<String> r = HTTP.send(
+                HttpRequest.newBuilder(URI.create(
+                                "http://127.0.0.1:" + stack.cdcPort + "/v1/db/" + a + "/realtime/quarantine/republish"))
+                        .header("apikey", stack.tokens.serviceRole(a))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(
+                                "{\"from\": " + kept.path("seq").asLong() + ", \"to\": "
+                                        + kept.path("seq").asLong() + ", \"remove\": true}"))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(202);
+        assertThat(JSON.readTree(r.body()).path("republished").asInt()).isEqualTo(1);
+        JsonNode delivered = aChanges.awaitEvent(before, e -> change(e, "stubborn", 1), T);
+        assertThat(delivered.path("payload").path("new").path("body").asText()).isEqualTo("slow");
+        assertThat(quarantine().path("entries").toString())
+                .doesNotContain(kept.path("event_id").asText());
+        victimDeliversWithin(VICTIM_BOUND);
+    }
+
     // ---- what holds after every attack -----------------------------------------------------------
 
     /**
