@@ -123,7 +123,9 @@ public final class LateLane implements AutoCloseable {
     private final Clock clock;
     private final ConcurrentHashMap<String, Lane> lanes = new ConcurrentHashMap<>();
     private final Holds holds = new SharedLaneHolds();
-    private volatile Function<java.util.function.Supplier<LeaderGate>, BatchPublisher> batches;
+    /** The lane's batch step (late-lane policy, no further lane), used by the lane's thread only. */
+    private volatile BatchPublisher batches;
+
     private volatile LeaderGate gate;
     private volatile boolean leading;
     private volatile boolean closed;
@@ -147,9 +149,9 @@ public final class LateLane implements AutoCloseable {
         this.clock = clock;
     }
 
-    /** The lane's own batch step (late-lane policy, no further lane), made by the pipeline. */
+    /** The lane's own batch step (late-lane policy, no further lane), made by the pipeline; fenced by the lane's gate. */
     void useBatches(Function<java.util.function.Supplier<LeaderGate>, BatchPublisher> factory) {
-        this.batches = factory;
+        this.batches = factory.apply(() -> gate);
     }
 
     Holds holds() {
@@ -301,8 +303,7 @@ public final class LateLane implements AutoCloseable {
                 works.add(new BatchPublisher.Work(change, lane.projectId));
             }
         }
-        LeaderGate g = gate;
-        batches.apply(() -> g).publish(works);
+        batches.publish(works);
         publisher.flush(settings.flushTimeout());
         long last = batch.get(batch.size() - 1).lastSeq();
         streams.purgeBelow(ProjectStreams.Kind.LATE, lane.projectId, last + 1);
