@@ -27,6 +27,7 @@ import org.slf4j.Logger;
  * 1  transport (Netty server, pipelines, HTTP routing, SSE)
  * 2  session (connections, joins, channel lifecycle, limits)
  * 3  fanout  presence  resume (postgres_changes resume: records, history reads, the replay seam)
+ *    quota (per-project limits, counted across replicas)
  * 4  history (what fanout records and replays)  relay (NATS: carries protocol's broadcasts)
  * 5  protocol (Phoenix codec, vsn 1/2, SSE events, UserBroadcast)
  * 6  config  metrics  log
@@ -49,6 +50,7 @@ class ArchitectureTest {
             Map.entry("fanout", 3),
             Map.entry("presence", 3),
             Map.entry("resume", 3),
+            Map.entry("quota", 3),
             Map.entry("history", 4),
             Map.entry("relay", 4),
             Map.entry("protocol", 5),
@@ -77,6 +79,7 @@ class ArchitectureTest {
                 .resideInAnyPackage(
                         FRONT + ".transport..",
                         FRONT + ".session..",
+                        FRONT + ".quota..",
                         FRONT + ".fanout..",
                         FRONT + ".history..",
                         FRONT + ".protocol..")
@@ -90,7 +93,7 @@ class ArchitectureTest {
     void channelHandlersUseRelayAndPresenceThroughInterfacesOnly() {
         noClasses()
                 .that()
-                .resideInAPackage(FRONT + ".session..")
+                .resideInAnyPackage(FRONT + ".session..", FRONT + ".quota..")
                 .should()
                 .dependOnClassesThat(DescribedPredicate.describe(
                         "implementations in relay or presence",

@@ -6,6 +6,7 @@ import dev.aura.realtime.front.fanout.Fanout;
 import dev.aura.realtime.front.fanout.LocalTopics;
 import dev.aura.realtime.front.metrics.FrontMetrics;
 import dev.aura.realtime.front.presence.PresenceExtension;
+import dev.aura.realtime.front.quota.ProjectQuotas;
 import dev.aura.realtime.front.relay.BroadcastPublisher;
 import dev.aura.realtime.front.relay.ChannelAccessClient;
 import dev.aura.realtime.front.relay.SubscriptionChecker;

@@ -6,6 +6,7 @@ import dev.aura.realtime.front.protocol.PhoenixMessage;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.Replies;
 import dev.aura.realtime.front.protocol.Topics;
+import dev.aura.realtime.front.quota.ProjectQuotas;
 
 /**
  * {@code phx_join} of one connection (event loop only).

@@ -1,6 +1,7 @@
 package dev.aura.realtime.front.session;
 
 import dev.aura.realtime.front.config.FrontConfig;
+import dev.aura.realtime.front.quota.ProjectQuotas;
 
 /**
  * Per-connection limits (docs/design.md D8). The per-project ones, channels per client and

@@ -6,7 +6,7 @@ import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.Vsn;
-import dev.aura.realtime.front.session.ProjectQuotas;
+import dev.aura.realtime.front.quota.ProjectQuotas;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
