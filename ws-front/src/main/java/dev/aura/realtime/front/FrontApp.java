@@ -147,7 +147,7 @@ public final class FrontApp implements AutoCloseable {
                     config.dedupeWindowEvents(),
                     config.dedupeWindowBytes());
             started.push(relay);
-            JsonFrames json = new JsonFrames(mapper);
+            JsonFrames json = new JsonFrames(mapper, config.maxBindingsPerJoin());
             BinaryFrames binary = new BinaryFrames(json);
             LocalTopics topics = new LocalTopics();
             HistoryStore history = new HistoryStore(

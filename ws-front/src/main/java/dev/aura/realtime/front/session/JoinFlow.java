@@ -2,6 +2,7 @@ package dev.aura.realtime.front.session;
 
 import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.front.protocol.JoinConfig;
 import dev.aura.realtime.front.protocol.PhoenixMessage;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.Replies;
@@ -74,15 +75,8 @@ final class JoinFlow {
             replyError(j, Reasons.TOO_MANY_JOINS);
             return;
         }
-        // parsed first (locally, bounded by the per-connection join rate) for what the join costs;
-        // a payload refusal is still replied in its place below
-        JoinRequest request = null;
-        String refusal = null;
-        try {
-            request = JoinRequest.parse(j.payload(), services.limits().maxBindingsPerJoin());
-        } catch (JoinRequest.Refused e) {
-            refusal = e.reason();
-        }
+        // typed by the codec: what the join costs; a payload refusal is still replied in its place below
+        JoinConfig request = j.config();
         String projectId = session.apiKeyClaims().projectId();
         String overQuota = services.quotas().admitJoin(projectId, request == null ? 0 : request.checks());
         if (overQuota != null) {
@@ -99,8 +93,8 @@ final class JoinFlow {
             replyError(j, Reasons.TOO_MANY_CHANNELS);
             return;
         }
-        if (refusal != null) {
-            replyError(j, refusal);
+        if (j.refusal() != null) {
+            replyError(j, j.refusal());
             return;
         }
         Claims claims = session.apiKeyClaims();

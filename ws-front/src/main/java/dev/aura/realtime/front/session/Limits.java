@@ -11,7 +11,6 @@ import dev.aura.realtime.front.quota.ProjectQuotas;
  * @param maxEventsPerSecond client events (broadcast, presence) per connection per second
  * @param maxPresenceEventsPerSecond presence pushes (track, untrack) per connection per second
  * @param maxOutboundBytes queued outbound bytes that disconnect a client at once
- * @param maxBindingsPerJoin postgres_changes bindings in one join
  * @param maxPresencePayloadBytes serialised bytes of one presence track payload
  * @param replicationReadyTimeoutMs how long a join with {@code config.broadcast.replication_ready}
  *     waits for changes to flow before its {@code system} error
@@ -21,7 +20,6 @@ public record Limits(
         int maxEventsPerSecond,
         int maxPresenceEventsPerSecond,
         long maxOutboundBytes,
-        int maxBindingsPerJoin,
         int maxPresencePayloadBytes,
         long replicationReadyTimeoutMs) {
     public static Limits from(FrontConfig config) {
@@ -30,7 +28,6 @@ public record Limits(
                 config.maxEventsPerSecond(),
                 config.presence().maxEventsPerSecond(),
                 config.maxOutboundBytes(),
-                config.maxBindingsPerJoin(),
                 config.maxPresencePayloadBytes(),
                 config.replicationReadyTimeout().toMillis());
     }

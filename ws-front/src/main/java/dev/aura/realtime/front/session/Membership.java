@@ -1,13 +1,12 @@
 package dev.aura.realtime.front.session;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.front.fanout.ChannelKeys;
 import dev.aura.realtime.front.fanout.PostgresBinding;
 import dev.aura.realtime.front.fanout.Subscriber;
 import dev.aura.realtime.front.presence.PresenceMember;
+import dev.aura.realtime.front.protocol.JoinConfig;
 import dev.aura.realtime.front.protocol.PhoenixMessage;
 import dev.aura.realtime.front.protocol.Topics;
 import java.util.ArrayList;
@@ -29,11 +28,6 @@ import java.util.concurrent.ScheduledFuture;
  * write check with the client events waiting for the first one (event loop only).
  */
 public final class Membership implements Subscriber, PresenceMember {
-    /** {@link #config()} of the channels without a presence key; shared, never modified. */
-    private static final JsonNode PRESENCE_OFF = presenceConfig(false, "");
-
-    private static final JsonNode PRESENCE_ON = presenceConfig(true, "");
-
     private final ClientSession session;
     private final String topic;
     private final String channelName;
@@ -41,7 +35,7 @@ public final class Membership implements Subscriber, PresenceMember {
     private final String joinRef;
     private final boolean self;
     private final boolean ack;
-    private final JsonNode config;
+    private final JoinConfig.Presence presence;
     private final List<PostgresBinding> bindings;
     private final boolean privateChannel;
     private final String channelKey;
@@ -64,7 +58,7 @@ public final class Membership implements Subscriber, PresenceMember {
             String joinRef,
             boolean self,
             boolean ack,
-            JsonNode config,
+            JoinConfig.Presence presence,
             List<PostgresBinding> bindings,
             Claims claims,
             String accessToken,
@@ -76,7 +70,7 @@ public final class Membership implements Subscriber, PresenceMember {
         this.joinRef = joinRef;
         this.self = self;
         this.ack = ack;
-        this.config = extensionConfig(config);
+        this.presence = presence;
         this.bindings = List.copyOf(bindings);
         this.claims = claims;
         this.accessToken = accessToken;
@@ -190,39 +184,16 @@ public final class Membership implements Subscriber, PresenceMember {
     }
 
     /**
-     * The join's {@code config} as extensions read it: only {@code config.presence.enabled} and
-     * {@code config.presence.key} (as boolean and text). Keeping the whole join config cost about a
-     * kilobyte of heap per channel; channels without a presence key share one read-only node. A
-     * private member without presence read sees {@code presence.enabled} false, so it gets no
-     * {@code presence_state} and no diffs (docs/design.md H1).
+     * The join's {@code config.presence}. Only it is kept of the join's config (the whole config
+     * cost about a kilobyte of heap per channel). A private member without presence read sees
+     * {@code enabled} false, so it gets no {@code presence_state} and no diffs (docs/design.md H1).
      */
     @Override
-    public JsonNode config() {
-        if (readPresence) {
-            return config;
+    public JoinConfig.Presence presence() {
+        if (readPresence || !presence.enabled()) {
+            return presence;
         }
-        JsonNode key = config.path("presence").path("key");
-        return key.isMissingNode() ? PRESENCE_OFF : presenceConfig(false, key.asText());
-    }
-
-    private static JsonNode extensionConfig(JsonNode config) {
-        JsonNode presence = config.path("presence");
-        boolean enabled = presence.path("enabled").asBoolean(false);
-        JsonNode key = presence.path("key");
-        String keyText = key.isValueNode() && !key.isNull() ? key.asText() : "";
-        if (keyText.isEmpty()) {
-            return enabled ? PRESENCE_ON : PRESENCE_OFF;
-        }
-        return presenceConfig(enabled, keyText);
-    }
-
-    private static JsonNode presenceConfig(boolean enabled, String key) {
-        ObjectNode config = JsonNodeFactory.instance.objectNode();
-        ObjectNode presence = config.putObject("presence").put("enabled", enabled);
-        if (!key.isEmpty()) {
-            presence.put("key", key);
-        }
-        return config;
+        return presence.key().isEmpty() ? JoinConfig.Presence.OFF : new JoinConfig.Presence(false, presence.key());
     }
 
     @Override

@@ -7,6 +7,7 @@ import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.common.wire.SubscriptionCheck;
 import dev.aura.realtime.front.fanout.PostgresBinding;
 import dev.aura.realtime.front.log.LogCode;
+import dev.aura.realtime.front.protocol.JoinConfig;
 import dev.aura.realtime.front.protocol.PhoenixMessage;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.SystemMessages;
@@ -38,7 +39,7 @@ final class PendingJoin {
     private final ChannelServices services;
     private final ClientSession session;
     private final PhoenixMessage.Join join;
-    private final JoinRequest request;
+    private final JoinConfig request;
     private final Claims claims;
     private final boolean privateChannel;
     private final CompletableFuture<PrivateChannels.Gate> gate;
@@ -53,19 +54,18 @@ final class PendingJoin {
     /** The reply (ok or error) after the channel went live was sent, or is no longer wanted. */
     private boolean replied;
 
-    PendingJoin(JoinFlow flow, PhoenixMessage.Join join, JoinRequest request, Claims claims) {
+    PendingJoin(JoinFlow flow, PhoenixMessage.Join join, JoinConfig request, Claims claims) {
         this.flow = flow;
         this.services = flow.services;
         this.session = flow.session;
         this.join = join;
         this.request = request;
         this.claims = claims;
-        this.privateChannel = request.isPrivate();
+        this.privateChannel = request.privateChannel();
         this.gate = flow.privateChannels.gate(topic().substring(JoinFlow.PREFIX_LENGTH), privateChannel, claims);
         this.resume = ResumeJoin.of(flow.services, request, claims, join.topic());
-        this.deadline = request.waitMs() > 0 && !request.bindings().isEmpty()
-                ? System.nanoTime() + request.waitMs() * 1_000_000
-                : 0;
+        long waitMs = request.postgresChangesOptions().waitMs();
+        this.deadline = waitMs > 0 && !request.bindings().isEmpty() ? System.nanoTime() + waitMs * 1_000_000 : 0;
     }
 
     private String topic() {
@@ -82,7 +82,7 @@ final class PendingJoin {
      */
     void start() {
         List<CompletableFuture<Outcome>> asked = new ArrayList<>();
-        for (JoinRequest.Binding b : request.distinct()) {
+        for (JoinConfig.Binding b : request.distinct()) {
             asked.add(check(new SubscriptionCheck.Request(
                     claims.projectId(), b.table(), b.filter(), b.event(), claims.role(), b.select())));
         }
@@ -162,7 +162,8 @@ final class PendingJoin {
     }
 
     private String subscribeTimeout() {
-        return "PostgresChangesSubscribeTimeout: postgres_changes did not become active within " + request.waitMs()
+        return "PostgresChangesSubscribeTimeout: postgres_changes did not become active within "
+                + request.postgresChangesOptions().waitMs()
                 + " ms";
     }
 
@@ -175,9 +176,9 @@ final class PendingJoin {
         // with resume, the sub ids are the adopted record's (or fresh ones it claimed)
         resumePlan = resume == null ? null : resume.lookup().join();
         List<PostgresBinding> bindings = new ArrayList<>();
-        List<JoinRequest.Binding> distinct = request.distinct();
+        List<JoinConfig.Binding> distinct = request.distinct();
         for (int i = 0; i < distinct.size(); i++) {
-            JoinRequest.Binding b = distinct.get(i);
+            JoinConfig.Binding b = distinct.get(i);
             String subId = resumePlan == null ? UUID.randomUUID().toString() : resume.subId(resumePlan, i);
             bindings.add(new PostgresBinding(b.id(), subId, b.event(), b.table(), b.filter(), b.echo(), b.select()));
         }
@@ -185,18 +186,18 @@ final class PendingJoin {
                 session,
                 topic(),
                 join.joinRef(),
-                request.self(),
-                request.ack(),
-                request.config(),
+                request.broadcast().self(),
+                request.broadcast().ack(),
+                request.presence(),
                 bindings,
                 claims,
                 request.accessToken(),
                 privateChannel);
         m.readAccess(access.readBroadcast(), access.readPresence());
-        if (request.config().path("postgres_changes_options").path("event_id").asBoolean(false)) {
+        if (request.postgresChangesOptions().eventId()) {
             m.eventIds(true);
         }
-        m.resumeKey(ResumeJoin.resumeKey(request));
+        m.resumeKey(request.postgresChangesOptions().resumeKey());
         if (resumePlan != null) {
             resume.attach(m, resumePlan, session);
         }
@@ -324,7 +325,7 @@ final class PendingJoin {
      * {@link Limits#replicationReadyTimeoutMs}. Nothing once the channel is left or closed.
      */
     private void awaitReplication(Membership m) {
-        if (request.replicationReady()) {
+        if (request.broadcast().replicationReady()) {
             awaitReplication(m, services.clock().millis() + services.limits().replicationReadyTimeoutMs());
         }
     }
@@ -362,7 +363,7 @@ final class PendingJoin {
      * {@code config.broadcast.replay}, or the SSE {@code Last-Event-ID} of the join.
      */
     private void replay(Membership m) {
-        JoinRequest.Replay replay = request.replay();
+        JoinConfig.Replay replay = request.broadcast().replay();
         if (replay != null && m.isPrivate()) {
             flow.privateChannels.replay(m, replay.sinceMs(), replay.limit()); // durable, cluster-wide (H2)
         } else if (replay != null) {

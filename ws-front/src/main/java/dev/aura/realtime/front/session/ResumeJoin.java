@@ -1,12 +1,12 @@
 package dev.aura.realtime.front.session;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.common.lsn.Lsn;
 import dev.aura.realtime.common.wire.ChangeEvent;
 import dev.aura.realtime.common.wire.ResumeRecord;
 import dev.aura.realtime.front.fanout.PostgresBinding;
 import dev.aura.realtime.front.log.LogCode;
+import dev.aura.realtime.front.protocol.JoinConfig;
 import dev.aura.realtime.front.protocol.SystemMessages;
 import dev.aura.realtime.front.resume.EventIds;
 import dev.aura.realtime.front.resume.HistoryReader;
@@ -85,7 +85,7 @@ final class ResumeJoin {
     }
 
     /** The resume of this join, or null when there is none (resume off, no bindings, no identity). */
-    static ResumeJoin of(ChannelServices services, JoinRequest request, Claims claims, String topic) {
+    static ResumeJoin of(ChannelServices services, JoinConfig request, Claims claims, String topic) {
         if (services.resumes() == null || request.distinct().isEmpty()) {
             return null;
         }
@@ -93,8 +93,8 @@ final class ResumeJoin {
         if (window == 0) {
             return null; // resume off for the project
         }
-        JsonNode options = request.config().path("postgres_changes_options");
-        String identity = ResumeKeys.identity(claims.subject(), resumeKey(request));
+        JoinConfig.PostgresChangesOptions options = request.postgresChangesOptions();
+        String identity = ResumeKeys.identity(claims.subject(), options.resumeKey());
         if (identity == null) {
             // a token without sub and no resume_key: no automatic resume (docs/protocol.md), unless an
             // access_token with a sub follows (startLate)
@@ -104,18 +104,11 @@ final class ResumeJoin {
                     claims.projectId());
             return null;
         }
-        JsonNode s = options.path("since");
         List<ResumeKeys.BindingKey> keys = new ArrayList<>();
-        for (JoinRequest.Binding b : request.distinct()) {
+        for (JoinConfig.Binding b : request.distinct()) {
             keys.add(new ResumeKeys.BindingKey(b.event(), b.table(), b.filter(), b.select()));
         }
-        return of(services, claims.projectId(), identity, topic, keys, window, s.isTextual() ? s.asText() : null);
-    }
-
-    /** The join's {@code postgres_changes_options.resume_key}, or null. */
-    static String resumeKey(JoinRequest request) {
-        JsonNode rk = request.config().path("postgres_changes_options").path("resume_key");
-        return rk.isTextual() ? rk.asText() : null;
+        return of(services, claims.projectId(), identity, topic, keys, window, options.since());
     }
 
     /**

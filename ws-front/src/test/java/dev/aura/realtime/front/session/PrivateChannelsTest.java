@@ -431,7 +431,7 @@ class PrivateChannelsTest {
         PresenceExtension recording = new PresenceExtension() {
             @Override
             public void onJoined(PresenceMember member) {
-                enabled.add(member.config().path("presence").path("enabled").asBoolean(false));
+                enabled.add(member.presence().enabled());
             }
 
             @Override

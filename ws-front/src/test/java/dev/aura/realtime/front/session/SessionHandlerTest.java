@@ -7,6 +7,7 @@ import dev.aura.realtime.common.wire.CdcStatus;
 import dev.aura.realtime.common.wire.ChangeEvent;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.front.fanout.CdcHealth;
+import dev.aura.realtime.front.protocol.BindingIds;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.Vsn;
 import dev.aura.realtime.front.relay.SubscriptionChecker.Outcome;

@@ -52,7 +52,7 @@ import java.util.function.LongSupplier;
 public final class ChannelHarness {
     public final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
     public final ObjectMapper mapper = WireJson.mapper();
-    public final JsonFrames json = new JsonFrames(mapper);
+    public final JsonFrames json = new JsonFrames(mapper, 5);
     public final BinaryFrames binary = new BinaryFrames(json);
     public final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     public final FrontMetrics metrics = new FrontMetrics(meters);
@@ -126,7 +126,7 @@ public final class ChannelHarness {
             cdc,
             new PresenceExtension.Unavailable(),
             sessions,
-            new Limits(100, 100, 10, 1 << 20, 5, 128, 15_000),
+            new Limits(100, 100, 10, 1 << 20, 128, 15_000),
             quotas,
             metrics,
             "front-test",
