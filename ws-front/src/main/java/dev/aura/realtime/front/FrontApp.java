@@ -30,6 +30,7 @@ import dev.aura.realtime.front.resume.HistoryReader;
 import dev.aura.realtime.front.resume.ResumeLiveness;
 import dev.aura.realtime.front.resume.ResumeServices;
 import dev.aura.realtime.front.resume.ResumeStore;
+import dev.aura.realtime.front.resume.Resumes;
 import dev.aura.realtime.front.session.ChannelServices;
 import dev.aura.realtime.front.session.ClientSession;
 import dev.aura.realtime.front.session.Limits;
@@ -200,7 +201,7 @@ public final class FrontApp implements AutoCloseable {
                     mapper,
                     relay,
                     new PrivateOnlyCache(relay, clock),
-                    resumes);
+                    new Resumes(resumes, topics, cdc, fanout, metrics, config.instanceId(), clock));
             relay.start(fanout);
             // A dropped link is told to postgres_changes subscribers at once; "ok" follows once the
             // link is back, the registry re-put, and an active cdc-worker heard again (CdcHealth).

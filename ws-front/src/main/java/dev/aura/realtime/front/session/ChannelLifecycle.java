@@ -121,9 +121,8 @@ final class ChannelLifecycle {
             session.memberships.remove(m.topic());
         }
         services.topics().remove(m);
-        ResumeTracker resume = m.resume();
-        boolean parking = park && resume != null && services.resumes() != null;
-        long until = parking ? services.clock().millis() + services.resumes().windowSeconds(m.projectId()) * 1000L : 0;
+        boolean parking = park && m.resume().tracking();
+        long until = parking ? services.resumes().parkedUntil(m.projectId()) : 0;
         for (PostgresBinding b : m.bindings()) {
             String key = SubscriptionEntry.key(m.projectId(), b.subId());
             if (parking) {
@@ -132,13 +131,7 @@ final class ChannelLifecycle {
                 services.registry().remove(key);
             }
         }
-        if (resume != null) {
-            if (parking) {
-                resume.park();
-            } else {
-                resume.forget();
-            }
-        }
+        m.resume().close(parking);
         if (m.expiryTimer != null) {
             m.expiryTimer.cancel(false);
         }

@@ -11,6 +11,7 @@ import dev.aura.realtime.front.relay.BroadcastPublisher;
 import dev.aura.realtime.front.relay.ChannelAccessClient;
 import dev.aura.realtime.front.relay.SubscriptionChecker;
 import dev.aura.realtime.front.relay.SubscriptionRegistry;
+import dev.aura.realtime.front.resume.Resumes;
 import java.time.Clock;
 
 /**
@@ -34,7 +35,7 @@ import java.time.Clock;
  * @param mapper wire JSON mapper
  * @param access asks a cdc-worker about private channels (checks, replay, persist)
  * @param privateOnly each project's {@code private_only}, cached
- * @param resumes postgres_changes resume (docs/design.md R), or null when off (tests)
+ * @param resumes postgres_changes resume (docs/design.md R), {@link Resumes#off()} in tests
  */
 public record ChannelServices(
         VerifiedTokens tokens,
@@ -54,7 +55,7 @@ public record ChannelServices(
         ObjectMapper mapper,
         ChannelAccessClient access,
         PrivateOnlyCache privateOnly,
-        dev.aura.realtime.front.resume.ResumeServices resumes) {
+        Resumes resumes) {
 
     /** Without resume (tests). */
     public ChannelServices(
@@ -93,6 +94,6 @@ public record ChannelServices(
                 mapper,
                 access,
                 privateOnly,
-                null);
+                Resumes.off());
     }
 }

@@ -2,13 +2,16 @@ package dev.aura.realtime.front.session;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.common.wire.ChangeEvent;
 import dev.aura.realtime.front.fanout.ChannelKeys;
 import dev.aura.realtime.front.fanout.PostgresBinding;
-import dev.aura.realtime.front.fanout.Subscriber;
 import dev.aura.realtime.front.presence.PresenceMember;
 import dev.aura.realtime.front.protocol.JoinConfig;
 import dev.aura.realtime.front.protocol.PhoenixMessage;
 import dev.aura.realtime.front.protocol.Topics;
+import dev.aura.realtime.front.resume.ResumableChannel;
+import dev.aura.realtime.front.resume.ResumeState;
+import io.netty.channel.ChannelFuture;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -27,7 +30,7 @@ import java.util.concurrent.ScheduledFuture;
  * presence read, volatile: the fan-out reads them) and, per extension, the cached result of its
  * write check with the client events waiting for the first one (event loop only).
  */
-public final class Membership implements Subscriber, PresenceMember {
+public final class Membership implements ResumableChannel, PresenceMember {
     private final ClientSession session;
     private final String topic;
     private final String channelName;
@@ -50,6 +53,7 @@ public final class Membership implements Subscriber, PresenceMember {
     private volatile String accessToken;
     private volatile boolean active = true;
     private Set<String> resumedIds;
+    private final ResumeState resume;
     ScheduledFuture<?> expiryTimer;
 
     Membership(
@@ -62,7 +66,8 @@ public final class Membership implements Subscriber, PresenceMember {
             List<PostgresBinding> bindings,
             Claims claims,
             String accessToken,
-            boolean privateChannel) {
+            boolean privateChannel,
+            String resumeKey) {
         this.session = session;
         this.topic = topic;
         this.channelName = topic.substring(Topics.PREFIX.length());
@@ -76,6 +81,7 @@ public final class Membership implements Subscriber, PresenceMember {
         this.accessToken = accessToken;
         this.privateChannel = privateChannel;
         this.channelKey = ChannelKeys.of(channelName, privateChannel);
+        this.resume = new ResumeState(resumeKey);
     }
 
     /** {@code config.private}: joined after a read check; broadcasts and presence need write checks. */
@@ -201,6 +207,7 @@ public final class Membership implements Subscriber, PresenceMember {
         return bindings;
     }
 
+    @Override
     public Claims claims() {
         return claims;
     }
@@ -248,62 +255,25 @@ public final class Membership implements Subscriber, PresenceMember {
         return resumedIds != null && resumedIds.contains(messageId);
     }
 
-    /** The channel's resume state (docs/design.md R), or null when it is not resumable. */
-    private volatile ResumeTracker resume;
-
-    ResumeTracker resume() {
+    /** The channel's resume state (docs/design.md R). */
+    @Override
+    public ResumeState resume() {
         return resume;
     }
 
-    void resume(ResumeTracker tracker) {
-        this.resume = tracker;
+    @Override
+    public ChannelFuture writeBarrier() {
+        return session.writeBarrier();
     }
 
     @Override
-    public boolean holdChange(dev.aura.realtime.common.wire.ChangeEvent event) {
-        ResumeTracker r = resume;
-        return r != null && r.hold(event);
-    }
-
-    /** The join's {@code postgres_changes_options.resume_key}, or null (an identity for a token without sub). */
-    private volatile String resumeKey;
-
-    String resumeKey() {
-        return resumeKey;
-    }
-
-    void resumeKey(String key) {
-        this.resumeKey = key;
-    }
-
-    /** The identity the channel's resume record is keyed by, or null (event loop only). */
-    private String resumeIdentity;
-
-    String resumeIdentity() {
-        return resumeIdentity;
-    }
-
-    void resumeIdentity(String identity) {
-        this.resumeIdentity = identity;
-    }
-
-    /** Whether a resume started by an {@code access_token} is being claimed (event loop only). */
-    boolean resumeStarting;
-
-    /** The id of the last change frame written to this channel, or null (a resume started late begins after it). */
-    private volatile String lastWritten;
-
-    String lastWritten() {
-        return lastWritten;
+    public boolean holdChange(ChangeEvent event) {
+        return resume.hold(event);
     }
 
     @Override
     public void changeWritten(String eventId) {
-        lastWritten = eventId;
-        ResumeTracker r = resume;
-        if (r != null) {
-            r.written(eventId);
-        }
+        resume.written(eventId);
     }
 
     private volatile boolean eventIds;

@@ -13,6 +13,7 @@ import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.SystemMessages;
 import dev.aura.realtime.front.relay.SubscriptionChecker.Outcome;
 import dev.aura.realtime.front.relay.SubscriptionRegistry;
+import dev.aura.realtime.front.resume.ResumeJoin;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -63,7 +64,8 @@ final class PendingJoin {
         this.claims = claims;
         this.privateChannel = request.privateChannel();
         this.gate = flow.privateChannels.gate(topic().substring(JoinFlow.PREFIX_LENGTH), privateChannel, claims);
-        this.resume = ResumeJoin.of(flow.services, request, claims, join.topic());
+        this.resume =
+                services.resumes().join(request.distinct(), request.postgresChangesOptions(), claims, join.topic());
         long waitMs = request.postgresChangesOptions().waitMs();
         this.deadline = waitMs > 0 && !request.bindings().isEmpty() ? System.nanoTime() + waitMs * 1_000_000 : 0;
     }
@@ -192,14 +194,14 @@ final class PendingJoin {
                 bindings,
                 claims,
                 request.accessToken(),
-                privateChannel);
+                privateChannel,
+                request.postgresChangesOptions().resumeKey());
         m.readAccess(access.readBroadcast(), access.readPresence());
         if (request.postgresChangesOptions().eventId()) {
             m.eventIds(true);
         }
-        m.resumeKey(request.postgresChangesOptions().resumeKey());
         if (resumePlan != null) {
-            resume.attach(m, resumePlan, session);
+            resume.attach(m, resumePlan);
         }
         flow.lifecycle.activate(m);
         if (bindings.isEmpty()) {
@@ -312,7 +314,7 @@ final class PendingJoin {
             }
         }
         if (resumePlan != null) {
-            resume.afterSubscribed(m, resumePlan, session); // replay after "Subscribed to PostgreSQL"
+            resume.afterSubscribed(m, resumePlan); // replay after "Subscribed to PostgreSQL"
         }
         awaitReplication(m);
     }

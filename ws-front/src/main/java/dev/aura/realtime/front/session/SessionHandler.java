@@ -132,7 +132,7 @@ public final class SessionHandler extends SimpleChannelInboundHandler<PhoenixMes
         lifecycle.putEntries(m);
         // a join authorised by the apikey alone (realtime-js sends the user's token later when its
         // accessToken callback resolved after subscribe): resume starts now that there is an identity
-        ResumeJoin.startLate(services, m, session);
+        services.resumes().startLate(m);
         privateChannels.recheck(m); // private channels: the new claims must still read (docs/design.md H1)
     }
 
