@@ -150,7 +150,7 @@ final class SseEndpoint {
         }
         JsonNode parsed;
         try {
-            parsed = context.services().mapper().readTree(param);
+            parsed = context.json().mapper().readTree(param);
         } catch (Exception e) {
             throw new IllegalArgumentException("postgres_changes must be a JSON array of bindings");
         }

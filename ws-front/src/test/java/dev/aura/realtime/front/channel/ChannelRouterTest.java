@@ -1,4 +1,4 @@
-package dev.aura.realtime.front.session;
+package dev.aura.realtime.front.channel;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -19,7 +19,7 @@ import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-class SessionHandlerTest {
+class ChannelRouterTest {
     private final ChannelHarness h = new ChannelHarness();
 
     private static String join(String joinRef, String topic, String config) {

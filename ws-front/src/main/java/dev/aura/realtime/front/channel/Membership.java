@@ -1,8 +1,10 @@
-package dev.aura.realtime.front.session;
+package dev.aura.realtime.front.channel;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.common.wire.ChangeEvent;
+import dev.aura.realtime.front.broadcast.BroadcastMember;
+import dev.aura.realtime.front.broadcast.PrivateAccess;
 import dev.aura.realtime.front.fanout.ChannelKeys;
 import dev.aura.realtime.front.fanout.PostgresBinding;
 import dev.aura.realtime.front.presence.PresenceMember;
@@ -11,26 +13,23 @@ import dev.aura.realtime.front.protocol.PhoenixMessage;
 import dev.aura.realtime.front.protocol.Topics;
 import dev.aura.realtime.front.resume.ResumableChannel;
 import dev.aura.realtime.front.resume.ResumeState;
+import dev.aura.realtime.front.session.ClientSession;
 import io.netty.channel.ChannelFuture;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ScheduledFuture;
 
 /**
- * One joined channel of one connection (Phoenix's channel process); the fan-out and presence see
- * it through their small interfaces. Identity fields are immutable and safe to read from any
- * thread; {@link #claims()} and {@link #active()} are volatile; the expiry timer and the resumed
- * ids are event-loop confined.
- *
- * <p>A private channel (docs/design.md H1) carries the result of its read check (broadcast and
- * presence read, volatile: the fan-out reads them) and, per extension, the cached result of its
- * write check with the client events waiting for the first one (event loop only).
+ * One joined channel of one connection (Phoenix's channel process). The features see it through
+ * their small interfaces: the fan-out as a {@code Subscriber}, broadcast and private channels as a
+ * {@link BroadcastMember} (holding its {@link PrivateAccess}), presence as a {@link PresenceMember},
+ * resume as a {@link ResumableChannel} (holding its {@link ResumeState}). Of the join's config it
+ * keeps what the channel acts on. Identity fields are immutable and safe to read from any thread;
+ * {@link #claims()} and {@link #active()} are volatile; the expiry timer and the resumed ids are
+ * event-loop confined.
  */
-public final class Membership implements ResumableChannel, PresenceMember {
+public final class Membership implements BroadcastMember, PresenceMember, ResumableChannel {
     private final ClientSession session;
     private final String topic;
     private final String channelName;
@@ -41,50 +40,47 @@ public final class Membership implements ResumableChannel, PresenceMember {
     private final JoinConfig.Presence presence;
     private final List<PostgresBinding> bindings;
     private final boolean privateChannel;
+    private final boolean eventIds;
     private final String channelKey;
-    private volatile boolean readBroadcast = true;
-    private volatile boolean readPresence = true;
-    /** Write check results by extension (event loop only); absent = not checked yet. */
-    private final Map<String, Boolean> writes = new HashMap<>();
-    /** Client events waiting for the first write check of their extension (event loop only). */
-    private final Map<String, List<Runnable>> waiting = new HashMap<>();
+    private final PrivateAccess access = new PrivateAccess();
+    private final ResumeState resume;
 
     private volatile Claims claims;
     private volatile String accessToken;
     private volatile boolean active = true;
     private Set<String> resumedIds;
-    private final ResumeState resume;
-    ScheduledFuture<?> expiryTimer;
+    private ScheduledFuture<?> expiryTimer;
 
+    /**
+     * @param config the join's config
+     * @param bindings the distinct bindings with their sub ids
+     * @param claims the join's claims (its {@code access_token}'s, else the connection's apikey's)
+     */
     Membership(
             ClientSession session,
             String topic,
             String joinRef,
-            boolean self,
-            boolean ack,
-            JoinConfig.Presence presence,
+            JoinConfig config,
             List<PostgresBinding> bindings,
-            Claims claims,
-            String accessToken,
-            boolean privateChannel,
-            String resumeKey) {
+            Claims claims) {
         this.session = session;
         this.topic = topic;
         this.channelName = topic.substring(Topics.PREFIX.length());
         this.projectId = claims.projectId();
         this.joinRef = joinRef;
-        this.self = self;
-        this.ack = ack;
-        this.presence = presence;
+        this.self = config.broadcast().self();
+        this.ack = config.broadcast().ack();
+        this.presence = config.presence();
         this.bindings = List.copyOf(bindings);
+        this.privateChannel = config.privateChannel();
+        this.eventIds = config.postgresChangesOptions().eventId();
         this.claims = claims;
-        this.accessToken = accessToken;
-        this.privateChannel = privateChannel;
+        this.accessToken = config.accessToken();
         this.channelKey = ChannelKeys.of(channelName, privateChannel);
-        this.resume = new ResumeState(resumeKey);
+        this.resume = new ResumeState(config.postgresChangesOptions().resumeKey());
     }
 
-    /** {@code config.private}: joined after a read check; broadcasts and presence need write checks. */
+    @Override
     public boolean isPrivate() {
         return privateChannel;
     }
@@ -95,61 +91,13 @@ public final class Membership implements ResumableChannel, PresenceMember {
     }
 
     @Override
+    public PrivateAccess access() {
+        return access;
+    }
+
+    @Override
     public boolean readsBroadcast() {
-        return readBroadcast;
-    }
-
-    boolean readsPresence() {
-        return readPresence;
-    }
-
-    /** Records a read check's result (at join and after a token refresh). */
-    void readAccess(boolean broadcast, boolean presence) {
-        this.readBroadcast = broadcast;
-        this.readPresence = presence;
-    }
-
-    /** The cached write check of {@code extension}: null when not checked yet. Event loop only. */
-    Boolean writeAccess(String extension) {
-        return writes.get(extension);
-    }
-
-    /** Caches a write check; null forgets it (a new token). Event loop only. */
-    void writeAccess(String extension, Boolean allowed) {
-        if (allowed == null) {
-            writes.remove(extension);
-        } else {
-            writes.put(extension, allowed);
-        }
-    }
-
-    /** Bytes of the client events waiting for write checks (event loop only). */
-    private long waitingBytes;
-
-    /**
-     * Queues a client event until the first write check of {@code extension} is answered.
-     *
-     * @param bytes the event's payload size, counted against {@code maxWaitingBytes}
-     * @return 1 when this is the first waiting event (the caller starts the check), 0 when queued
-     *     behind others, -1 when refused because the queue would exceed {@code maxWaitingBytes}
-     */
-    int awaitWrite(String extension, Runnable event, int bytes, long maxWaitingBytes) {
-        if (waitingBytes + bytes > maxWaitingBytes) {
-            return -1;
-        }
-        waitingBytes += bytes;
-        List<Runnable> queue = waiting.computeIfAbsent(extension, k -> new ArrayList<>());
-        queue.add(event);
-        return queue.size() == 1 ? 1 : 0;
-    }
-
-    /** Events queued behind a write check, which the caller now runs. Event loop only. */
-    List<Runnable> takeWaiting(String extension) {
-        List<Runnable> queue = waiting.remove(extension);
-        if (waiting.isEmpty()) {
-            waitingBytes = 0;
-        }
-        return queue == null ? List.of() : queue;
+        return access.readsBroadcast();
     }
 
     /** The connection this channel belongs to. */
@@ -179,12 +127,12 @@ public final class Membership implements ResumableChannel, PresenceMember {
         return joinRef;
     }
 
-    /** {@code config.broadcast.self}: the sender receives its own broadcasts. */
+    @Override
     public boolean self() {
         return self;
     }
 
-    /** {@code config.broadcast.ack}: broadcasts are acknowledged with a reply. */
+    @Override
     public boolean ack() {
         return ack;
     }
@@ -196,7 +144,7 @@ public final class Membership implements ResumableChannel, PresenceMember {
      */
     @Override
     public JoinConfig.Presence presence() {
-        if (readPresence || !presence.enabled()) {
+        if (access.readsPresence() || !presence.enabled()) {
             return presence;
         }
         return presence.key().isEmpty() ? JoinConfig.Presence.OFF : new JoinConfig.Presence(false, presence.key());
@@ -212,11 +160,13 @@ public final class Membership implements ResumableChannel, PresenceMember {
         return claims;
     }
 
+    /** A new {@code access_token}: the claims the channel acts under from now on. */
     void claims(Claims newClaims, String token) {
         this.claims = newClaims;
         this.accessToken = token;
     }
 
+    /** The token of {@link #claims()}, or null (the connection's apikey). */
     String accessToken() {
         return accessToken;
     }
@@ -228,6 +178,18 @@ public final class Membership implements ResumableChannel, PresenceMember {
 
     void deactivate() {
         active = false;
+    }
+
+    /** The token expiry timer; replaces (and cancels) the previous one. Event loop only. */
+    void expiry(ScheduledFuture<?> timer) {
+        cancelExpiry();
+        expiryTimer = timer;
+    }
+
+    void cancelExpiry() {
+        if (expiryTimer != null) {
+            expiryTimer.cancel(false);
+        }
     }
 
     /** Sends a server push on this channel with its join ref. Any thread. */
@@ -276,12 +238,7 @@ public final class Membership implements ResumableChannel, PresenceMember {
         resume.written(eventId);
     }
 
-    private volatile boolean eventIds;
-
-    void eventIds(boolean on) {
-        this.eventIds = on;
-    }
-
+    /** {@code postgres_changes_options.event_id}: records carry {@code _aura_event_id}. */
     @Override
     public boolean wantsEventIds() {
         return eventIds;
