@@ -21,8 +21,9 @@ import java.time.Clock;
 /**
  * The Phoenix channel layer of this replica: what every connection's channels share (the features
  * below the channel: postgres_changes, broadcast and private channels, presence through its
- * extension, resume; the project quotas; the token cache), and the factory of each connection's
- * {@link ChannelRouter}. Built once by {@code FrontApp}; tests build it from fakes.
+ * extension, resume; the project quotas; the token cache), and the factory of the parts of each
+ * connection's channel layer. Built once by {@code FrontApp}; tests build it from fakes; each
+ * connection's {@code ChannelRouter} is made on it.
  */
 public final class ChannelLayer {
     final VerifiedTokens tokens;
@@ -80,16 +81,6 @@ public final class ChannelLayer {
         this.clock = clock;
         this.presencePushes =
                 new PresencePushes(presence, privateChannels, quotas, mapper, limits.maxPresencePayloadBytes(), clock);
-    }
-
-    /**
-     * The channel layer of a new connection: the last handler of its pipeline.
-     *
-     * @param framing how the connection's shared frames are encoded (its vsn over WebSocket, or SSE)
-     * @param apiKeyClaims the verified claims of the connection's {@code apikey}
-     */
-    public ChannelRouter router(Framing framing, Claims apiKeyClaims) {
-        return new ChannelRouter(this, framing, apiKeyClaims);
     }
 
     ClientSession session(Channel channel, Framing framing, Claims apiKeyClaims) {

@@ -21,8 +21,8 @@ import org.slf4j.LoggerFactory;
  * The Phoenix channel layer of one connection: routes each client event to its channel, one
  * method per event ({@code phx_join} through the {@link JoinPipeline}). Runs on the connection's
  * event loop; never throws into the pipeline (unexpected errors are logged and the frame is
- * dropped). Not sharable; made per connection by {@link ChannelLayer#router}, with the features
- * the layer shares.
+ * dropped). Not sharable: the last handler of each connection's pipeline, made on the replica's
+ * {@link ChannelLayer} (the features every connection shares).
  */
 public final class ChannelRouter extends SimpleChannelInboundHandler<PhoenixMessage.Inbound> {
     private static final Logger log = LoggerFactory.getLogger(ChannelRouter.class);
@@ -41,7 +41,7 @@ public final class ChannelRouter extends SimpleChannelInboundHandler<PhoenixMess
      * @param framing how the connection's shared frames are encoded (its vsn over WebSocket, or SSE)
      * @param apiKeyClaims the verified claims of the connection's {@code apikey}
      */
-    ChannelRouter(ChannelLayer layer, Framing framing, Claims apiKeyClaims) {
+    public ChannelRouter(ChannelLayer layer, Framing framing, Claims apiKeyClaims) {
         this.layer = layer;
         this.framing = framing;
         this.apiKeyClaims = apiKeyClaims;

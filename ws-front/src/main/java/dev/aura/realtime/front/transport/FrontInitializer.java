@@ -1,6 +1,7 @@
 package dev.aura.realtime.front.transport;
 
 import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.front.channel.ChannelRouter;
 import dev.aura.realtime.front.channel.VerifiedTokens;
 import dev.aura.realtime.front.protocol.Framing;
 import dev.aura.realtime.front.protocol.PhoenixCodec;
@@ -93,7 +94,7 @@ final class FrontInitializer extends ChannelInitializer<Channel> {
                 "ws-slow",
                 "phoenix-codec",
                 new PhoenixCodec(vsn, context.json(), context.binary(), context.metrics()::malformed));
-        p.addAfter("phoenix-codec", "session", context.channels().router(Framing.of(vsn), claims));
+        p.addAfter("phoenix-codec", "session", new ChannelRouter(context.channels(), Framing.of(vsn), claims));
         p.remove(router);
     }
 
@@ -114,7 +115,7 @@ final class FrontInitializer extends ChannelInitializer<Channel> {
                         SseEndpoint.JOIN_REF,
                         context.sseHeartbeat().toMillis()));
         p.addAfter("sse-encoder", "sse-slow", new SlowClientGuard(context.slowClientTimeout()));
-        p.addAfter("sse-slow", "session", context.channels().router(Framing.SSE, claims));
+        p.addAfter("sse-slow", "session", new ChannelRouter(context.channels(), Framing.SSE, claims));
         p.remove(router);
         return "sse-encoder";
     }

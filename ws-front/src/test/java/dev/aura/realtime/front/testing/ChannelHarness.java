@@ -10,6 +10,7 @@ import dev.aura.realtime.front.broadcast.Broadcasts;
 import dev.aura.realtime.front.broadcast.PrivateChannels;
 import dev.aura.realtime.front.broadcast.RestBroadcasts;
 import dev.aura.realtime.front.channel.ChannelLayer;
+import dev.aura.realtime.front.channel.ChannelRouter;
 import dev.aura.realtime.front.channel.VerifiedTokens;
 import dev.aura.realtime.front.config.ConnectionBounds;
 import dev.aura.realtime.front.fanout.CdcHealth;
@@ -197,7 +198,7 @@ public final class ChannelHarness {
             ch.pipeline()
                     .addLast(WireHead.NAME, WireHead.INSTANCE)
                     .addLast(new PhoenixCodec(vsn, json, binary, metrics::malformed))
-                    .addLast(with.router(Framing.of(vsn), verifier.verify(token(Duration.ofHours(1)))));
+                    .addLast(new ChannelRouter(with, Framing.of(vsn), verifier.verify(token(Duration.ofHours(1)))));
             return new Conn(ch);
         } catch (AuthException e) {
             throw new IllegalStateException(e);
