@@ -5,6 +5,11 @@ import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.common.wire.KvBuckets;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.common.wire.WireJson;
+import dev.aura.realtime.front.broadcast.Broadcasts;
+import dev.aura.realtime.front.broadcast.PrivateChannels;
+import dev.aura.realtime.front.broadcast.RestBroadcasts;
+import dev.aura.realtime.front.channel.ChannelLayer;
+import dev.aura.realtime.front.channel.VerifiedTokens;
 import dev.aura.realtime.front.config.FrontConfig;
 import dev.aura.realtime.front.fanout.CdcHealth;
 import dev.aura.realtime.front.fanout.Fanout;
@@ -13,11 +18,14 @@ import dev.aura.realtime.front.fanout.QueueLimits;
 import dev.aura.realtime.front.history.HistoryStore;
 import dev.aura.realtime.front.log.LogCode;
 import dev.aura.realtime.front.metrics.FrontMetrics;
+import dev.aura.realtime.front.postgres.PostgresChanges;
 import dev.aura.realtime.front.presence.PresenceService;
 import dev.aura.realtime.front.protocol.BinaryFrames;
 import dev.aura.realtime.front.protocol.FanoutFrames;
 import dev.aura.realtime.front.protocol.JsonFrames;
 import dev.aura.realtime.front.protocol.Reasons;
+import dev.aura.realtime.front.quota.ProjectQuota;
+import dev.aura.realtime.front.quota.ProjectQuotas;
 import dev.aura.realtime.front.relay.BucketLedger;
 import dev.aura.realtime.front.relay.KvSubscriptionRegistry;
 import dev.aura.realtime.front.relay.NatsConnection;
@@ -28,15 +36,10 @@ import dev.aura.realtime.front.resume.HistoryReader;
 import dev.aura.realtime.front.resume.ResumeLiveness;
 import dev.aura.realtime.front.resume.ResumeServices;
 import dev.aura.realtime.front.resume.ResumeStore;
-import dev.aura.realtime.front.session.ChannelServices;
+import dev.aura.realtime.front.resume.Resumes;
 import dev.aura.realtime.front.session.ClientSession;
 import dev.aura.realtime.front.session.Limits;
-import dev.aura.realtime.front.session.PrivateOnlyCache;
-import dev.aura.realtime.front.session.ProjectQuota;
-import dev.aura.realtime.front.session.ProjectQuotas;
-import dev.aura.realtime.front.session.RestBroadcasts;
 import dev.aura.realtime.front.session.Sessions;
-import dev.aura.realtime.front.session.VerifiedTokens;
 import dev.aura.realtime.front.transport.FrontServer;
 import dev.aura.realtime.front.transport.TransportContext;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -148,7 +151,7 @@ public final class FrontApp implements AutoCloseable {
                     config.dedupeWindowEvents(),
                     config.dedupeWindowBytes());
             started.push(relay);
-            JsonFrames json = new JsonFrames(mapper);
+            JsonFrames json = new JsonFrames(mapper, config.maxBindingsPerJoin());
             BinaryFrames binary = new BinaryFrames(json);
             LocalTopics topics = new LocalTopics();
             HistoryStore history = new HistoryStore(
@@ -183,25 +186,30 @@ public final class FrontApp implements AutoCloseable {
             liveness.start();
             ResumeServices resumes =
                     new ResumeServices(resumeStore, historyReader, projectLimits, config.maxOutboundBytes(), liveness);
-            ChannelServices services = new ChannelServices(
-                    new VerifiedTokens(verifier, clock),
-                    relay,
-                    registry,
-                    relay,
+            VerifiedTokens tokens = new VerifiedTokens(verifier, clock);
+            PrivateChannels privateChannels = new PrivateChannels(relay, fanout, mapper, clock);
+            ChannelLayer channels = new ChannelLayer(
+                    tokens,
+                    quotas,
+                    Limits.from(config),
+                    sessions,
                     topics,
                     fanout,
-                    cdc,
                     presence,
-                    sessions,
-                    Limits.from(config),
-                    quotas,
+                    new PostgresChanges(
+                            relay,
+                            registry,
+                            cdc,
+                            mapper,
+                            config.instanceId(),
+                            clock,
+                            config.replicationReadyTimeout().toMillis()),
+                    privateChannels,
+                    new Broadcasts(privateChannels, quotas, fanout, relay, clock),
+                    new Resumes(resumes, topics, cdc, fanout, metrics, config.instanceId(), clock),
                     metrics,
-                    config.instanceId(),
-                    clock,
                     mapper,
-                    relay,
-                    new PrivateOnlyCache(relay, clock),
-                    resumes);
+                    clock);
             relay.start(fanout);
             // A dropped link is told to postgres_changes subscribers at once; "ok" follows once the
             // link is back, the registry re-put, and an active cdc-worker heard again (CdcHealth).
@@ -210,8 +218,12 @@ public final class FrontApp implements AutoCloseable {
             started.push(cdc);
             cdc.watch(config.cdcStatusTimeout());
             TransportContext transport = new TransportContext(
-                    services,
+                    channels,
+                    tokens,
                     verifier,
+                    quotas,
+                    sessions,
+                    metrics,
                     json,
                     binary,
                     config.maxFrameBytes(),
@@ -220,7 +232,7 @@ public final class FrontApp implements AutoCloseable {
                     nats::isConnected,
                     meters::scrape,
                     config.sseHeartbeat(),
-                    new RestBroadcasts(services),
+                    new RestBroadcasts(privateChannels, quotas, fanout, relay, mapper, clock),
                     config.connectionBounds());
             FrontServer server = new FrontServer(
                     transport,

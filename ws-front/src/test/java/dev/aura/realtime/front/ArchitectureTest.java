@@ -24,12 +24,18 @@ import org.slf4j.Logger;
  *
  * <pre>
  * 0  front (FrontApp, WsFrontMain: wiring only)
- * 1  transport (Netty server, pipelines, HTTP routing, SSE)
- * 2  session (connections, joins, channel lifecycle, limits)
- * 3  fanout  presence  resume (postgres_changes resume: records, history reads, the replay seam)
- * 4  history (what fanout records and replays)  relay (NATS: carries protocol's broadcasts)
- * 5  protocol (Phoenix codec, vsn 1/2, SSE events, UserBroadcast)
- * 6  config  metrics  log
+ * 1  transport (Netty server, pipelines, HTTP routing, SSE, REST broadcast endpoint)
+ * 2  channel (the Phoenix channel: routing a connection's events, membership, lifecycle, the join
+ *    pipeline, presence pushes)
+ * 3  postgres (postgres_changes: checks, registry entries, system messages)
+ *    broadcast (client and REST broadcasts, private channels, replay)
+ * 4  resume (postgres_changes resume: records, history reads, the replay seam; ResumableChannel is
+ *    its port)   quota (per-project limits, counted across replicas)   session (one connection:
+ *    write path, rate windows; every open connection)
+ * 5  fanout  presence
+ * 6  history (what fanout records and replays)  relay (NATS: carries protocol's broadcasts)
+ * 7  protocol (Phoenix codec, vsn 1/2, the typed join, SSE events, UserBroadcast)
+ * 8  config  metrics  log
  * </pre>
  *
  * A class may use its own package and packages of a higher number only: never one above, nor
@@ -45,16 +51,20 @@ class ArchitectureTest {
     private static final Map<String, Integer> LAYER = Map.ofEntries(
             Map.entry("", 0),
             Map.entry("transport", 1),
-            Map.entry("session", 2),
-            Map.entry("fanout", 3),
-            Map.entry("presence", 3),
-            Map.entry("resume", 3),
-            Map.entry("history", 4),
-            Map.entry("relay", 4),
-            Map.entry("protocol", 5),
-            Map.entry("config", 6),
-            Map.entry("metrics", 6),
-            Map.entry("log", 6));
+            Map.entry("channel", 2),
+            Map.entry("postgres", 3),
+            Map.entry("broadcast", 3),
+            Map.entry("resume", 4),
+            Map.entry("quota", 4),
+            Map.entry("session", 4),
+            Map.entry("fanout", 5),
+            Map.entry("presence", 5),
+            Map.entry("history", 6),
+            Map.entry("relay", 6),
+            Map.entry("protocol", 7),
+            Map.entry("config", 8),
+            Map.entry("metrics", 8),
+            Map.entry("log", 8));
 
     @Test
     void dependenciesPointDownTheRows() {
@@ -76,7 +86,11 @@ class ArchitectureTest {
                 .that()
                 .resideInAnyPackage(
                         FRONT + ".transport..",
+                        FRONT + ".channel..",
+                        FRONT + ".postgres..",
+                        FRONT + ".broadcast..",
                         FRONT + ".session..",
+                        FRONT + ".quota..",
                         FRONT + ".fanout..",
                         FRONT + ".history..",
                         FRONT + ".protocol..")
@@ -90,7 +104,12 @@ class ArchitectureTest {
     void channelHandlersUseRelayAndPresenceThroughInterfacesOnly() {
         noClasses()
                 .that()
-                .resideInAPackage(FRONT + ".session..")
+                .resideInAnyPackage(
+                        FRONT + ".channel..",
+                        FRONT + ".postgres..",
+                        FRONT + ".broadcast..",
+                        FRONT + ".session..",
+                        FRONT + ".quota..")
                 .should()
                 .dependOnClassesThat(DescribedPredicate.describe(
                         "implementations in relay or presence",

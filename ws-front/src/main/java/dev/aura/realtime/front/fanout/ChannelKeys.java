@@ -5,7 +5,7 @@ package dev.aura.realtime.front.fanout;
  * broadcast subjects): its name for a public channel, {@link #PRIVATE_PREFIX} and its name for a
  * private one. Public and private channels of the same name are separate, as in Supabase: a
  * public member never receives what is sent on the private channel. No topic a client may join
- * contains NUL ({@code session.JoinFlow} refuses it), so no public name can equal a private key.
+ * contains NUL ({@code Topics.joinRefusal} refuses it), so no public name can equal a private key.
  */
 public final class ChannelKeys {
     /** Starts every private channel's key; contains NUL, which joinable names never do. */

@@ -1,6 +1,7 @@
 package dev.aura.realtime.front.presence;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.aura.realtime.front.protocol.JoinConfig;
 
 /**
  * One joined channel of one connection as presence sees it. Identity fields never change;
@@ -17,8 +18,8 @@ public interface PresenceMember {
         return channelName();
     }
 
-    /** The join's {@code config} object ({@code config.presence.key}, {@code config.presence.enabled}). */
-    JsonNode config();
+    /** The join's {@code config.presence} ({@code key}, {@code enabled}). */
+    JoinConfig.Presence presence();
 
     boolean active();
 

@@ -187,14 +187,13 @@ public final class PresenceService implements PresenceExtension, AutoCloseable {
      * off: no {@code presence_state}, no diffs; tracking works either way.
      */
     static boolean enabled(PresenceMember m) {
-        return m.config().path("presence").path("enabled").asBoolean(false);
+        return m.presence().enabled();
     }
 
     /** {@code config.presence.key}, or a random key for this membership when empty (as Supabase does). */
     static String presenceKey(PresenceMember m) {
-        JsonNode key = m.config().path("presence").path("key");
-        String text = key.isValueNode() && !key.isNull() ? key.asText() : "";
-        return text.isEmpty() ? UUID.randomUUID().toString() : text;
+        String key = m.presence().key();
+        return key.isEmpty() ? UUID.randomUUID().toString() : key;
     }
 
     @Override

@@ -11,11 +11,17 @@ final class Inbounds {
     private Inbounds() {}
 
     static PhoenixMessage.Inbound of(
-            ObjectMapper mapper, String joinRef, String ref, String topic, String event, JsonNode payload) {
+            ObjectMapper mapper,
+            JoinDecoder joins,
+            String joinRef,
+            String ref,
+            String topic,
+            String event,
+            JsonNode payload) {
         return switch (event) {
             case "phx_join" ->
                 payload.isObject()
-                        ? new PhoenixMessage.Join(joinRef, ref, topic, payload, null)
+                        ? joins.join(joinRef, ref, topic, payload, null)
                         : new PhoenixMessage.Malformed(joinRef, ref, topic, "phx_join payload must be an object");
             case "phx_leave" -> new PhoenixMessage.Leave(joinRef, ref, topic);
             case "heartbeat" ->

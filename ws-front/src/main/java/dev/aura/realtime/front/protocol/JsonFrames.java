@@ -32,10 +32,22 @@ import java.nio.charset.StandardCharsets;
 public final class JsonFrames {
     private final ObjectMapper mapper;
     private final JsonFactory factory;
+    private final JoinDecoder joins;
 
-    public JsonFrames(ObjectMapper mapper) {
+    /** @param maxBindingsPerJoin postgres_changes bindings one join may have ({@link JoinDecoder}) */
+    public JsonFrames(ObjectMapper mapper, int maxBindingsPerJoin) {
         this.mapper = mapper;
         this.factory = mapper.getFactory();
+        this.joins = new JoinDecoder(maxBindingsPerJoin);
+    }
+
+    /**
+     * A join that did not come as a frame (the SSE endpoint's), typed like a {@code phx_join} frame's.
+     *
+     * @param payload the join object ({@code config}, {@code access_token})
+     */
+    public PhoenixMessage.Join join(String joinRef, String ref, String topic, ObjectNode payload, String lastEventId) {
+        return joins.join(joinRef, ref, topic, payload, lastEventId);
     }
 
     public ObjectMapper mapper() {
@@ -86,6 +98,7 @@ public final class JsonFrames {
         }
         return Inbounds.of(
                 mapper,
+                joins,
                 joinRef,
                 ref,
                 topic.asText(),

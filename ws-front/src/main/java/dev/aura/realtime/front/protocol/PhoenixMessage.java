@@ -25,11 +25,13 @@ public sealed interface PhoenixMessage {
     sealed interface Outbound extends PhoenixMessage {}
 
     /**
-     * {@code phx_join}; {@code payload} is the join object ({@code config}, {@code access_token}).
-     * {@code lastEventId} is the SSE endpoint's {@code Last-Event-ID}: the channel's broadcasts
-     * after it are replayed once the join is accepted. The Phoenix codec never sets it (null).
+     * {@code phx_join}, typed by {@link JoinDecoder}: {@code config} is the join's config, or null
+     * when its payload cannot be served, and then {@code refusal} says why (the reason of the join's
+     * error reply). {@code lastEventId} is the SSE endpoint's {@code Last-Event-ID}: the channel's
+     * broadcasts after it are replayed once the join is accepted. The Phoenix codec never sets it (null).
      */
-    record Join(String joinRef, String ref, String topic, JsonNode payload, String lastEventId) implements Inbound {}
+    record Join(String joinRef, String ref, String topic, JoinConfig config, String refusal, String lastEventId)
+            implements Inbound {}
 
     /** {@code phx_leave}. */
     record Leave(String joinRef, String ref, String topic) implements Inbound {}

@@ -43,6 +43,11 @@ public final class Reasons {
         return "ReplicationNotReady: Replication connection not established within " + timeoutMs + " ms (" + why + ")";
     }
 
+    /** {@code postgres_changes_options.wait}: the join's postgres_changes did not flow within its timeout. */
+    public static String subscribeTimeout(long waitMs) {
+        return "PostgresChangesSubscribeTimeout: postgres_changes did not become active within " + waitMs + " ms";
+    }
+
     /** A join with more postgres_changes bindings than the limit; none of them is checked or registered. */
     public static String tooManyBindings(int limit) {
         return "TooManyPostgresChangesBindings: A channel may have at most " + limit + " postgres_changes bindings";

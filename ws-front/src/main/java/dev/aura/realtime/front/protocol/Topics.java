@@ -27,4 +27,24 @@ public final class Topics {
         return chars * 3 > MAX_NAME_BYTES
                 && topic.substring(PREFIX.length()).getBytes(StandardCharsets.UTF_8).length > MAX_NAME_BYTES;
     }
+
+    /**
+     * Why {@code topic} cannot be joined, or null: not {@code realtime:}, no name, a name too long,
+     * or a NUL (reserved for private channel keys).
+     */
+    public static String joinRefusal(String topic) {
+        if (!topic.startsWith(PREFIX)) {
+            return Reasons.UNMATCHED_TOPIC;
+        }
+        if (!isChannel(topic)) {
+            return Reasons.TOPIC_NAME_REQUIRED;
+        }
+        if (nameTooLong(topic)) {
+            return Reasons.TOPIC_TOO_LONG;
+        }
+        if (topic.indexOf('\u0000') >= 0) {
+            return Reasons.TOPIC_NAME_INVALID;
+        }
+        return null;
+    }
 }

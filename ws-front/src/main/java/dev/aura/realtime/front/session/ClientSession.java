@@ -10,19 +10,18 @@ import dev.aura.realtime.front.protocol.PhoenixMessage;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.EventLoop;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 /**
  * One client connection (a WebSocket, or an SSE stream of one channel): its framing, the claims
- * of its {@code apikey}, the channels it joined and its per-second rate windows.
+ * of its {@code apikey}, its write path and its per-second rate windows. Its channels are the
+ * channel layer's.
  *
  * <p>Threading: {@link #deliver}, {@link #send}, {@link #shed} and {@link #dropSlowClient} may be
  * called from any thread; writes from other threads go through the event loop's
  * {@link LoopOutbox}, which keeps each thread's order and flushes once per turn. Everything else,
- * including the membership maps, is confined to the connection's event loop.
+ * including the rate windows, is confined to the connection's event loop.
  *
  * <p>Write path: shared frames are written from the pipeline's {@link WireHead} (they are complete
  * frames), replies and pushes from the tail (the Phoenix codec encodes them); either way the
@@ -59,17 +58,15 @@ public final class ClientSession implements Recipient, LoopOutbox.Flushable {
 
     private Consumer<String> disconnector = message -> {};
 
-    final Map<String, Membership> memberships = new HashMap<>();
-    final Map<String, PendingJoin> pendingJoins = new HashMap<>();
-    final RateWindow joins;
-    final RateWindow events;
-    final RateWindow presenceEvents;
+    private final RateWindow joins;
+    private final RateWindow events;
+    private final RateWindow presenceEvents;
 
     /**
      * @param outbox the write path of the channel's event loop
      * @throws IllegalStateException when the pipeline has no {@link WireHead}
      */
-    ClientSession(
+    public ClientSession(
             Channel channel,
             Framing framing,
             Claims apiKeyClaims,
@@ -91,7 +88,8 @@ public final class ClientSession implements Recipient, LoopOutbox.Flushable {
         this.presenceEvents = new RateWindow(limits.maxPresenceEventsPerSecond());
     }
 
-    Channel channel() {
+    /** The connection's Netty channel. */
+    public Channel channel() {
         return channel;
     }
 
@@ -100,8 +98,24 @@ public final class ClientSession implements Recipient, LoopOutbox.Flushable {
         return framing;
     }
 
-    Claims apiKeyClaims() {
+    /** The verified claims of the connection's {@code apikey}. */
+    public Claims apiKeyClaims() {
         return apiKeyClaims;
+    }
+
+    /** Counts one join at {@code nowMs}; false when the connection's joins per second are spent. Event loop only. */
+    public boolean tryJoin(long nowMs) {
+        return joins.tryAcquire(nowMs);
+    }
+
+    /** Counts one client event (broadcast, presence); false when the connection's events per second are spent. */
+    public boolean tryEvent(long nowMs) {
+        return events.tryAcquire(nowMs);
+    }
+
+    /** Counts one presence push; false when the connection's presence events per second are spent. */
+    public boolean tryPresenceEvent(long nowMs) {
+        return presenceEvents.tryAcquire(nowMs);
     }
 
     @Override
@@ -174,7 +188,7 @@ public final class ClientSession implements Recipient, LoopOutbox.Flushable {
      * from the {@link WireHead}: Netty completes write promises in order, after their bytes were
      * handed to the kernel). Fails when the connection closed first. Event loop only.
      */
-    io.netty.channel.ChannelFuture writeBarrier() {
+    public io.netty.channel.ChannelFuture writeBarrier() {
         io.netty.channel.ChannelPromise done = channel.newPromise();
         wire.write(io.netty.buffer.Unpooled.EMPTY_BUFFER, done);
         outbox.flushLater(this);
@@ -223,7 +237,8 @@ public final class ClientSession implements Recipient, LoopOutbox.Flushable {
         return false;
     }
 
-    void onDisconnect(Consumer<String> action) {
+    /** What {@link #disconnect} runs on the event loop (the channel layer closes the connection's channels). */
+    public void onDisconnect(Consumer<String> action) {
         this.disconnector = action;
     }
 

@@ -8,11 +8,11 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class Sessions {
     private final Set<ClientSession> open = ConcurrentHashMap.newKeySet();
 
-    void add(ClientSession s) {
+    public void add(ClientSession s) {
         open.add(s);
     }
 
-    void remove(ClientSession s) {
+    public void remove(ClientSession s) {
         open.remove(s);
     }
 

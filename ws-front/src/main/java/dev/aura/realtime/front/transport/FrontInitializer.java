@@ -1,11 +1,11 @@
 package dev.aura.realtime.front.transport;
 
 import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.front.channel.ChannelRouter;
+import dev.aura.realtime.front.channel.VerifiedTokens;
 import dev.aura.realtime.front.protocol.Framing;
 import dev.aura.realtime.front.protocol.PhoenixCodec;
 import dev.aura.realtime.front.protocol.Vsn;
-import dev.aura.realtime.front.session.SessionHandler;
-import dev.aura.realtime.front.session.VerifiedTokens;
 import dev.aura.realtime.front.session.WireHead;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
@@ -61,7 +61,7 @@ final class FrontInitializer extends ChannelInitializer<Channel> {
 
     /** Verifies connections' {@code apikey}s (shared by the WebSocket and SSE endpoints). */
     VerifiedTokens apiKeys() {
-        return context.services().tokens();
+        return context.apiKeys();
     }
 
     @Override
@@ -71,10 +71,7 @@ final class FrontInitializer extends ChannelInitializer<Channel> {
                 .addLast("http", new HttpServerCodec())
                 .addLast(
                         HttpDeadlines.NAME,
-                        new HttpDeadlines(
-                                FIRST_REQUEST_DEADLINE,
-                                context.bounds(),
-                                context.services().metrics()))
+                        new HttpDeadlines(FIRST_REQUEST_DEADLINE, context.bounds(), context.metrics()))
                 .addLast("http-aggregator", new JsonHttpAggregator(MAX_HTTP_REQUEST_BYTES))
                 .addLast("router", new HttpRouter(context, draining, this));
     }
@@ -86,9 +83,7 @@ final class FrontInitializer extends ChannelInitializer<Channel> {
                 router,
                 "ws-aggregator",
                 new WebSocketMessageBounds(
-                        context.maxFrameBytes(),
-                        context.bounds().fragment(),
-                        context.services().metrics()));
+                        context.maxFrameBytes(), context.bounds().fragment(), context.metrics()));
         p.addAfter(
                 "ws-aggregator",
                 "ws-idle",
@@ -98,12 +93,8 @@ final class FrontInitializer extends ChannelInitializer<Channel> {
         p.addAfter(
                 "ws-slow",
                 "phoenix-codec",
-                new PhoenixCodec(
-                        vsn,
-                        context.json(),
-                        context.binary(),
-                        context.services().metrics()::malformed));
-        p.addAfter("phoenix-codec", "session", new SessionHandler(context.services(), Framing.of(vsn), claims));
+                new PhoenixCodec(vsn, context.json(), context.binary(), context.metrics()::malformed));
+        p.addAfter("phoenix-codec", "session", new ChannelRouter(context.channels(), Framing.of(vsn), claims));
         p.remove(router);
     }
 
@@ -119,12 +110,12 @@ final class FrontInitializer extends ChannelInitializer<Channel> {
                 router,
                 "sse-encoder",
                 new SseEncoder(
-                        context.services().mapper(),
+                        context.json().mapper(),
                         channel,
                         SseEndpoint.JOIN_REF,
                         context.sseHeartbeat().toMillis()));
         p.addAfter("sse-encoder", "sse-slow", new SlowClientGuard(context.slowClientTimeout()));
-        p.addAfter("sse-slow", "session", new SessionHandler(context.services(), Framing.SSE, claims));
+        p.addAfter("sse-slow", "session", new ChannelRouter(context.channels(), Framing.SSE, claims));
         p.remove(router);
         return "sse-encoder";
     }

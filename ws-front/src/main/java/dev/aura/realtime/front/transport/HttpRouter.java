@@ -6,7 +6,7 @@ import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.Vsn;
-import dev.aura.realtime.front.session.ProjectQuotas;
+import dev.aura.realtime.front.quota.ProjectQuotas;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
@@ -70,7 +70,7 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
             ObjectNode body = JsonNodeFactory.instance.objectNode();
             body.put("status", draining.get() ? "draining" : "ok");
             body.put("nats_connected", context.natsConnected().getAsBoolean());
-            body.put("connections", context.services().sessions().size());
+            body.put("connections", context.sessions().size());
             respond(ctx, req, HttpResponseStatus.OK, "application/json", body.toString());
         } else if (path.equals("/metrics") && req.method() == HttpMethod.GET) {
             respond(
@@ -148,7 +148,7 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
      */
     static boolean admitConnection(
             ChannelHandlerContext ctx, FullHttpRequest req, TransportContext context, Claims claims) {
-        ProjectQuotas.Permit permit = context.services().quotas().admitConnection(claims.projectId());
+        ProjectQuotas.Permit permit = context.quotas().admitConnection(claims.projectId());
         if (permit == null) {
             respond(ctx, req, HttpResponseStatus.TOO_MANY_REQUESTS, "application/json", error(Reasons.TOO_MANY_USERS));
             return false;

@@ -4,8 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.front.broadcast.RestBroadcasts;
 import dev.aura.realtime.front.protocol.Persist;
-import dev.aura.realtime.front.session.RestBroadcasts;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
@@ -99,7 +99,7 @@ final class RestBroadcastEndpoint {
         Persist persist = null;
         try {
             if (rest.isEmpty() || rest.equals("/")) {
-                messages = batch(req, context.services().mapper());
+                messages = batch(req, context.json().mapper());
             } else {
                 String[] parts = rest.substring(1).split("/", -1);
                 if (parts.length != 3 || !parts[1].equals("events")) {
@@ -110,8 +110,8 @@ final class RestBroadcastEndpoint {
                 String event = QueryStringDecoder.decodeComponent(parts[2]);
                 boolean priv = "true".equals(HttpRouter.first(query, "private"));
                 persist = Persist.ofQuery(HttpRouter.first(query, "persist"), HttpRouter.first(query, "persist[ttl]"));
-                messages = List.of(
-                        single(req, topic, event, priv, context.services().mapper()));
+                messages =
+                        List.of(single(req, topic, event, priv, context.json().mapper()));
             }
         } catch (BadRequest e) {
             respond(ctx, req, HttpResponseStatus.BAD_REQUEST, e.getMessage());

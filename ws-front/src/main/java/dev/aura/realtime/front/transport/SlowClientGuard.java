@@ -1,6 +1,6 @@
 package dev.aura.realtime.front.transport;
 
-import dev.aura.realtime.front.session.SessionHandler;
+import dev.aura.realtime.front.channel.ChannelRouter;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -36,9 +36,9 @@ final class SlowClientGuard extends ChannelDuplexHandler {
     private void expire(ChannelHandlerContext ctx) {
         timer = null;
         if (ctx.channel().isActive() && !ctx.channel().isWritable()) {
-            SessionHandler session = ctx.pipeline().get(SessionHandler.class);
-            if (session != null && session.session() != null) {
-                session.session().dropSlowClient();
+            ChannelRouter router = ctx.pipeline().get(ChannelRouter.class);
+            if (router != null && router.session() != null) {
+                router.session().dropSlowClient();
             } else {
                 ctx.close();
             }

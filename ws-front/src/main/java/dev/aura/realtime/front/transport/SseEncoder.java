@@ -5,10 +5,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.aura.realtime.front.channel.ChannelRouter;
 import dev.aura.realtime.front.log.LogCode;
 import dev.aura.realtime.front.protocol.PhoenixMessage;
 import dev.aura.realtime.front.protocol.SseEvents;
-import dev.aura.realtime.front.session.SessionHandler;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFutureListener;
@@ -130,9 +130,9 @@ final class SseEncoder extends ChannelDuplexHandler {
         if (heartbeat != null) {
             heartbeat.cancel(false);
         }
-        SessionHandler session = ctx.pipeline().get(SessionHandler.class);
-        if (session != null && session.session() != null) {
-            session.session().endOutput(); // shared chunks bypass this handler: stop them at the session
+        ChannelRouter router = ctx.pipeline().get(ChannelRouter.class);
+        if (router != null && router.session() != null) {
+            router.session().endOutput(); // shared chunks bypass this handler: stop them at the session
         }
         ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT, promise).addListener(ChannelFutureListener.CLOSE);
     }

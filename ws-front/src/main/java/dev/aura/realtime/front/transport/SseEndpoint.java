@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;
-import dev.aura.realtime.front.protocol.PhoenixMessage;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.Topics;
 import io.netty.channel.ChannelHandlerContext;
@@ -130,8 +129,7 @@ final class SseEndpoint {
         config.putObject("presence").put("enabled", false);
         config.set("postgres_changes", bindings);
         p.context(joinFrom)
-                .fireChannelRead(
-                        new PhoenixMessage.Join(JOIN_REF, JOIN_REF, Topics.PREFIX + topic, payload, lastEventId));
+                .fireChannelRead(context.json().join(JOIN_REF, JOIN_REF, Topics.PREFIX + topic, payload, lastEventId));
     }
 
     private static String apikey(FullHttpRequest req, QueryStringDecoder query) {
@@ -152,7 +150,7 @@ final class SseEndpoint {
         }
         JsonNode parsed;
         try {
-            parsed = context.services().mapper().readTree(param);
+            parsed = context.json().mapper().readTree(param);
         } catch (Exception e) {
             throw new IllegalArgumentException("postgres_changes must be a JSON array of bindings");
         }

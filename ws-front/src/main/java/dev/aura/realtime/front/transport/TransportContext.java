@@ -1,11 +1,15 @@
 package dev.aura.realtime.front.transport;
 
 import dev.aura.realtime.common.auth.JwtVerifier;
+import dev.aura.realtime.front.broadcast.RestBroadcasts;
+import dev.aura.realtime.front.channel.ChannelLayer;
+import dev.aura.realtime.front.channel.VerifiedTokens;
 import dev.aura.realtime.front.config.ConnectionBounds;
+import dev.aura.realtime.front.metrics.FrontMetrics;
 import dev.aura.realtime.front.protocol.BinaryFrames;
 import dev.aura.realtime.front.protocol.JsonFrames;
-import dev.aura.realtime.front.session.ChannelServices;
-import dev.aura.realtime.front.session.RestBroadcasts;
+import dev.aura.realtime.front.quota.ProjectQuotas;
+import dev.aura.realtime.front.session.Sessions;
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
@@ -14,8 +18,12 @@ import java.util.function.Supplier;
  * What the HTTP, WebSocket and SSE pipelines need, built once by {@code FrontApp.start} from
  * the configuration.
  *
- * @param services the channel layer's services
- * @param verifier verifies the {@code apikey} at connect
+ * @param channels makes each connection's channel layer
+ * @param apiKeys verifies the {@code apikey} at connect, cached (shared with the joins' tokens)
+ * @param verifier verifies a REST request's tokens
+ * @param quotas the projects' connection slots
+ * @param sessions open connections ({@code /health})
+ * @param metrics meters
  * @param json text frame codec
  * @param binary binary frame codec
  * @param maxFrameBytes largest WebSocket message ({@code WS_MAX_FRAME_BYTES})
@@ -29,8 +37,12 @@ import java.util.function.Supplier;
  *     {@code HTTP_BODY_TIMEOUT_MS}, {@code WS_FRAGMENT_TIMEOUT_MS})
  */
 public record TransportContext(
-        ChannelServices services,
+        ChannelLayer channels,
+        VerifiedTokens apiKeys,
         JwtVerifier verifier,
+        ProjectQuotas quotas,
+        Sessions sessions,
+        FrontMetrics metrics,
         JsonFrames json,
         BinaryFrames binary,
         int maxFrameBytes,

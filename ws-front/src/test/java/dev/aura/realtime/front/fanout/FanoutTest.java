@@ -38,7 +38,7 @@ class FanoutTest {
     private static final String PROJECT = "p1";
     private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
     private final ObjectMapper mapper = WireJson.mapper();
-    private final JsonFrames json = new JsonFrames(mapper);
+    private final JsonFrames json = new JsonFrames(mapper, 100);
     private final FrontMetrics metrics = new FrontMetrics(new SimpleMeterRegistry());
     private final LocalTopics topics = new LocalTopics();
     private final HistoryStore history = new HistoryStore(3, 100, 1 << 20, 600_000, 100, 1 << 20);

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 
 class FanoutFramesTest {
     private static final ByteBufAllocator ALLOC = UnpooledByteBufAllocator.DEFAULT;
-    private final JsonFrames json = new JsonFrames(WireJson.mapper());
+    private final JsonFrames json = new JsonFrames(WireJson.mapper(), 100);
     private final FanoutFrames frames = new FanoutFrames(json, new BinaryFrames(json));
 
     private static UserBroadcast jsonBroadcast(String event, String payload, String id) {

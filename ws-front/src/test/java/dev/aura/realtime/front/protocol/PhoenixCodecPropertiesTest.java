@@ -32,7 +32,7 @@ import net.jqwik.api.lifecycle.BeforeContainer;
  * Netty reports no leaked buffer. Well-formed frames round trip field for field.
  */
 class PhoenixCodecPropertiesTest {
-    private final JsonFrames json = new JsonFrames(WireJson.mapper());
+    private final JsonFrames json = new JsonFrames(WireJson.mapper(), 100);
     private final BinaryFrames binary = new BinaryFrames(json);
     private final AtomicInteger malformed = new AtomicInteger();
 

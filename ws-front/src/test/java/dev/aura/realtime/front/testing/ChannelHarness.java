@@ -6,12 +6,20 @@ import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.common.wire.ChannelAccess;
 import dev.aura.realtime.common.wire.WireJson;
+import dev.aura.realtime.front.broadcast.Broadcasts;
+import dev.aura.realtime.front.broadcast.PrivateChannels;
+import dev.aura.realtime.front.broadcast.RestBroadcasts;
+import dev.aura.realtime.front.channel.ChannelLayer;
+import dev.aura.realtime.front.channel.ChannelRouter;
+import dev.aura.realtime.front.channel.VerifiedTokens;
+import dev.aura.realtime.front.config.ConnectionBounds;
 import dev.aura.realtime.front.fanout.CdcHealth;
 import dev.aura.realtime.front.fanout.Fanout;
 import dev.aura.realtime.front.fanout.LocalTopics;
 import dev.aura.realtime.front.fanout.QueueLimits;
 import dev.aura.realtime.front.history.HistoryStore;
 import dev.aura.realtime.front.metrics.FrontMetrics;
+import dev.aura.realtime.front.postgres.PostgresChanges;
 import dev.aura.realtime.front.presence.PresenceExtension;
 import dev.aura.realtime.front.protocol.BinaryFrames;
 import dev.aura.realtime.front.protocol.FanoutFrames;
@@ -19,16 +27,14 @@ import dev.aura.realtime.front.protocol.Framing;
 import dev.aura.realtime.front.protocol.JsonFrames;
 import dev.aura.realtime.front.protocol.PhoenixCodec;
 import dev.aura.realtime.front.protocol.Vsn;
+import dev.aura.realtime.front.quota.ProjectQuota;
+import dev.aura.realtime.front.quota.ProjectQuotas;
 import dev.aura.realtime.front.relay.ChannelAccessClient;
-import dev.aura.realtime.front.session.ChannelServices;
+import dev.aura.realtime.front.resume.Resumes;
 import dev.aura.realtime.front.session.Limits;
-import dev.aura.realtime.front.session.PrivateOnlyCache;
-import dev.aura.realtime.front.session.ProjectQuota;
-import dev.aura.realtime.front.session.ProjectQuotas;
-import dev.aura.realtime.front.session.SessionHandler;
 import dev.aura.realtime.front.session.Sessions;
-import dev.aura.realtime.front.session.VerifiedTokens;
 import dev.aura.realtime.front.session.WireHead;
+import dev.aura.realtime.front.transport.TransportContext;
 import dev.aura.realtime.testkit.MutableClock;
 import dev.aura.realtime.testkit.TestTokens;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -52,7 +58,7 @@ import java.util.function.LongSupplier;
 public final class ChannelHarness {
     public final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
     public final ObjectMapper mapper = WireJson.mapper();
-    public final JsonFrames json = new JsonFrames(mapper);
+    public final JsonFrames json = new JsonFrames(mapper, 5);
     public final BinaryFrames binary = new BinaryFrames(json);
     public final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     public final FrontMetrics metrics = new FrontMetrics(meters);
@@ -116,24 +122,53 @@ public final class ChannelHarness {
         return CompletableFuture.completedFuture(reply);
     };
 
-    public final ChannelServices services = new ChannelServices(
-            new VerifiedTokens(verifier, clock),
-            checker,
-            registry,
-            publisher,
-            topics,
-            fanout,
-            cdc,
-            new PresenceExtension.Unavailable(),
-            sessions,
-            new Limits(100, 100, 10, 1 << 20, 5, 128, 15_000),
-            quotas,
-            metrics,
-            "front-test",
-            clock,
-            mapper,
-            accessClient,
-            new PrivateOnlyCache(accessClient, clock));
+    public final VerifiedTokens apiKeys = new VerifiedTokens(verifier, clock);
+    public final PrivateChannels privateChannels = new PrivateChannels(accessClient, fanout, mapper, clock);
+    public final PostgresChanges postgres =
+            new PostgresChanges(checker, registry, cdc, mapper, "front-test", clock, 15_000);
+    public final Broadcasts broadcasts = new Broadcasts(privateChannels, quotas, fanout, publisher, clock);
+    /** The channel layer with unavailable presence and no resume. */
+    public final ChannelLayer channels = channels(new PresenceExtension.Unavailable());
+
+    /** The harness's channel layer with another presence seam. */
+    public ChannelLayer channels(PresenceExtension presence) {
+        return new ChannelLayer(
+                apiKeys,
+                quotas,
+                new Limits(100, 100, 10, 1 << 20, 128),
+                sessions,
+                topics,
+                fanout,
+                presence,
+                postgres,
+                privateChannels,
+                broadcasts,
+                Resumes.off(),
+                metrics,
+                mapper,
+                clock);
+    }
+
+    /** The transport over the harness's channel layer (64 KiB frames, the harness's limits). */
+    public TransportContext transport() {
+        return new TransportContext(
+                channels,
+                apiKeys,
+                verifier,
+                quotas,
+                sessions,
+                metrics,
+                json,
+                binary,
+                64 * 1024,
+                Duration.ofSeconds(60),
+                Duration.ofSeconds(10),
+                () -> true,
+                () -> "",
+                Duration.ofSeconds(15),
+                new RestBroadcasts(privateChannels, quotas, fanout, publisher, mapper, clock),
+                new ConnectionBounds(Duration.ofSeconds(75), Duration.ofSeconds(10), Duration.ofSeconds(10)));
+    }
 
     /** An anon token of {@link FrontFixture#PROJECT} expiring {@code ttl} after the harness clock's now. */
     public String token(Duration ttl) {
@@ -142,11 +177,11 @@ public final class ChannelHarness {
 
     /** A WebSocket connection in memory (wire head, Phoenix codec and session handler). */
     public Conn connect(Vsn vsn) {
-        return connect(vsn, services, new EmbeddedChannel());
+        return connect(vsn, channels, new EmbeddedChannel());
     }
 
-    /** A WebSocket connection in memory served by {@code with} (e.g. the harness's services with another seam). */
-    public Conn connect(Vsn vsn, ChannelServices with) {
+    /** A WebSocket connection in memory served by {@code with} (e.g. the harness's channel layer with another seam). */
+    public Conn connect(Vsn vsn, ChannelLayer with) {
         return connect(vsn, with, new EmbeddedChannel());
     }
 
@@ -155,15 +190,15 @@ public final class ChannelHarness {
      * writes back): adds the wire head, the Phoenix codec and the session handler.
      */
     public Conn connect(Vsn vsn, EmbeddedChannel ch) {
-        return connect(vsn, services, ch);
+        return connect(vsn, channels, ch);
     }
 
-    private Conn connect(Vsn vsn, ChannelServices with, EmbeddedChannel ch) {
+    private Conn connect(Vsn vsn, ChannelLayer with, EmbeddedChannel ch) {
         try {
             ch.pipeline()
                     .addLast(WireHead.NAME, WireHead.INSTANCE)
                     .addLast(new PhoenixCodec(vsn, json, binary, metrics::malformed))
-                    .addLast(new SessionHandler(with, Framing.of(vsn), verifier.verify(token(Duration.ofHours(1)))));
+                    .addLast(new ChannelRouter(with, Framing.of(vsn), verifier.verify(token(Duration.ofHours(1)))));
             return new Conn(ch);
         } catch (AuthException e) {
             throw new IllegalStateException(e);

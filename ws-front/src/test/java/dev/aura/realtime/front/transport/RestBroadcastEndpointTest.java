@@ -6,11 +6,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.aura.realtime.common.wire.ChannelAccess;
 import dev.aura.realtime.common.wire.ProjectLimits;
 import dev.aura.realtime.common.wire.WireJson;
+import dev.aura.realtime.front.broadcast.RestBroadcasts;
 import dev.aura.realtime.front.fanout.ChannelKeys;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.Vsn;
 import dev.aura.realtime.front.relay.ChannelAccessClient;
-import dev.aura.realtime.front.session.RestBroadcasts;
 import dev.aura.realtime.front.testing.ChannelHarness;
 import dev.aura.realtime.front.testing.FrontFixture;
 import io.netty.buffer.ByteBuf;
@@ -34,20 +34,7 @@ import org.junit.jupiter.api.Test;
 class RestBroadcastEndpointTest {
     private static final String BATCH = "/realtime/v1/api/broadcast";
     private final ChannelHarness h = new ChannelHarness();
-    private final TransportContext context = new TransportContext(
-            h.services,
-            h.verifier,
-            h.json,
-            h.binary,
-            64 * 1024,
-            Duration.ofSeconds(60),
-            Duration.ofSeconds(10),
-            () -> true,
-            () -> "",
-            Duration.ofSeconds(15),
-            new RestBroadcasts(h.services),
-            new dev.aura.realtime.front.config.ConnectionBounds(
-                    Duration.ofSeconds(75), Duration.ofSeconds(10), Duration.ofSeconds(10)));
+    private final TransportContext context = h.transport();
     private final List<EmbeddedChannel> sockets = new ArrayList<>();
     private final List<ChannelHarness.Conn> conns = new ArrayList<>();
     private final String anon = h.token(Duration.ofHours(1));

@@ -17,20 +17,7 @@ import org.junit.jupiter.api.Test;
 /** The SSE endpoint through the whole pipeline of {@link FrontInitializer}, in memory. */
 class SseStreamTest {
     private final ChannelHarness h = new ChannelHarness();
-    private final TransportContext context = new TransportContext(
-            h.services,
-            h.verifier,
-            h.json,
-            h.binary,
-            64 * 1024,
-            Duration.ofSeconds(60),
-            Duration.ofSeconds(10),
-            () -> true,
-            () -> "",
-            Duration.ofSeconds(15),
-            new dev.aura.realtime.front.session.RestBroadcasts(h.services),
-            new dev.aura.realtime.front.config.ConnectionBounds(
-                    Duration.ofSeconds(75), Duration.ofSeconds(10), Duration.ofSeconds(10)));
+    private final TransportContext context = h.transport();
     private EmbeddedChannel socket;
 
     @AfterEach

@@ -1,10 +1,11 @@
-package dev.aura.realtime.front.session;
+package dev.aura.realtime.front.broadcast;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.aura.realtime.common.wire.ChannelAccess;
 import dev.aura.realtime.common.wire.DbBroadcast;
+import dev.aura.realtime.front.channel.ChannelLayer;
 import dev.aura.realtime.front.fanout.ChannelKeys;
 import dev.aura.realtime.front.presence.PresenceExtension;
 import dev.aura.realtime.front.presence.PresenceMember;
@@ -22,7 +23,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Private channels in the session layer (docs/design.md H1, H2), in memory: the read check at
+ * Private channels in the channel layer (docs/design.md H1, H2), in memory: the read check at
  * join, {@code private_only}, the write check of the first broadcast or track, the re-check on a
  * new {@code access_token}, replay and persist through the channel-access seam (a fake cdc-worker
  * answering {@link ChannelAccess} requests), and the separation of public and private channels.
@@ -431,7 +432,7 @@ class PrivateChannelsTest {
         PresenceExtension recording = new PresenceExtension() {
             @Override
             public void onJoined(PresenceMember member) {
-                enabled.add(member.config().path("presence").path("enabled").asBoolean(false));
+                enabled.add(member.presence().enabled());
             }
 
             @Override
@@ -440,25 +441,7 @@ class PrivateChannelsTest {
             @Override
             public void onLeft(PresenceMember member) {}
         };
-        ChannelServices s = h.services;
-        ChannelServices withPresence = new ChannelServices(
-                s.tokens(),
-                s.checker(),
-                s.registry(),
-                s.publisher(),
-                s.topics(),
-                s.fanout(),
-                s.cdc(),
-                recording,
-                s.sessions(),
-                s.limits(),
-                s.quotas(),
-                s.metrics(),
-                s.instanceId(),
-                s.clock(),
-                s.mapper(),
-                s.access(),
-                s.privateOnly());
+        ChannelLayer withPresence = h.channels(recording);
         String config = "{\"private\":true,\"presence\":{\"enabled\":true,\"key\":\"k\"}}";
         ChannelHarness.Conn reads = h.connect(Vsn.V1, withPresence);
         conns.add(reads);

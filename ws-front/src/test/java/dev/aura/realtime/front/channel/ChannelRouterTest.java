@@ -1,4 +1,4 @@
-package dev.aura.realtime.front.session;
+package dev.aura.realtime.front.channel;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -7,6 +7,7 @@ import dev.aura.realtime.common.wire.CdcStatus;
 import dev.aura.realtime.common.wire.ChangeEvent;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.front.fanout.CdcHealth;
+import dev.aura.realtime.front.protocol.BindingIds;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.Vsn;
 import dev.aura.realtime.front.relay.SubscriptionChecker.Outcome;
@@ -18,7 +19,7 @@ import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-class SessionHandlerTest {
+class ChannelRouterTest {
     private final ChannelHarness h = new ChannelHarness();
 
     private static String join(String joinRef, String topic, String config) {

@@ -1,10 +1,8 @@
-package dev.aura.realtime.front.session;
+package dev.aura.realtime.front.resume;
 
 import dev.aura.realtime.common.wire.ChangeEvent;
 import dev.aura.realtime.common.wire.ResumeRecord;
 import dev.aura.realtime.front.log.LogCode;
-import dev.aura.realtime.front.resume.ReplayGate;
-import dev.aura.realtime.front.resume.ResumeStore;
 import io.netty.channel.EventLoop;
 import java.time.Clock;
 import java.util.Objects;
@@ -15,7 +13,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The resume record of one resumable channel (docs/design.md R): after change frames reached the
- * socket ({@link ClientSession#writeBarrier}) it writes the newest event id, coalesced (at most one
+ * socket ({@link ResumableChannel#writeBarrier}) it writes the newest event id, coalesced (at most one
  * put in flight; the next one, carrying the newest id, starts as soon as the previous is
  * acknowledged, with no timer: after a kill at most one put's round trip of frames is re-sent); it re-writes the record every
  * {@link #REFRESH_MS} so a replica's death is dated; parks it when the socket closes, deletes it
@@ -30,7 +28,7 @@ final class ResumeTracker {
 
     private final ResumeStore store;
     private final String key;
-    private final ClientSession session;
+    private final ResumableChannel channel;
     private final Clock clock;
     private volatile ReplayGate gate;
     private ResumeRecord record;
@@ -40,11 +38,11 @@ final class ResumeTracker {
     private ScheduledFuture<?> refresh;
 
     /** @param record the claimed record; null when another channel owns it (nothing is written) */
-    ResumeTracker(ResumeStore store, String key, ResumeRecord record, ClientSession session, Clock clock) {
+    ResumeTracker(ResumeStore store, String key, ResumeRecord record, ResumableChannel channel, Clock clock) {
         this.store = store;
         this.key = key;
         this.record = record;
-        this.session = session;
+        this.channel = channel;
         this.clock = clock;
     }
 
@@ -72,7 +70,7 @@ final class ResumeTracker {
         if (record == null) {
             return;
         }
-        EventLoop loop = session.channel().eventLoop();
+        EventLoop loop = channel.recipient().eventLoop();
         refresh = loop.scheduleAtFixedRate(this::refreshNow, REFRESH_MS, REFRESH_MS, TimeUnit.MILLISECONDS);
     }
 
@@ -86,7 +84,7 @@ final class ResumeTracker {
             return;
         }
         inFlight = true;
-        session.writeBarrier().addListener(f -> {
+        channel.writeBarrier().addListener(f -> {
             if (!f.isSuccess()) {
                 inFlight = false; // the socket closed: what was not written must not be recorded
                 return;
@@ -103,10 +101,11 @@ final class ResumeTracker {
         String id = newest;
         record = record.withLastEventId(id, clock.millis());
         store.put(key, record)
-                .whenComplete((v, e) -> session.channel().eventLoop().execute(() -> {
+                .whenComplete((v, e) -> channel.recipient().eventLoop().execute(() -> {
                     inFlight = false;
                     if (e != null) {
-                        LogCode.RegistryPutFailed.warn(log, "resume record of {}: {}", session, e.toString());
+                        LogCode.RegistryPutFailed.warn(
+                                log, "resume record of {}: {}", channel.recipient(), e.toString());
                     }
                     if (!closed && !Objects.equals(newest, id)) {
                         written(newest);

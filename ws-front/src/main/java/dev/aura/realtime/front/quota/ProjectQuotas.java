@@ -1,4 +1,4 @@
-package dev.aura.realtime.front.session;
+package dev.aura.realtime.front.quota;
 
 import dev.aura.realtime.common.wire.UsageReport;
 import dev.aura.realtime.front.protocol.Reasons;

@@ -1,16 +1,21 @@
-package dev.aura.realtime.front.session;
+package dev.aura.realtime.front.broadcast;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.common.wire.ChannelAccess;
 import dev.aura.realtime.front.fanout.ChannelKeys;
+import dev.aura.realtime.front.fanout.Fanout;
 import dev.aura.realtime.front.history.MessageIds;
 import dev.aura.realtime.front.protocol.Persist;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.Topics;
 import dev.aura.realtime.front.protocol.UserBroadcast;
+import dev.aura.realtime.front.quota.ProjectQuotas;
+import dev.aura.realtime.front.relay.BroadcastPublisher;
 import dev.aura.realtime.front.relay.ChannelAccessClient;
 import java.io.IOException;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -37,10 +42,33 @@ public final class RestBroadcasts {
         static final Result ACCEPTED = new Result(202, null);
     }
 
-    private final ChannelServices services;
+    private final PrivateChannels privateChannels;
+    private final ProjectQuotas quotas;
+    private final Fanout fanout;
+    private final BroadcastPublisher publisher;
+    private final ObjectMapper mapper;
+    private final Clock clock;
 
-    public RestBroadcasts(ChannelServices services) {
-        this.services = services;
+    /**
+     * @param privateChannels asks the write checks, the project's {@code private_only} and stores persisted messages
+     * @param quotas the project's payload limit and message rate
+     * @param fanout delivers to this replica's members
+     * @param publisher sends to the other replicas
+     * @param mapper reads persisted JSON payloads
+     */
+    public RestBroadcasts(
+            PrivateChannels privateChannels,
+            ProjectQuotas quotas,
+            Fanout fanout,
+            BroadcastPublisher publisher,
+            ObjectMapper mapper,
+            Clock clock) {
+        this.privateChannels = privateChannels;
+        this.quotas = quotas;
+        this.fanout = fanout;
+        this.publisher = publisher;
+        this.mapper = mapper;
+        this.clock = clock;
     }
 
     /**
@@ -59,7 +87,7 @@ public final class RestBroadcasts {
         if (messages.size() > MAX_MESSAGES) {
             return done(413, "too many messages in one request: at most " + MAX_MESSAGES);
         }
-        int limit = services.quotas().quota(claims.projectId()).maxPayloadBytes();
+        int limit = quotas.quota(claims.projectId()).maxPayloadBytes();
         for (Message m : messages) {
             if (m.topic().isEmpty()) {
                 return done(400, Reasons.TOPIC_NAME_REQUIRED);
@@ -79,21 +107,20 @@ public final class RestBroadcasts {
         }
         // the project's messages and bytes per second, across replicas, as for socket broadcasts
         for (Message m : messages) {
-            if (!services.quotas().tryMessage(claims.projectId(), m.payload().length)) {
+            if (!quotas.tryMessage(claims.projectId(), m.payload().length)) {
                 return done(429, Reasons.PROJECT_TOO_MANY_MESSAGES);
             }
         }
         boolean anyPublic = messages.stream().anyMatch(m -> !m.privateChannel());
-        CompletableFuture<Boolean> privateOnly = anyPublic
-                ? services.privateOnly().privateOnly(claims.projectId())
-                : CompletableFuture.completedFuture(false);
+        CompletableFuture<Boolean> privateOnly =
+                anyPublic ? privateChannels.privateOnly(claims.projectId()) : CompletableFuture.completedFuture(false);
         Map<String, CompletableFuture<ChannelAccess.Reply>> checks = new LinkedHashMap<>();
         if (persist == null) {
             for (Message m : messages) {
                 if (m.privateChannel()) {
                     checks.computeIfAbsent(
                             m.topic(),
-                            t -> ask(ChannelAccess.Request.write(
+                            t -> privateChannels.ask(ChannelAccess.Request.write(
                                     claims.projectId(), t, claims.role(), claims.json(), "broadcast")));
                 }
             }
@@ -118,13 +145,9 @@ public final class RestBroadcasts {
             }
             for (Message m : messages) {
                 String key = ChannelKeys.of(m.topic(), m.privateChannel());
-                UserBroadcast b = new UserBroadcast(
-                        m.event(),
-                        m.payload(),
-                        m.json(),
-                        MessageIds.next(services.clock().millis()));
-                services.fanout().broadcastLocal(claims.projectId(), key, b, null);
-                services.publisher().publish(claims.projectId(), key, b);
+                UserBroadcast b = new UserBroadcast(m.event(), m.payload(), m.json(), MessageIds.next(clock.millis()));
+                fanout.broadcastLocal(claims.projectId(), key, b, null);
+                publisher.publish(claims.projectId(), key, b);
             }
             return CompletableFuture.completedFuture(Result.ACCEPTED);
         });
@@ -135,7 +158,7 @@ public final class RestBroadcasts {
         if (m.json()) {
             JsonNode payload;
             try {
-                payload = services.mapper().readTree(m.payload());
+                payload = mapper.readTree(m.payload());
             } catch (IOException e) {
                 return done(400, "the payload is not JSON");
             }
@@ -152,7 +175,7 @@ public final class RestBroadcasts {
                     m.payload(),
                     persist.ttlMs());
         }
-        return ask(request).thenApply(r -> {
+        return privateChannels.ask(request).thenApply(r -> {
             if (r.error() == null) {
                 return Result.ACCEPTED;
             }
@@ -161,16 +184,6 @@ public final class RestBroadcasts {
             }
             return new Result(r.error().startsWith("PayloadTooLarge") ? 413 : 403, r.error());
         });
-    }
-
-    private CompletableFuture<ChannelAccess.Reply> ask(ChannelAccess.Request request) {
-        try {
-            return services.access()
-                    .ask(request)
-                    .exceptionally(e -> ChannelAccess.Reply.failed(ChannelAccessClient.UNAVAILABLE));
-        } catch (RuntimeException e) {
-            return CompletableFuture.completedFuture(ChannelAccess.Reply.failed(ChannelAccessClient.UNAVAILABLE));
-        }
     }
 
     private static CompletableFuture<Result> done(int status, String error) {

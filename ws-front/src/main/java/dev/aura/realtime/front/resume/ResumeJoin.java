@@ -1,26 +1,14 @@
-package dev.aura.realtime.front.session;
+package dev.aura.realtime.front.resume;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.common.lsn.Lsn;
 import dev.aura.realtime.common.wire.ChangeEvent;
 import dev.aura.realtime.common.wire.ResumeRecord;
-import dev.aura.realtime.front.fanout.PostgresBinding;
 import dev.aura.realtime.front.log.LogCode;
-import dev.aura.realtime.front.protocol.SystemMessages;
-import dev.aura.realtime.front.resume.EventIds;
-import dev.aura.realtime.front.resume.HistoryReader;
-import dev.aura.realtime.front.resume.ReplayGate;
-import dev.aura.realtime.front.resume.ResumeKeys;
-import dev.aura.realtime.front.resume.ResumeReason;
-import dev.aura.realtime.front.resume.ResumeServices;
-import dev.aura.realtime.front.resume.ResumeStore;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -34,23 +22,22 @@ import org.slf4j.LoggerFactory;
  * record (compare-and-set: of two tabs resuming at once one wins, the other gets fresh sub ids and
  * no resume). {@link #attach} gives the channel its {@link ResumeTracker} (holding live changes
  * when it adopts) before it goes live; {@link #afterSubscribed} replays the history after the
- * "Subscribed to PostgreSQL" push, or sends {@code ResumeNotPossible}.
+ * "Subscribed to PostgreSQL" push, or sends {@code ResumeNotPossible}. A resume started by an
+ * {@code access_token} ({@link Resumes#startLate}) claims the record of the channel's current sub
+ * ids instead ({@link #claimLate}, {@link #attachLate}).
  */
-final class ResumeJoin {
+public final class ResumeJoin {
     private static final Logger log = LoggerFactory.getLogger(ResumeJoin.class);
-    /** How long a replica's first join of a project waits for the project's limits (its window). */
-    private static final long LIMITS_WAIT_MS = 6_000;
-
     /** The decision: the sub id per binding, the record claimed (null: not ours to write), what to replay. */
-    record Plan(
+    public record Plan(
             Map<String, String> subIds,
             ResumeRecord claimed,
             boolean adopted,
             String replayAfter,
             ResumeReason notPossible) {}
 
+    private final Resumes owner;
     private final ResumeServices resumes;
-    private final ChannelServices services;
     private final String projectId;
     /** The identity the record is keyed by ({@link ResumeKeys#identity}). */
     private final String identity;
@@ -64,8 +51,8 @@ final class ResumeJoin {
     private final List<String> canonical;
     private CompletableFuture<Plan> plan;
 
-    private ResumeJoin(
-            ChannelServices services,
+    ResumeJoin(
+            Resumes owner,
             String projectId,
             String identity,
             String recordKey,
@@ -73,8 +60,8 @@ final class ResumeJoin {
             int window,
             String since,
             List<String> canonical) {
-        this.services = services;
-        this.resumes = services.resumes();
+        this.owner = owner;
+        this.resumes = owner.services;
         this.projectId = projectId;
         this.identity = identity;
         this.recordKey = recordKey;
@@ -82,53 +69,6 @@ final class ResumeJoin {
         this.window = window;
         this.since = since;
         this.canonical = canonical;
-    }
-
-    /** The resume of this join, or null when there is none (resume off, no bindings, no identity). */
-    static ResumeJoin of(ChannelServices services, JoinRequest request, Claims claims, String topic) {
-        if (services.resumes() == null || request.distinct().isEmpty()) {
-            return null;
-        }
-        int window = windowNow(services, claims.projectId());
-        if (window == 0) {
-            return null; // resume off for the project
-        }
-        JsonNode options = request.config().path("postgres_changes_options");
-        String identity = ResumeKeys.identity(claims.subject(), resumeKey(request));
-        if (identity == null) {
-            // a token without sub and no resume_key: no automatic resume (docs/protocol.md), unless an
-            // access_token with a sub follows (startLate)
-            log.info(
-                    "resume of {} in project {}: no identity at join (token without sub, no resume_key)",
-                    topic,
-                    claims.projectId());
-            return null;
-        }
-        JsonNode s = options.path("since");
-        List<ResumeKeys.BindingKey> keys = new ArrayList<>();
-        for (JoinRequest.Binding b : request.distinct()) {
-            keys.add(new ResumeKeys.BindingKey(b.event(), b.table(), b.filter(), b.select()));
-        }
-        return of(services, claims.projectId(), identity, topic, keys, window, s.isTextual() ? s.asText() : null);
-    }
-
-    /** The join's {@code postgres_changes_options.resume_key}, or null. */
-    static String resumeKey(JoinRequest request) {
-        JsonNode rk = request.config().path("postgres_changes_options").path("resume_key");
-        return rk.isTextual() ? rk.asText() : null;
-    }
-
-    /**
-     * The project's window as this replica knows it now: 0 when resume is off, -1 when the project's
-     * limits were never answered here (a replica's first join of it: the lookup waits for them).
-     * known() is read first: an answer is stored before known() turns true, so a window read after
-     * a true known() is the answer's (the other way round, an answer landing in between would pair
-     * the defaults' 0 with known = true: resume treated as off, silently).
-     */
-    private static int windowNow(ChannelServices services, String projectId) {
-        boolean known = services.resumes().limits().known(projectId);
-        int window = services.resumes().windowSeconds(projectId);
-        return window > 0 ? window : known ? 0 : -1;
     }
 
     /**
@@ -141,7 +81,7 @@ final class ResumeJoin {
             return window > 0;
         }
         try {
-            window = resumes.windowSecondsAwaited(projectId, LIMITS_WAIT_MS);
+            window = resumes.windowSecondsAwaited(projectId, Resumes.LIMITS_WAIT_MS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             window = 0;
@@ -149,100 +89,19 @@ final class ResumeJoin {
         }
         if (window <= 0 && !resumes.limits().known(projectId)) {
             LogCode.ProjectLimitsUnavailable.warn(
-                    log, "{}: window unknown after {} ms, resume record kept", projectId, LIMITS_WAIT_MS);
+                    log, "{}: window unknown after {} ms, resume record kept", projectId, Resumes.LIMITS_WAIT_MS);
             window = (int) ResumeServices.MAX_WINDOW.toSeconds();
         }
         return window > 0;
     }
 
-    private static ResumeJoin of(
-            ChannelServices services,
-            String projectId,
-            String identity,
-            String topic,
-            List<ResumeKeys.BindingKey> keys,
-            int window,
-            String since) {
-        List<String> canonical = new ArrayList<>();
-        for (ResumeKeys.BindingKey k : keys) {
-            canonical.add(ResumeKeys.canonical(List.of(k)));
-        }
-        return new ResumeJoin(
-                services,
-                projectId,
-                identity,
-                ResumeKeys.record(projectId, identity, topic, keys),
-                ResumeKeys.pointer(projectId, identity, topic),
-                window,
-                since,
-                canonical);
-    }
-
-    /**
-     * After an {@code access_token} gave a live channel new claims: when the channel is not resumable
-     * yet (its join had no identity: realtime-js puts {@code access_token} into the join only once
-     * its async {@code accessToken} callback resolved, else the join is authorised by the apikey and
-     * the user's token follows as an {@code access_token} push) and now has one, starts tracking it
-     * exactly as a join with that token would have: a record under the channel's current sub ids
-     * (whose registry entries the caller re-put with the new claims, so parked verdicts are the
-     * user's), nothing replayed (the channel was live throughout). Event loop only.
-     */
-    static void startLate(ChannelServices services, Membership m, ClientSession session) {
-        if (services.resumes() == null || m.bindings().isEmpty() || m.resumeStarting || !m.active()) {
-            return;
-        }
-        String identity = ResumeKeys.identity(m.claims().subject(), m.resumeKey());
-        ResumeTracker current = m.resume();
-        if (current != null) {
-            if (Objects.equals(identity, m.resumeIdentity()) || current.replaying()) {
-                return; // the same identity: its record goes on (a replay running: decided at its join)
-            }
-            // another identity on this channel (a sign-in as someone else, a sign-out, a resume_key
-            // channel that got a sub): the record of the old one is deleted, as its sub ids' entries
-            // now carry the new claims; a record under the new identity starts below
-            log.info("resume of {}: identity changed by access_token, record deleted", m.topic());
-            m.resume(null);
-            m.resumeIdentity(null);
-            current.forget();
-        }
-        int window = windowNow(services, m.projectId());
-        if (window == 0) {
-            return; // resume off for the project
-        }
-        if (identity == null) {
-            return;
-        }
-        List<ResumeKeys.BindingKey> keys = new ArrayList<>();
-        for (PostgresBinding b : m.bindings()) {
-            keys.add(new ResumeKeys.BindingKey(b.event(), b.table(), b.filter(), b.select()));
-        }
-        ResumeJoin late = of(services, m.projectId(), identity, m.topic(), keys, window, null);
-        m.resumeStarting = true;
-        // the record starts after what already reached the socket: those frames are not replayed
-        String upTo = m.lastWritten();
-        session.writeBarrier().addListener(f -> {
-            if (!f.isSuccess() || !m.active()) {
-                m.resumeStarting = false;
-                return; // the socket closed meanwhile: its entries were removed, nothing to resume
-            }
-            CompletableFuture.supplyAsync(
-                            () -> late.claimLate(m, upTo),
-                            r -> Thread.ofVirtual().start(r))
-                    .exceptionally(e -> {
-                        LogCode.HandlerFailed.warn(log, "late resume of {}: {}", m.topic(), e.toString());
-                        return null;
-                    })
-                    .thenAccept(p -> session.channel().eventLoop().execute(() -> late.attachLate(m, p, session)));
-        });
-    }
-
     /** The record of a late start, claimed; null when it is not started (off, owned by a live channel, lost). */
-    private Plan claimLate(Membership m, String upTo) {
+    Plan claimLate(ResumableChannel m, String upTo) {
         if (!awaitWindow()) {
             return null;
         }
         ResumeStore store = resumes.store();
-        long now = services.clock().millis();
+        long now = owner.clock.millis();
         ResumeStore.Found found = store.get(recordKey).join();
         if (found != null && found.record().parkedAtMs() == 0 && now <= until(found.record())) {
             // another live channel (a second tab) writes this record: it stays theirs
@@ -254,7 +113,7 @@ final class ResumeJoin {
             ids.put(canonical.get(i), m.bindings().get(i).subId());
         }
         ResumeRecord mine = new ResumeRecord(sorted(ids), upTo, null, now, 0, window, 0, upTo)
-                .ownedBy(services.instanceId(), now, window);
+                .ownedBy(owner.instanceId, now, window);
         try {
             store.claim(recordKey, mine, found == null ? 0 : found.revision()).join();
         } catch (RuntimeException lost) {
@@ -266,8 +125,9 @@ final class ResumeJoin {
         return new Plan(ids, mine, false, null, null);
     }
 
-    private void attachLate(Membership m, Plan p, ClientSession session) {
-        m.resumeStarting = false;
+    void attachLate(ResumableChannel m, Plan p) {
+        ResumeState state = m.resume();
+        state.starting(false);
         if (p == null) {
             return;
         }
@@ -277,18 +137,18 @@ final class ResumeJoin {
             resumes.store().delete(recordKey);
             return;
         }
-        if (m.resume() != null) {
+        if (state.tracker() != null) {
             return; // cannot happen (one start at a time, a join attaches before the channel is live)
         }
-        if (!identity.equals(ResumeKeys.identity(m.claims().subject(), m.resumeKey()))) {
+        if (!identity.equals(ResumeKeys.identity(m.claims().subject(), state.resumeKey()))) {
             // another access_token changed the identity while this one was claimed: start over for it
             resumes.store().delete(recordKey);
-            startLate(services, m, session);
+            owner.startLate(m);
             return;
         }
-        attach(m, p, session);
-        String newest = m.lastWritten();
-        ResumeTracker tracker = m.resume();
+        attach(m, p);
+        String newest = state.lastWritten();
+        ResumeTracker tracker = state.tracker();
         if (tracker != null && newest != null && !newest.equals(p.claimed().lastEventId())) {
             tracker.written(newest); // frames written while the record was claimed
         }
@@ -306,7 +166,7 @@ final class ResumeJoin {
     }
 
     /** Starts (once) the lookup and claim; never fails. */
-    CompletableFuture<Plan> lookup() {
+    public CompletableFuture<Plan> lookup() {
         if (plan == null) {
             plan = CompletableFuture.supplyAsync(
                             this::decide, r -> Thread.ofVirtual().start(r))
@@ -332,7 +192,7 @@ final class ResumeJoin {
             return new Plan(fresh(), null, false, null, null); // resume off
         }
         ResumeStore store = resumes.store();
-        long now = services.clock().millis();
+        long now = owner.clock.millis();
         ResumeStore.Found found = store.get(recordKey).join();
         ResumeReason notPossible = null;
         if (found == null) {
@@ -352,7 +212,7 @@ final class ResumeJoin {
             notPossible = ResumeReason.slot_lost;
         } else if (found.record().subIds().size() != canonical.size()) {
             notPossible = ResumeReason.bindings_changed;
-        } else if (found.record().subIds().stream().anyMatch(services.topics()::holds)) {
+        } else if (found.record().subIds().stream().anyMatch(owner.topics::holds)) {
             // a second live channel of this record on this replica: a fresh subscription, no resume
             return new Plan(fresh(), null, false, null, null);
         } else if (found.record().parkedAtMs() == 0
@@ -381,7 +241,7 @@ final class ResumeJoin {
                 notPossible);
         Map<String, String> ids = adopt ? adopted(found.record()) : fresh();
         ResumeRecord base = adopt ? found.record() : new ResumeRecord(sorted(ids), null, null, now, 0, window, 0, null);
-        ResumeRecord mine = base.ownedBy(services.instanceId(), now, window);
+        ResumeRecord mine = base.ownedBy(owner.instanceId, now, window);
         try {
             store.claim(recordKey, mine, found == null ? 0 : found.revision()).join();
         } catch (RuntimeException lost) {
@@ -396,7 +256,7 @@ final class ResumeJoin {
 
     /** Whether the slot lost changes after {@code lastEventId} (a gap this replica heard of ends at or after it). */
     private boolean lost(String lastEventId) {
-        String gapTo = services.cdc().lastGapTo();
+        String gapTo = owner.cdc.lastGapTo();
         if (gapTo == null || lastEventId == null || lastEventId.indexOf(':') <= 0) {
             return false;
         }
@@ -425,12 +285,12 @@ final class ResumeJoin {
     }
 
     /** The sub id of the {@code i}-th distinct binding. */
-    String subId(Plan p, int i) {
+    public String subId(Plan p, int i) {
         return p.subIds().get(canonical.get(i));
     }
 
     /** Gives the channel its tracker before it goes live; holds live changes when it adopts. */
-    void attach(Membership m, Plan p, ClientSession session) {
+    public void attach(ResumableChannel m, Plan p) {
         if (p.claimed() == null && !p.adopted()) {
             return; // resume off, or another channel owns the record: nothing to track
         }
@@ -451,22 +311,21 @@ final class ResumeJoin {
                         window,
                         0,
                         p.claimed().firstEventId());
-        ResumeTracker tracker = new ResumeTracker(resumes.store(), recordKey, claimed, session, services.clock());
+        ResumeTracker tracker = new ResumeTracker(resumes.store(), recordKey, claimed, m, owner.clock);
         if (p.adopted()) {
             tracker.gate(new ReplayGate(resumes.replayBufferBytes()));
         }
-        m.resume(tracker);
-        m.resumeIdentity(identity);
+        m.resume().attach(tracker, identity);
         tracker.start();
     }
 
     /** After "Subscribed to PostgreSQL": the replay, or the reason it is not possible. */
-    void afterSubscribed(Membership m, Plan p, ClientSession session) {
+    public void afterSubscribed(ResumableChannel m, Plan p) {
         if (p.notPossible() != null) {
-            notPossible(m, p.notPossible());
+            owner.notPossible(m, p.notPossible());
             return;
         }
-        ResumeTracker tracker = m.resume();
+        ResumeTracker tracker = m.resume().tracker();
         if (!p.adopted() || tracker == null || tracker.gate() == null) {
             return;
         }
@@ -475,32 +334,27 @@ final class ResumeJoin {
         resumes.history()
                 .read(projectId, p.replayAfter(), 0, subIds, resumes.historyBytes(projectId))
                 .exceptionally(e -> none)
-                .thenAccept(result -> session.channel().eventLoop().execute(() -> replay(m, tracker, result)));
+                .thenAccept(result -> m.recipient().eventLoop().execute(() -> replay(m, tracker, result)));
     }
 
-    private void replay(Membership m, ResumeTracker tracker, HistoryReader.Result result) {
+    private void replay(ResumableChannel m, ResumeTracker tracker, HistoryReader.Result result) {
         ReplayGate gate = tracker.gate();
         if (!m.active() || gate == null) {
             return;
         }
         String last = null;
         if (result.notPossible() != null) {
-            notPossible(m, result.notPossible());
+            owner.notPossible(m, result.notPossible());
         } else {
             for (ChangeEvent e : result.events()) {
-                services.fanout().deliverChange(m, e);
+                owner.fanout.deliverChange(m, e);
                 last = e.eventId();
             }
-            services.metrics().resumed(result.events().size());
+            owner.metrics.resumed(result.events().size());
         }
         // the held changes are queued while the gate still holds: a live change cannot overtake them
-        if (gate.goLive(last, e -> services.fanout().deliverChange(m, e))) {
-            notPossible(m, ResumeReason.buffer_overflow);
+        if (gate.goLive(last, e -> owner.fanout.deliverChange(m, e))) {
+            owner.notPossible(m, ResumeReason.buffer_overflow);
         }
-    }
-
-    private void notPossible(Membership m, ResumeReason reason) {
-        services.metrics().resumeNotPossible(reason.name());
-        m.push("system", SystemMessages.resumeNotPossible(reason.name(), m.channelName()));
     }
 }

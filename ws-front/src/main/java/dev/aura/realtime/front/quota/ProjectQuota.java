@@ -1,4 +1,4 @@
-package dev.aura.realtime.front.session;
+package dev.aura.realtime.front.quota;
 
 import dev.aura.realtime.common.wire.ProjectLimits;
 import dev.aura.realtime.front.config.FrontConfig;

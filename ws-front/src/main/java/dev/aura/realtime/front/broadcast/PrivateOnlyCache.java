@@ -1,4 +1,4 @@
-package dev.aura.realtime.front.session;
+package dev.aura.realtime.front.broadcast;
 
 import dev.aura.realtime.common.wire.ChannelAccess;
 import dev.aura.realtime.front.relay.ChannelAccessClient;

@@ -1,4 +1,4 @@
-package dev.aura.realtime.front.session;
+package dev.aura.realtime.front.protocol;
 
 import java.nio.charset.StandardCharsets;
 import java.util.zip.CRC32C;

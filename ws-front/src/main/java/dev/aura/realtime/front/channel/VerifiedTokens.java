@@ -1,4 +1,4 @@
-package dev.aura.realtime.front.session;
+package dev.aura.realtime.front.channel;
 
 import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;

@@ -1,9 +1,11 @@
-package dev.aura.realtime.front.session;
+package dev.aura.realtime.front.broadcast;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.common.wire.ChannelAccess;
+import dev.aura.realtime.front.fanout.Fanout;
 import dev.aura.realtime.front.log.LogCode;
 import dev.aura.realtime.front.protocol.PhoenixMessage;
 import dev.aura.realtime.front.protocol.Reasons;
@@ -13,42 +15,51 @@ import dev.aura.realtime.front.protocol.UserBroadcast;
 import dev.aura.realtime.front.relay.ChannelAccessClient;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Private channels of one connection (docs/design.md H1): the join's read check (or, for a public
+ * Private channels (docs/design.md H1): the join's read check (or, for a public
  * join, the project's {@code private_only}), the write check before the first broadcast or track
  * of a private channel (cached for the membership; events arriving meanwhile wait, in order, up to
  * {@link #MAX_WAITING_BYTES}), the re-check after a new {@code access_token} (a lost read closes
  * the channel with Supabase's words), replay from the project's messages table and persisted
  * broadcasts. Every question goes to a cdc-worker ({@code ChannelAccessClient}); an unanswered or
- * failed one denies. Event loop only, except the futures' callbacks, which hop back onto it.
+ * failed one denies. Replica-wide; called on a channel's event loop, and the futures' callbacks
+ * hop back onto it.
  */
-final class PrivateChannels {
+public final class PrivateChannels {
     private static final Logger log = LoggerFactory.getLogger(PrivateChannels.class);
     /** Payload bytes of one channel's client events that may wait for a write check. */
     static final long MAX_WAITING_BYTES = 1 << 20;
 
     /** The join's verdict: {@code refusal} null when admitted. */
-    record Gate(String refusal, boolean readBroadcast, boolean readPresence) {}
+    public record Gate(String refusal, boolean readBroadcast, boolean readPresence) {}
 
-    private final ChannelServices services;
-    private final ClientSession session;
-    private final ChannelLifecycle lifecycle;
+    private final ChannelAccessClient access;
+    private final PrivateOnlyCache privateOnly;
+    private final Fanout fanout;
+    private final ObjectMapper mapper;
 
-    PrivateChannels(ChannelServices services, ClientSession session, ChannelLifecycle lifecycle) {
-        this.services = services;
-        this.session = session;
-        this.lifecycle = lifecycle;
+    /**
+     * @param access asks a cdc-worker (checks, replay, persist, the project's {@code private_only})
+     * @param fanout delivers a private replay
+     * @param mapper reads persisted JSON payloads
+     */
+    public PrivateChannels(ChannelAccessClient access, Fanout fanout, ObjectMapper mapper, Clock clock) {
+        this.access = access;
+        this.privateOnly = new PrivateOnlyCache(access, clock);
+        this.fanout = fanout;
+        this.mapper = mapper;
     }
 
     /** A private join's read check, or a public join's {@code private_only} check. Never fails. */
-    CompletableFuture<Gate> gate(String name, boolean privateChannel, Claims claims) {
+    public CompletableFuture<Gate> gate(String name, boolean privateChannel, Claims claims) {
         if (!privateChannel) {
-            return services.privateOnly()
+            return privateOnly
                     .privateOnly(claims.projectId())
                     .thenApply(only -> only ? new Gate(Reasons.PRIVATE_ONLY, false, false) : new Gate(null, true, true))
                     .exceptionally(e -> new Gate(null, true, true));
@@ -58,7 +69,7 @@ final class PrivateChannels {
                     if (reply.error() != null) {
                         return new Gate(reply.error(), false, false);
                     }
-                    services.privateOnly().learn(claims.projectId(), reply.privateOnly());
+                    privateOnly.learn(claims.projectId(), reply.privateOnly());
                     if (!reply.readBroadcast() && !reply.readPresence()) {
                         return new Gate(Reasons.cannotRead(name), false, false);
                     }
@@ -71,12 +82,13 @@ final class PrivateChannels {
      * a cached yes), else {@code denied} with the refusal. The first event of a private channel asks
      * the cdc-worker; events arriving meanwhile wait in order.
      */
-    void whenWritable(Membership m, String extension, int bytes, Runnable event, Consumer<String> denied) {
+    public void whenWritable(BroadcastMember m, String extension, int bytes, Runnable event, Consumer<String> denied) {
         if (!m.isPrivate()) {
             event.run();
             return;
         }
-        Boolean cached = m.writeAccess(extension);
+        PrivateAccess state = m.access();
+        Boolean cached = state.write(extension);
         if (cached != null) {
             if (cached) {
                 event.run();
@@ -86,13 +98,13 @@ final class PrivateChannels {
             return;
         }
         Runnable gated = () -> {
-            if (Boolean.TRUE.equals(m.writeAccess(extension))) {
+            if (Boolean.TRUE.equals(state.write(extension))) {
                 event.run();
             } else {
                 denied.accept(Reasons.cannotWrite(m.channelName()));
             }
         };
-        int queued = m.awaitWrite(extension, gated, bytes, MAX_WAITING_BYTES);
+        int queued = state.awaitWrite(extension, gated, bytes, MAX_WAITING_BYTES);
         if (queued < 0) {
             denied.accept(Reasons.WRITE_CHECK_PENDING);
             return;
@@ -102,12 +114,12 @@ final class PrivateChannels {
         }
         Claims c = m.claims();
         ask(ChannelAccess.Request.write(m.projectId(), m.channelName(), c.role(), c.json(), extension))
-                .thenAccept(reply -> onLoop(() -> {
+                .thenAccept(reply -> onLoop(m, () -> {
                     if (!m.active()) {
                         return;
                     }
-                    m.writeAccess(extension, reply.error() == null && reply.write());
-                    for (Runnable r : m.takeWaiting(extension)) {
+                    state.write(extension, reply.error() == null && reply.write());
+                    for (Runnable r : state.takeWaiting(extension)) {
                         r.run();
                     }
                 }));
@@ -116,32 +128,32 @@ final class PrivateChannels {
     /**
      * After a new {@code access_token}: the cached write checks are forgotten and the read check
      * runs again; a member that lost a read it had, or whose check could not run (errors deny), is
-     * told Supabase's refusal and closed.
+     * handed to {@code lost} with Supabase's refusal (the channel layer closes it).
      */
-    void recheck(Membership m) {
+    public void recheck(BroadcastMember m, Consumer<String> lost) {
         if (!m.isPrivate()) {
             return;
         }
-        m.writeAccess("broadcast", null);
-        m.writeAccess("presence", null);
+        PrivateAccess state = m.access();
+        state.write("broadcast", null);
+        state.write("presence", null);
         Claims c = m.claims();
-        boolean hadBroadcast = m.readsBroadcast();
-        boolean hadPresence = m.readsPresence();
+        boolean hadBroadcast = state.readsBroadcast();
+        boolean hadPresence = state.readsPresence();
         gate(m.channelName(), true, c)
-                .thenAccept(g -> onLoop(() -> {
+                .thenAccept(g -> onLoop(m, () -> {
                     if (!m.active() || m.claims() != c) {
                         return; // closed, or another token arrived meanwhile (its own re-check decides)
                     }
-                    boolean lost = g.refusal() != null
+                    boolean lostRead = g.refusal() != null
                             || (hadBroadcast && !g.readBroadcast())
                             || (hadPresence && !g.readPresence());
-                    if (lost) {
-                        lifecycle.closeWithSystemError(
-                                m, SystemMessages.EXT_SYSTEM, Reasons.cannotRead(m.channelName()));
+                    if (lostRead) {
+                        lost.accept(Reasons.cannotRead(m.channelName()));
                     } else {
                         // a broadcast read gained now counts; presence follows the join's (its
                         // state and diffs start at join)
-                        m.readAccess(g.readBroadcast(), hadPresence);
+                        state.read(g.readBroadcast(), hadPresence);
                     }
                 }));
     }
@@ -152,11 +164,11 @@ final class PrivateChannels {
      * oldest first in commit order, each with {@code meta.replayed} and {@code meta.id}. A replay
      * that cannot be served is told as a {@code system} error.
      */
-    void replay(Membership m, long sinceMs, int limit) {
+    void replay(BroadcastMember m, long sinceMs, int limit) {
         Claims c = m.claims();
         int capped = Math.min(limit, ChannelAccess.MAX_REPLAY_LIMIT);
         ask(ChannelAccess.Request.replay(m.projectId(), m.channelName(), c.role(), c.json(), sinceMs, capped))
-                .thenAccept(reply -> onLoop(() -> {
+                .thenAccept(reply -> onLoop(m, () -> {
                     if (!m.active()) {
                         return;
                     }
@@ -175,7 +187,7 @@ final class PrivateChannels {
                                         String.valueOf(msg.payload()).getBytes(StandardCharsets.UTF_8),
                                         true,
                                         msg.id());
-                        services.fanout().replay(m, b);
+                        fanout.replay(m, b);
                     }
                     if (reply.truncated()) {
                         m.push(
@@ -191,7 +203,7 @@ final class PrivateChannels {
      * role (the insert policy is the write check) and reaches the channel from the database, like
      * Broadcast from Database, with the row's id. With {@code ack} the reply follows the insert.
      */
-    void persist(Membership m, PhoenixMessage.BroadcastPush b) {
+    void persist(BroadcastMember m, PhoenixMessage.BroadcastPush b) {
         UserBroadcast message = b.broadcast();
         Claims c = m.claims();
         ChannelAccess.Request request;
@@ -199,7 +211,7 @@ final class PrivateChannels {
         if (message.json()) {
             JsonNode payload;
             try {
-                payload = services.mapper().readTree(message.payload());
+                payload = mapper.readTree(message.payload());
             } catch (IOException e) {
                 replyPersist(m, b, Reasons.malformed("persisted broadcast payload must be JSON"));
                 return;
@@ -211,14 +223,14 @@ final class PrivateChannels {
             request = ChannelAccess.Request.persistBinary(
                     m.projectId(), m.channelName(), c.role(), c.json(), message.event(), message.payload(), ttlMs);
         }
-        ask(request).thenAccept(reply -> onLoop(() -> replyPersist(m, b, reply.error())));
+        ask(request).thenAccept(reply -> onLoop(m, () -> replyPersist(m, b, reply.error())));
     }
 
     /**
      * Answers a persisted broadcast: with {@code ack}, ok or the error (also as {@code error},
      * which realtime-js returns from {@code send}); without, an error as a {@code system} message.
      */
-    void replyPersist(Membership m, PhoenixMessage.BroadcastPush b, String error) {
+    void replyPersist(BroadcastMember m, PhoenixMessage.BroadcastPush b, String error) {
         if (error == null) {
             if (m.ack() && b.ref() != null) {
                 m.reply(b.ref(), "ok", Replies.empty());
@@ -234,22 +246,26 @@ final class PrivateChannels {
         }
     }
 
-    private CompletableFuture<ChannelAccess.Reply> ask(ChannelAccess.Request request) {
+    /** Asks a cdc-worker; never fails (an unanswered question is {@link ChannelAccessClient#UNAVAILABLE}). */
+    CompletableFuture<ChannelAccess.Reply> ask(ChannelAccess.Request request) {
         try {
-            return services.access()
-                    .ask(request)
-                    .exceptionally(e -> ChannelAccess.Reply.failed(ChannelAccessClient.UNAVAILABLE));
+            return access.ask(request).exceptionally(e -> ChannelAccess.Reply.failed(ChannelAccessClient.UNAVAILABLE));
         } catch (RuntimeException e) {
             return CompletableFuture.completedFuture(ChannelAccess.Reply.failed(ChannelAccessClient.UNAVAILABLE));
         }
     }
 
-    private void onLoop(Runnable step) {
-        session.channel().eventLoop().execute(() -> {
+    /** Whether the project refuses public channels ({@link PrivateOnlyCache}). */
+    CompletableFuture<Boolean> privateOnly(String projectId) {
+        return privateOnly.privateOnly(projectId);
+    }
+
+    private static void onLoop(BroadcastMember m, Runnable step) {
+        m.recipient().eventLoop().execute(() -> {
             try {
                 step.run();
             } catch (RuntimeException e) {
-                LogCode.HandlerFailed.warn(log, "private channel step on {}: {}", session, e.toString(), e);
+                LogCode.HandlerFailed.warn(log, "private channel step on {}: {}", m.recipient(), e.toString(), e);
             }
         });
     }
