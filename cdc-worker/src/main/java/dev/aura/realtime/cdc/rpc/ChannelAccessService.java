@@ -66,7 +66,9 @@ public final class ChannelAccessService implements AutoCloseable {
     private final ProjectCatalog projects;
     private final RealtimeSchemas schemas;
     private final TenantDb tenant;
-    private final ObjectMapper mapper = WireJson.mapper();
+    /** Requests carry clients' payloads (persist): every numeric, 4,096 levels (docs/design.md C13). */
+    private final ObjectMapper mapper = WireJson.dataMapper();
+
     private final ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor();
     private final ConcurrentHashMap<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
     private final Semaphore inFlightBytes = new Semaphore(MAX_IN_FLIGHT_BYTES);

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.StreamWriteConstraints;
 import com.fasterxml.jackson.core.json.JsonReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
@@ -90,6 +91,53 @@ public final class WireJson {
                         StreamWriteConstraints.builder().maxNestingDepth(depth).build())
                 .build();
     }
+
+    /** Writes trees of values read from Postgres; thread-safe and immutable, as Jackson's writers are. */
+    private static final com.fasterxml.jackson.databind.ObjectWriter DATA_WRITER =
+            dataMapper().writer();
+
+    /**
+     * A tree as JSON bytes with the data limits: {@code JsonNode.toString()} uses Jackson's
+     * defaults and throws for a value nested over 1,000 levels, which the pipeline carries.
+     */
+    public static byte[] toBytes(JsonNode tree) {
+        try {
+            return DATA_WRITER.writeValueAsBytes(tree);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalArgumentException("a value past the data limits cannot be written", e);
+        }
+    }
+
+    /**
+     * Whether a JSON text is nested deeper than {@code maxDepth} levels: what the edge refuses before
+     * a payload enters the pipeline (docs/design.md C13). Reads the text as a stream, never as a tree;
+     * text that is not JSON is not "deeper" (the caller's parse says what is wrong with it).
+     */
+    public static boolean deeperThan(byte[] json, int maxDepth) {
+        try (com.fasterxml.jackson.core.JsonParser p = DEPTH_FACTORY.createParser(json)) {
+            int depth = 0;
+            com.fasterxml.jackson.core.JsonToken t;
+            while ((t = p.nextToken()) != null) {
+                if (t.isStructStart() && ++depth > maxDepth) {
+                    return true;
+                } else if (t.isStructEnd()) {
+                    depth--;
+                }
+            }
+            return false;
+        } catch (java.io.IOException e) {
+            return false;
+        }
+    }
+
+    private static final JsonFactory DEPTH_FACTORY = JsonFactory.builder()
+            .enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
+            .streamReadConstraints(StreamReadConstraints.builder()
+                    .maxNumberLength(MAX_NUMBER_CHARS)
+                    .maxStringLength(Integer.MAX_VALUE)
+                    .maxNestingDepth(Integer.MAX_VALUE)
+                    .build())
+            .build();
 
     private static ObjectMapper configure(JsonMapper.Builder builder) {
         return builder.enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)

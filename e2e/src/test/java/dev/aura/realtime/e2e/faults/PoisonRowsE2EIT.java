@@ -137,6 +137,19 @@ class PoisonRowsE2EIT {
         afterAttack(lsn);
     }
 
+    /** The edge refuses, with the protocol's error, a payload nested deeper than the pipeline carries. */
+    @Test
+    void theEdgeRefusesAPayloadNestedPastThePipelinesBound() throws Exception {
+        String deep = "{\"v\":" + "[".repeat(5_000) + "1" + "]".repeat(5_000) + "}";
+        HttpResponse<String> rest = post(
+                "/api/broadcast/a-room:1/events/deep-rest?private=true",
+                stack.tokens.authenticated(a, UUID.randomUUID().toString()),
+                deep);
+        assertThat(rest.statusCode()).isEqualTo(413);
+        assertThat(rest.body()).contains("PayloadTooLarge: Payload is nested deeper than 4096 levels");
+        victimDeliversWithin(VICTIM_BOUND);
+    }
+
     /** Shape 2a: an ordinary INSERT of a 1,001-digit numeric under RLS with a filtered subscriber. */
     @Test
     void aNumericOfThousandsOfDigitsUnderRlsWithAFilterIsDeliveredAndStopsNothing() {

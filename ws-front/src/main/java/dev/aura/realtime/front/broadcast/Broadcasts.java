@@ -1,5 +1,6 @@
 package dev.aura.realtime.front.broadcast;
 
+import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.front.fanout.Fanout;
 import dev.aura.realtime.front.history.MessageIds;
 import dev.aura.realtime.front.protocol.JoinConfig;
@@ -54,6 +55,13 @@ public final class Broadcasts {
         if (message.payload().length > maxPayload) {
             if (m.ack() && b.ref() != null) {
                 m.reply(b.ref(), "error", Replies.reason(Reasons.payloadTooLarge(maxPayload)));
+            }
+            return;
+        }
+        if (message.json() && WireJson.deeperThan(message.payload(), WireJson.MAX_VALUE_NESTING)) {
+            // what the pipeline cannot carry is refused here, with a reply (docs/design.md C13)
+            if (b.ref() != null) {
+                m.reply(b.ref(), "error", Replies.reason(Reasons.PAYLOAD_TOO_DEEP));
             }
             return;
         }

@@ -184,7 +184,9 @@ public final class PrivateChannels {
                                 ? new UserBroadcast(msg.event(), msg.binaryPayload(), false, msg.id())
                                 : new UserBroadcast(
                                         msg.event(),
-                                        String.valueOf(msg.payload()).getBytes(StandardCharsets.UTF_8),
+                                        msg.payload() == null
+                                                ? "null".getBytes(StandardCharsets.UTF_8)
+                                                : dev.aura.realtime.common.wire.WireJson.toBytes(msg.payload()),
                                         true,
                                         msg.id());
                         fanout.replay(m, b);

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.common.wire.ChannelAccess;
+import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.front.fanout.ChannelKeys;
 import dev.aura.realtime.front.fanout.Fanout;
 import dev.aura.realtime.front.history.MessageIds;
@@ -100,6 +101,9 @@ public final class RestBroadcasts {
             }
             if (m.payload().length > limit) {
                 return done(413, Reasons.payloadTooLarge(limit));
+            }
+            if (m.json() && WireJson.deeperThan(m.payload(), WireJson.MAX_VALUE_NESTING)) {
+                return done(413, Reasons.PAYLOAD_TOO_DEEP);
             }
             if (persist != null && !m.privateChannel()) {
                 return done(400, "persist needs a private channel");

@@ -71,7 +71,7 @@ final class PresencePushes {
         privateChannels.whenWritable(
                 m,
                 "presence",
-                p.payload().toString().length(),
+                dev.aura.realtime.common.wire.WireJson.toBytes(p.payload()).length,
                 () -> {
                     if (m.active()) {
                         presence.onPresence(m, p);

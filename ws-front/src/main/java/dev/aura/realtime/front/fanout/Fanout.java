@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.aura.realtime.common.wire.CdcStatus;
 import dev.aura.realtime.common.wire.ChangeEvent;
 import dev.aura.realtime.common.wire.DbBroadcast;
+import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.front.history.HistoryStore;
 import dev.aura.realtime.front.log.LogCode;
 import dev.aura.realtime.front.metrics.FrontMetrics;
@@ -19,6 +20,7 @@ import dev.aura.realtime.front.relay.RelayListener;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoop;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -195,25 +197,15 @@ public final class Fanout implements RelayListener {
         // send_binary: a binary frame to vsn 2.0.0 members; vsn 1.0.0 members get nothing (as Supabase)
         UserBroadcast b = message.binaryPayload() != null
                 ? new UserBroadcast(event, message.binaryPayload(), false, message.id())
-                : new UserBroadcast(event, payloadJson(message.payload()), true, message.id());
+                : new UserBroadcast(
+                        event,
+                        message.payload() == null
+                                ? "null".getBytes(StandardCharsets.UTF_8)
+                                : WireJson.toBytes(message.payload()),
+                        true,
+                        message.id());
         broadcastLocal(projectId, ChannelKeys.of(message.topic(), message.privateChannel()), b, null);
     }
-
-    /**
-     * A captured message's payload as JSON bytes, with the data limits (docs/design.md C13): a
-     * payload may be nested 4,096 levels and hold a numeric's every digit, past Jackson's defaults
-     * ({@code JsonNode.toString()} uses those and threw for 1,001 levels).
-     */
-    private static byte[] payloadJson(com.fasterxml.jackson.databind.JsonNode payload) {
-        try {
-            return PAYLOADS.writeValueAsBytes(payload);
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-            throw new IllegalStateException("a captured message's payload could not be written", e);
-        }
-    }
-
-    private static final com.fasterxml.jackson.databind.ObjectWriter PAYLOADS =
-            dev.aura.realtime.common.wire.WireJson.dataMapper().writer();
 
     @Override
     public void onChange(ChangeEvent event) {

@@ -4,11 +4,14 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.aura.realtime.common.wire.WireJson;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufInputStream;
@@ -62,6 +65,8 @@ public final class JsonFrames {
             if (parser.nextToken() != null) {
                 return new PhoenixMessage.Malformed(null, null, null, "trailing data after the JSON frame");
             }
+        } catch (StreamConstraintsException e) {
+            return overLimit(text, vsn, e);
         } catch (IOException | RuntimeException e) {
             return new PhoenixMessage.Malformed(null, null, null, "invalid JSON");
         }
@@ -104,6 +109,58 @@ public final class JsonFrames {
                 topic.asText(),
                 event.asText(),
                 payload == null ? NullNode.getInstance() : payload);
+    }
+
+    /** Reads only the frame's refs and topic, at any depth (no tree): for the reply to a frame over a limit. */
+    private static final JsonFactory REFS = JsonFactory.builder()
+            .streamReadConstraints(StreamReadConstraints.builder()
+                    .maxNestingDepth(Integer.MAX_VALUE)
+                    .maxNumberLength(Integer.MAX_VALUE)
+                    .maxStringLength(Integer.MAX_VALUE)
+                    .build())
+            .build();
+
+    /**
+     * A frame over a JSON limit (nested past what the pipeline carries, a number or string too long,
+     * docs/design.md C13) is told to its sender with its refs, so a pushed message gets its error
+     * reply instead of a timeout.
+     */
+    private static PhoenixMessage.Malformed overLimit(ByteBuf text, Vsn vsn, StreamConstraintsException e) {
+        String why = String.valueOf(e.getOriginalMessage()).startsWith("Document nesting depth")
+                ? "the payload is nested deeper than " + WireJson.MAX_VALUE_NESTING + " levels"
+                : "a value of the payload is longer than the limits allow";
+        String joinRef = null;
+        String ref = null;
+        String topic = null;
+        try (JsonParser p = REFS.createParser((java.io.InputStream) new ByteBufInputStream(text.duplicate()))) {
+            if (vsn == Vsn.V2) {
+                if (p.nextToken() == JsonToken.START_ARRAY) {
+                    String[] first = new String[3];
+                    for (int i = 0; i < 3; i++) {
+                        JsonToken t = p.nextToken();
+                        first[i] = t != null && t.isScalarValue() && t != JsonToken.VALUE_NULL ? p.getText() : null;
+                    }
+                    joinRef = first[0];
+                    ref = first[1];
+                    topic = first[2];
+                }
+            } else if (p.nextToken() == JsonToken.START_OBJECT) {
+                while (p.nextToken() == JsonToken.FIELD_NAME) {
+                    String field = p.currentName();
+                    JsonToken t = p.nextToken();
+                    String value = t.isScalarValue() && t != JsonToken.VALUE_NULL ? p.getText() : null;
+                    switch (field) {
+                        case "join_ref" -> joinRef = value;
+                        case "ref" -> ref = value;
+                        case "topic" -> topic = value;
+                        default -> p.skipChildren();
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException ignored) {
+            // what was read before is used; without a ref there is no one to reply to
+        }
+        return new PhoenixMessage.Malformed(joinRef, ref, topic, why);
     }
 
     /** Encodes a reply or push as a text frame body for {@code vsn}. */

@@ -88,6 +88,10 @@ public final class Reasons {
                 + ", filters: [" + (filter == null ? "" : filter) + "]]" + (why == null ? "" : " (" + why + ")");
     }
 
+    /** A payload nested deeper than the pipeline carries (docs/design.md C13). */
+    public static final String PAYLOAD_TOO_DEEP = "PayloadTooLarge: Payload is nested deeper than "
+            + dev.aura.realtime.common.wire.WireJson.MAX_VALUE_NESTING + " levels";
+
     /** Broadcast payload over the configured limit. */
     public static String payloadTooLarge(int limitBytes) {
         return "PayloadTooLarge: Payload size exceeds the limit of " + limitBytes + " bytes";

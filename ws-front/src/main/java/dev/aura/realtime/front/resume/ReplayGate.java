@@ -35,7 +35,8 @@ public final class ReplayGate {
         if (buffer != null) {
             if (!overflow) {
                 buffer.add(e);
-                bytes += 256 + e.data().toString().length(); // an estimate of the held heap
+                bytes +=
+                        256 + dev.aura.realtime.common.wire.WireJson.toBytes(e.data()).length; // the held heap, roughly
                 if (bytes > maxBytes) {
                     overflow = true;
                     buffer.clear();

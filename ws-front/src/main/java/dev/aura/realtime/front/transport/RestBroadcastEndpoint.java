@@ -4,8 +4,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.front.broadcast.RestBroadcasts;
 import dev.aura.realtime.front.protocol.Persist;
+import dev.aura.realtime.front.protocol.Reasons;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
@@ -114,7 +116,7 @@ final class RestBroadcastEndpoint {
                         List.of(single(req, topic, event, priv, context.json().mapper()));
             }
         } catch (BadRequest e) {
-            respond(ctx, req, HttpResponseStatus.BAD_REQUEST, e.getMessage());
+            respond(ctx, req, e.status, e.getMessage());
             return;
         }
         req.retain();
@@ -142,15 +144,34 @@ final class RestBroadcastEndpoint {
     }
 
     private static final class BadRequest extends Exception {
+        final HttpResponseStatus status;
+
         BadRequest(String message) {
+            this(HttpResponseStatus.BAD_REQUEST, message);
+        }
+
+        BadRequest(HttpResponseStatus status, String message) {
             super(message, null, false, false);
+            this.status = status;
+        }
+    }
+
+    /**
+     * A body nested deeper than a payload may be (plus the batch's own levels) is refused before it
+     * is parsed into a tree, as {@code 413 PayloadTooLarge} (docs/design.md C13).
+     */
+    private static void checkDepth(byte[] body, int envelope) throws BadRequest {
+        if (WireJson.deeperThan(body, WireJson.MAX_VALUE_NESTING + envelope)) {
+            throw new BadRequest(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, Reasons.PAYLOAD_TOO_DEEP);
         }
     }
 
     private static List<RestBroadcasts.Message> batch(FullHttpRequest req, ObjectMapper mapper) throws BadRequest {
         JsonNode body;
+        byte[] raw = ByteBufUtil.getBytes(req.content());
+        checkDepth(raw, 3); // {"messages": [{"payload": ...}]}
         try {
-            body = mapper.readTree(ByteBufUtil.getBytes(req.content()));
+            body = mapper.readTree(raw);
         } catch (IOException e) {
             throw new BadRequest("the body is not JSON");
         }
@@ -189,6 +210,7 @@ final class RestBroadcastEndpoint {
         if (type.startsWith("application/octet-stream")) {
             return new RestBroadcasts.Message(topic, event, body, false, priv);
         }
+        checkDepth(body, 0);
         try {
             JsonNode payload = mapper.readTree(body);
             if (payload == null || payload.isMissingNode()) {
