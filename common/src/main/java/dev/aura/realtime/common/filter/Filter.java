@@ -83,16 +83,23 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
             throw new FilterException("invalid filter '" + text + "': unknown operator " + rest.substring(0, dot));
         }
         String value = rest.substring(dot + 1);
-        if (op == FilterOp.IS) {
-            if (!IS_VALUES.contains(value.toLowerCase(Locale.ROOT))) {
-                throw new FilterException(
-                        "invalid filter '" + text + "': is takes null, true, false or unknown, not '" + value + "'");
-            }
-            return new Filter(column, op, negated, List.of(value.toLowerCase(Locale.ROOT)));
+        List<String> values = switch (op) {
+            case IS -> List.of(isKeyword(value, text));
+            case IN -> inList(value, text);
+            case EQ, NEQ, LT, LTE, GT, GTE, LIKE, ILIKE, MATCH, IMATCH, ISDISTINCT -> List.of(unquote(value, text));
+        };
+        return new Filter(column, op, negated, values);
+    }
+
+    private static String isKeyword(String value, String text) throws FilterException {
+        if (!IS_VALUES.contains(value.toLowerCase(Locale.ROOT))) {
+            throw new FilterException(
+                    "invalid filter '" + text + "': is takes null, true, false or unknown, not '" + value + "'");
         }
-        if (op != FilterOp.IN) {
-            return new Filter(column, op, negated, List.of(unquote(value, text)));
-        }
+        return value.toLowerCase(Locale.ROOT);
+    }
+
+    private static List<String> inList(String value, String text) throws FilterException {
         if (value.length() < 2 || value.charAt(0) != '(' || value.charAt(value.length() - 1) != ')') {
             throw new FilterException("invalid filter '" + text + "': in expects (v1,v2,...)");
         }
@@ -100,7 +107,7 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
         if (items.isEmpty() || items.size() > MAX_IN_VALUES) {
             throw new FilterException("invalid filter '" + text + "': in takes 1 to " + MAX_IN_VALUES + " values");
         }
-        return new Filter(column, op, negated, items);
+        return items;
     }
 
     /** A scalar value: verbatim, or double-quoted with backslash escapes (the whole value). */
@@ -166,25 +173,27 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
      * @throws FilterException naming the value or operator that does not
      */
     public void checkValues(String columnType) throws FilterException {
-        if (op == FilterOp.IS) {
-            if (!values.get(0).equals("null") && !BOOL.contains(columnType)) {
-                throw new FilterException("invalid value for filter " + column + ": is." + values.get(0)
-                        + " needs a boolean column, not " + columnType);
+        switch (op.kind()) {
+            case TRUTH_TEST -> {
+                if (!values.get(0).equals("null") && !BOOL.contains(columnType)) {
+                    throw new FilterException("invalid value for filter " + column + ": is." + values.get(0)
+                            + " needs a boolean column, not " + columnType);
+                }
             }
-            return;
-        }
-        if (op.isPattern()) {
-            if (!STRING_TYPES.contains(columnType)) {
-                throw new FilterException("invalid operator for filter " + column + ": " + op.wire()
-                        + " needs a text column, not " + columnType);
+            case PATTERN -> {
+                if (!STRING_TYPES.contains(columnType)) {
+                    throw new FilterException("invalid operator for filter " + column + ": " + op.wire()
+                            + " needs a text column, not " + columnType);
+                }
+                TextPattern.compile(op, values.get(0));
             }
-            TextPattern.compile(op, values.get(0));
-            return;
-        }
-        for (String v : castValues()) {
-            if (comparable(columnType, v) == null) {
-                throw new FilterException(
-                        "invalid value for filter " + column + ": '" + v + "' is not a valid " + columnType);
+            case COMPARISON, DISTINCT_FROM -> {
+                for (String v : castValues()) {
+                    if (comparable(columnType, v) == null) {
+                        throw new FilterException(
+                                "invalid value for filter " + column + ": '" + v + "' is not a valid " + columnType);
+                    }
+                }
             }
         }
     }
@@ -194,10 +203,11 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
      * operators, none for {@code isdistinct.null} (SQL NULL).
      */
     public List<String> castValues() {
-        if (op == FilterOp.IS || op.isPattern() || (op == FilterOp.ISDISTINCT && isNullKeyword())) {
-            return List.of();
-        }
-        return values;
+        return switch (op.kind()) {
+            case TRUTH_TEST, PATTERN -> List.of();
+            case DISTINCT_FROM -> isNullKeyword() ? List.of() : values;
+            case COMPARISON -> values;
+        };
     }
 
     private boolean isNullKeyword() {
@@ -237,26 +247,22 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
         JsonNode cell = record.get(column);
         boolean isNull = cell == null || cell.isNull();
         String type = columnType == null ? "text" : columnType;
-        Boolean result;
-        if (op == FilterOp.IS) {
-            result = switch (values.get(0)) {
-                case "null", "unknown" -> isNull;
-                default -> !isNull && Boolean.valueOf(values.get(0)).equals(comparable("bool", text(cell)));
-            };
-        } else if (op == FilterOp.ISDISTINCT) {
-            if (isNull || isNullKeyword()) {
-                result = isNull != isNullKeyword();
-            } else {
+        Boolean result = switch (op.kind()) {
+            case TRUTH_TEST ->
+                switch (values.get(0)) {
+                    case "null", "unknown" -> isNull;
+                    default -> !isNull && Boolean.valueOf(values.get(0)).equals(comparable("bool", text(cell)));
+                };
+            case DISTINCT_FROM -> {
+                if (isNull || isNullKeyword()) {
+                    yield isNull != isNullKeyword();
+                }
                 Integer cmp = compare(type, text(cell), values.get(0));
-                result = cmp == null ? null : cmp != 0;
+                yield cmp == null ? null : cmp != 0;
             }
-        } else if (isNull) {
-            result = null;
-        } else if (op.isPattern()) {
-            result = pattern == null ? null : pattern.test(text(cell));
-        } else {
-            result = compareAll(type, text(cell));
-        }
+            case PATTERN -> isNull || pattern == null ? null : pattern.test(text(cell));
+            case COMPARISON -> isNull ? null : compareAll(type, text(cell));
+        };
         return result != null && result != negated;
     }
 
@@ -278,7 +284,7 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
                 case LTE -> cmp <= 0;
                 case GT -> cmp > 0;
                 case GTE -> cmp >= 0;
-                default -> throw new IllegalStateException(op.toString());
+                case LIKE, ILIKE, MATCH, IMATCH, IS, ISDISTINCT -> throw new IllegalStateException(op.toString());
             };
             if (hit) {
                 return true;
@@ -303,13 +309,15 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
     /** The wire form, {@code col=[not.]op.value} or {@code col=[not.]in.(a,b)}, values quoted as the client does. */
     @Override
     public String toString() {
-        String prefix = column + "=" + (negated ? "not." : "") + op.wire() + ".";
-        if (op == FilterOp.IN) {
-            return prefix + "("
-                    + String.join(
-                            ",", values.stream().map(Filter::quoteIfNeeded).toList()) + ")";
-        }
-        return prefix + (op == FilterOp.IS ? values.get(0) : quoteIfNeeded(values.get(0)));
+        String value = switch (op) {
+            case IS -> values.get(0);
+            case IN ->
+                "("
+                        + String.join(
+                                ",", values.stream().map(Filter::quoteIfNeeded).toList()) + ")";
+            case EQ, NEQ, LT, LTE, GT, GTE, LIKE, ILIKE, MATCH, IMATCH, ISDISTINCT -> quoteIfNeeded(values.get(0));
+        };
+        return column + "=" + (negated ? "not." : "") + op.wire() + "." + value;
     }
 
     /** realtime-js's quoting: values holding {@code , ( ) " \\} or outer whitespace are double-quoted. */
