@@ -1,15 +1,6 @@
 package dev.aura.realtime.common.filter;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import java.math.BigDecimal;
-import java.time.Instant;
-import java.time.LocalDate;
-import java.time.LocalDateTime;
-import java.time.OffsetDateTime;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeFormatterBuilder;
-import java.time.format.DateTimeParseException;
-import java.time.temporal.ChronoField;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -36,12 +27,6 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
     /** The maximum number of values of an {@code in} filter (Supabase's limit). */
     public static final int MAX_IN_VALUES = 100;
 
-    private static final Set<String> NUMERIC =
-            Set.of("int2", "int4", "int8", "float4", "float8", "numeric", "oid", "money");
-    private static final Set<String> BOOL = Set.of("bool");
-    private static final Set<String> TIMESTAMPTZ = Set.of("timestamptz");
-    private static final Set<String> TIMESTAMP = Set.of("timestamp");
-    private static final Set<String> DATE = Set.of("date");
     /** Types {@code like}/{@code match} apply to, as in Postgres (other types have no such operator). */
     public static final Set<String> STRING_TYPES = Set.of("text", "varchar", "bpchar", "name", "citext");
 
@@ -175,7 +160,7 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
     public void checkValues(String columnType) throws FilterException {
         switch (op.kind()) {
             case TRUTH_TEST -> {
-                if (!values.get(0).equals("null") && !BOOL.contains(columnType)) {
+                if (!values.get(0).equals("null") && !PgValues.isBool(columnType)) {
                     throw new FilterException("invalid value for filter " + column + ": is." + values.get(0)
                             + " needs a boolean column, not " + columnType);
                 }
@@ -189,7 +174,7 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
             }
             case COMPARISON, DISTINCT_FROM -> {
                 for (String v : castValues()) {
-                    if (comparable(columnType, v) == null) {
+                    if (PgValues.comparable(columnType, v) == null) {
                         throw new FilterException(
                                 "invalid value for filter " + column + ": '" + v + "' is not a valid " + columnType);
                     }
@@ -251,13 +236,14 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
             case TRUTH_TEST ->
                 switch (values.get(0)) {
                     case "null", "unknown" -> isNull;
-                    default -> !isNull && Boolean.valueOf(values.get(0)).equals(comparable("bool", text(cell)));
+                    default ->
+                        !isNull && Boolean.valueOf(values.get(0)).equals(PgValues.comparable("bool", text(cell)));
                 };
             case DISTINCT_FROM -> {
                 if (isNull || isNullKeyword()) {
                     yield isNull != isNullKeyword();
                 }
-                Integer cmp = compare(type, text(cell), values.get(0));
+                Integer cmp = PgValues.compare(type, text(cell), values.get(0));
                 yield cmp == null ? null : cmp != 0;
             }
             case PATTERN -> isNull || pattern == null ? null : pattern.test(text(cell));
@@ -267,12 +253,12 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
     }
 
     private Boolean compareAll(String type, String actualText) {
-        Comparable<Object> actual = comparable(type, actualText);
+        Comparable<Object> actual = PgValues.comparable(type, actualText);
         if (actual == null) {
             return null;
         }
         for (String v : values) {
-            Comparable<Object> expected = comparable(type, v);
+            Comparable<Object> expected = PgValues.comparable(type, v);
             if (expected == null) {
                 return null;
             }
@@ -294,12 +280,6 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
             }
         }
         return false;
-    }
-
-    private static Integer compare(String type, String a, String b) {
-        Comparable<Object> x = comparable(type, a);
-        Comparable<Object> y = comparable(type, b);
-        return x == null || y == null ? null : x.compareTo(y);
     }
 
     private static String text(JsonNode cell) {
@@ -326,97 +306,5 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
                 || !value.equals(value.trim())
                 || value.chars().anyMatch(c -> c == ',' || c == '(' || c == ')' || c == '"' || c == '\\');
         return reserved ? "\"" + value.replace("\\", "\\\\").replace("\"", "\\\"") + "\"" : value;
-    }
-
-    private static final DateTimeFormatter PG_TIMESTAMP = new DateTimeFormatterBuilder()
-            .appendPattern("yyyy-MM-dd")
-            .optionalStart()
-            .appendLiteral('T')
-            .optionalEnd()
-            .optionalStart()
-            .appendLiteral(' ')
-            .optionalEnd()
-            .appendPattern("HH:mm")
-            .optionalStart()
-            .appendPattern(":ss")
-            .optionalEnd()
-            .optionalStart()
-            .appendFraction(ChronoField.NANO_OF_SECOND, 0, 9, true)
-            .optionalEnd()
-            .optionalStart()
-            .appendOffset("+HH:mm", "Z")
-            .optionalEnd()
-            .optionalStart()
-            .appendOffset("+HH", "Z")
-            .optionalEnd()
-            .toFormatter(Locale.ROOT);
-
-    /** A comparable view of a value under a Postgres type, or null when it does not read as that type. */
-    @SuppressWarnings("unchecked")
-    static Comparable<Object> comparable(String type, String text) {
-        try {
-            Comparable<?> c;
-            if (NUMERIC.contains(type)) {
-                c = numeric(text.trim());
-            } else if (BOOL.contains(type)) {
-                c = bool(text.trim());
-            } else if (TIMESTAMPTZ.contains(type)) {
-                c = instant(text.trim());
-            } else if (TIMESTAMP.contains(type)) {
-                c = LocalDateTime.parse(text.trim(), PG_TIMESTAMP);
-            } else if (DATE.contains(type)) {
-                c = LocalDate.parse(text.trim());
-            } else if (type.equals("uuid")) {
-                c = java.util.UUID.fromString(text.trim()).toString();
-            } else {
-                c = text;
-            }
-            return (Comparable<Object>) c;
-        } catch (DateTimeParseException | IllegalArgumentException e) {
-            return null;
-        }
-    }
-
-    private static Comparable<?> numeric(String text) {
-        // Postgres orders NaN above every other value and equal to itself (float8 btree semantics).
-        return switch (text) {
-            case "NaN" -> new PgNumber(BigDecimal.ZERO, 2);
-            case "Infinity", "inf", "+Infinity" -> new PgNumber(BigDecimal.ZERO, 1);
-            case "-Infinity", "-inf" -> new PgNumber(BigDecimal.ZERO, -1);
-            default -> new PgNumber(new BigDecimal(text.replace("$", "").replace(",", "")), 0);
-        };
-    }
-
-    private static Boolean bool(String text) {
-        return switch (text.toLowerCase(Locale.ROOT)) {
-            case "t", "true", "yes", "y", "on", "1" -> Boolean.TRUE;
-            case "f", "false", "no", "n", "off", "0" -> Boolean.FALSE;
-            default -> throw new IllegalArgumentException("not a boolean: " + text);
-        };
-    }
-
-    private static Instant instant(String text) {
-        var parsed = PG_TIMESTAMP.parseBest(text, OffsetDateTime::from, LocalDateTime::from);
-        if (parsed instanceof OffsetDateTime odt) {
-            return odt.toInstant();
-        }
-        // A timestamptz literal without offset is read in the session time zone, which the
-        // cdc-worker pins to UTC.
-        return ((LocalDateTime) parsed).toInstant(java.time.ZoneOffset.UTC);
-    }
-
-    /** A number with Postgres float ordering: -Infinity < finite < Infinity < NaN. */
-    private record PgNumber(BigDecimal finite, int special) implements Comparable<PgNumber> {
-        @Override
-        public int compareTo(PgNumber o) {
-            if (special != 0 || o.special != 0) {
-                return Integer.compare(rank(), o.rank());
-            }
-            return finite.compareTo(o.finite);
-        }
-
-        private int rank() {
-            return special == -1 ? -1 : special == 0 ? 0 : special == 1 ? 1 : 2;
-        }
     }
 }
