@@ -6,7 +6,6 @@ import dev.aura.realtime.cdc.platform.ProjectCatalog;
 import dev.aura.realtime.cdc.platform.TableSecurity;
 import dev.aura.realtime.common.filter.Filter;
 import dev.aura.realtime.common.filter.FilterException;
-import dev.aura.realtime.common.filter.FilterOp;
 import dev.aura.realtime.common.filter.Filters;
 import dev.aura.realtime.common.wire.SubscriptionCheck;
 import java.sql.SQLException;
@@ -163,9 +162,13 @@ final class BindingRules {
             if (firstType == null) {
                 firstType = type.get().typname();
             }
-            if (filter.op() == FilterOp.IS || filter.op().isPattern()) {
-                // is.true/false/unknown need a boolean column, patterns a text column (as in Postgres);
-                // the values of the other operators are cast by the database
+            boolean checkedHere = switch (filter.op().kind()) {
+                // is.true/false/unknown need a boolean column, patterns a text column (as in Postgres)
+                case TRUTH_TEST, PATTERN -> true;
+                // their values are cast by the database (castValues below)
+                case COMPARISON, DISTINCT_FROM -> false;
+            };
+            if (checkedHere) {
                 try {
                     filter.checkValues(type.get().typname());
                 } catch (FilterException e) {

@@ -1,15 +1,6 @@
 package dev.aura.realtime.common.filter;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import java.math.BigDecimal;
-import java.time.Instant;
-import java.time.LocalDate;
-import java.time.LocalDateTime;
-import java.time.OffsetDateTime;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeFormatterBuilder;
-import java.time.format.DateTimeParseException;
-import java.time.temporal.ChronoField;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -36,12 +27,6 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
     /** The maximum number of values of an {@code in} filter (Supabase's limit). */
     public static final int MAX_IN_VALUES = 100;
 
-    private static final Set<String> NUMERIC =
-            Set.of("int2", "int4", "int8", "float4", "float8", "numeric", "oid", "money");
-    private static final Set<String> BOOL = Set.of("bool");
-    private static final Set<String> TIMESTAMPTZ = Set.of("timestamptz");
-    private static final Set<String> TIMESTAMP = Set.of("timestamp");
-    private static final Set<String> DATE = Set.of("date");
     /** Types {@code like}/{@code match} apply to, as in Postgres (other types have no such operator). */
     public static final Set<String> STRING_TYPES = Set.of("text", "varchar", "bpchar", "name", "citext");
 
@@ -83,16 +68,23 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
             throw new FilterException("invalid filter '" + text + "': unknown operator " + rest.substring(0, dot));
         }
         String value = rest.substring(dot + 1);
-        if (op == FilterOp.IS) {
-            if (!IS_VALUES.contains(value.toLowerCase(Locale.ROOT))) {
-                throw new FilterException(
-                        "invalid filter '" + text + "': is takes null, true, false or unknown, not '" + value + "'");
-            }
-            return new Filter(column, op, negated, List.of(value.toLowerCase(Locale.ROOT)));
+        List<String> values = switch (op) {
+            case IS -> List.of(isKeyword(value, text));
+            case IN -> inList(value, text);
+            case EQ, NEQ, LT, LTE, GT, GTE, LIKE, ILIKE, MATCH, IMATCH, ISDISTINCT -> List.of(unquote(value, text));
+        };
+        return new Filter(column, op, negated, values);
+    }
+
+    private static String isKeyword(String value, String text) throws FilterException {
+        if (!IS_VALUES.contains(value.toLowerCase(Locale.ROOT))) {
+            throw new FilterException(
+                    "invalid filter '" + text + "': is takes null, true, false or unknown, not '" + value + "'");
         }
-        if (op != FilterOp.IN) {
-            return new Filter(column, op, negated, List.of(unquote(value, text)));
-        }
+        return value.toLowerCase(Locale.ROOT);
+    }
+
+    private static List<String> inList(String value, String text) throws FilterException {
         if (value.length() < 2 || value.charAt(0) != '(' || value.charAt(value.length() - 1) != ')') {
             throw new FilterException("invalid filter '" + text + "': in expects (v1,v2,...)");
         }
@@ -100,7 +92,7 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
         if (items.isEmpty() || items.size() > MAX_IN_VALUES) {
             throw new FilterException("invalid filter '" + text + "': in takes 1 to " + MAX_IN_VALUES + " values");
         }
-        return new Filter(column, op, negated, items);
+        return items;
     }
 
     /** A scalar value: verbatim, or double-quoted with backslash escapes (the whole value). */
@@ -166,25 +158,27 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
      * @throws FilterException naming the value or operator that does not
      */
     public void checkValues(String columnType) throws FilterException {
-        if (op == FilterOp.IS) {
-            if (!values.get(0).equals("null") && !BOOL.contains(columnType)) {
-                throw new FilterException("invalid value for filter " + column + ": is." + values.get(0)
-                        + " needs a boolean column, not " + columnType);
+        switch (op.kind()) {
+            case TRUTH_TEST -> {
+                if (!values.get(0).equals("null") && !PgValues.isBool(columnType)) {
+                    throw new FilterException("invalid value for filter " + column + ": is." + values.get(0)
+                            + " needs a boolean column, not " + columnType);
+                }
             }
-            return;
-        }
-        if (op.isPattern()) {
-            if (!STRING_TYPES.contains(columnType)) {
-                throw new FilterException("invalid operator for filter " + column + ": " + op.wire()
-                        + " needs a text column, not " + columnType);
+            case PATTERN -> {
+                if (!STRING_TYPES.contains(columnType)) {
+                    throw new FilterException("invalid operator for filter " + column + ": " + op.wire()
+                            + " needs a text column, not " + columnType);
+                }
+                TextPattern.compile(op, values.get(0));
             }
-            TextPattern.compile(op, values.get(0));
-            return;
-        }
-        for (String v : castValues()) {
-            if (comparable(columnType, v) == null) {
-                throw new FilterException(
-                        "invalid value for filter " + column + ": '" + v + "' is not a valid " + columnType);
+            case COMPARISON, DISTINCT_FROM -> {
+                for (String v : castValues()) {
+                    if (PgValues.comparable(columnType, v) == null) {
+                        throw new FilterException(
+                                "invalid value for filter " + column + ": '" + v + "' is not a valid " + columnType);
+                    }
+                }
             }
         }
     }
@@ -194,10 +188,11 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
      * operators, none for {@code isdistinct.null} (SQL NULL).
      */
     public List<String> castValues() {
-        if (op == FilterOp.IS || op.isPattern() || (op == FilterOp.ISDISTINCT && isNullKeyword())) {
-            return List.of();
-        }
-        return values;
+        return switch (op.kind()) {
+            case TRUTH_TEST, PATTERN -> List.of();
+            case DISTINCT_FROM -> isNullKeyword() ? List.of() : values;
+            case COMPARISON -> values;
+        };
     }
 
     private boolean isNullKeyword() {
@@ -237,36 +232,33 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
         JsonNode cell = record.get(column);
         boolean isNull = cell == null || cell.isNull();
         String type = columnType == null ? "text" : columnType;
-        Boolean result;
-        if (op == FilterOp.IS) {
-            result = switch (values.get(0)) {
-                case "null", "unknown" -> isNull;
-                default -> !isNull && Boolean.valueOf(values.get(0)).equals(comparable("bool", text(cell)));
-            };
-        } else if (op == FilterOp.ISDISTINCT) {
-            if (isNull || isNullKeyword()) {
-                result = isNull != isNullKeyword();
-            } else {
-                Integer cmp = compare(type, text(cell), values.get(0));
-                result = cmp == null ? null : cmp != 0;
+        Boolean result = switch (op.kind()) {
+            case TRUTH_TEST ->
+                switch (values.get(0)) {
+                    case "null", "unknown" -> isNull;
+                    default ->
+                        !isNull && Boolean.valueOf(values.get(0)).equals(PgValues.comparable("bool", text(cell)));
+                };
+            case DISTINCT_FROM -> {
+                if (isNull || isNullKeyword()) {
+                    yield isNull != isNullKeyword();
+                }
+                Integer cmp = PgValues.compare(type, text(cell), values.get(0));
+                yield cmp == null ? null : cmp != 0;
             }
-        } else if (isNull) {
-            result = null;
-        } else if (op.isPattern()) {
-            result = pattern == null ? null : pattern.test(text(cell));
-        } else {
-            result = compareAll(type, text(cell));
-        }
+            case PATTERN -> isNull || pattern == null ? null : pattern.test(text(cell));
+            case COMPARISON -> isNull ? null : compareAll(type, text(cell));
+        };
         return result != null && result != negated;
     }
 
     private Boolean compareAll(String type, String actualText) {
-        Comparable<Object> actual = comparable(type, actualText);
+        Comparable<Object> actual = PgValues.comparable(type, actualText);
         if (actual == null) {
             return null;
         }
         for (String v : values) {
-            Comparable<Object> expected = comparable(type, v);
+            Comparable<Object> expected = PgValues.comparable(type, v);
             if (expected == null) {
                 return null;
             }
@@ -278,7 +270,7 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
                 case LTE -> cmp <= 0;
                 case GT -> cmp > 0;
                 case GTE -> cmp >= 0;
-                default -> throw new IllegalStateException(op.toString());
+                case LIKE, ILIKE, MATCH, IMATCH, IS, ISDISTINCT -> throw new IllegalStateException(op.toString());
             };
             if (hit) {
                 return true;
@@ -290,12 +282,6 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
         return false;
     }
 
-    private static Integer compare(String type, String a, String b) {
-        Comparable<Object> x = comparable(type, a);
-        Comparable<Object> y = comparable(type, b);
-        return x == null || y == null ? null : x.compareTo(y);
-    }
-
     private static String text(JsonNode cell) {
         return cell.isValueNode() ? cell.asText() : cell.toString();
     }
@@ -303,13 +289,15 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
     /** The wire form, {@code col=[not.]op.value} or {@code col=[not.]in.(a,b)}, values quoted as the client does. */
     @Override
     public String toString() {
-        String prefix = column + "=" + (negated ? "not." : "") + op.wire() + ".";
-        if (op == FilterOp.IN) {
-            return prefix + "("
-                    + String.join(
-                            ",", values.stream().map(Filter::quoteIfNeeded).toList()) + ")";
-        }
-        return prefix + (op == FilterOp.IS ? values.get(0) : quoteIfNeeded(values.get(0)));
+        String value = switch (op) {
+            case IS -> values.get(0);
+            case IN ->
+                "("
+                        + String.join(
+                                ",", values.stream().map(Filter::quoteIfNeeded).toList()) + ")";
+            case EQ, NEQ, LT, LTE, GT, GTE, LIKE, ILIKE, MATCH, IMATCH, ISDISTINCT -> quoteIfNeeded(values.get(0));
+        };
+        return column + "=" + (negated ? "not." : "") + op.wire() + "." + value;
     }
 
     /** realtime-js's quoting: values holding {@code , ( ) " \\} or outer whitespace are double-quoted. */
@@ -318,97 +306,5 @@ public record Filter(String column, FilterOp op, boolean negated, List<String> v
                 || !value.equals(value.trim())
                 || value.chars().anyMatch(c -> c == ',' || c == '(' || c == ')' || c == '"' || c == '\\');
         return reserved ? "\"" + value.replace("\\", "\\\\").replace("\"", "\\\"") + "\"" : value;
-    }
-
-    private static final DateTimeFormatter PG_TIMESTAMP = new DateTimeFormatterBuilder()
-            .appendPattern("yyyy-MM-dd")
-            .optionalStart()
-            .appendLiteral('T')
-            .optionalEnd()
-            .optionalStart()
-            .appendLiteral(' ')
-            .optionalEnd()
-            .appendPattern("HH:mm")
-            .optionalStart()
-            .appendPattern(":ss")
-            .optionalEnd()
-            .optionalStart()
-            .appendFraction(ChronoField.NANO_OF_SECOND, 0, 9, true)
-            .optionalEnd()
-            .optionalStart()
-            .appendOffset("+HH:mm", "Z")
-            .optionalEnd()
-            .optionalStart()
-            .appendOffset("+HH", "Z")
-            .optionalEnd()
-            .toFormatter(Locale.ROOT);
-
-    /** A comparable view of a value under a Postgres type, or null when it does not read as that type. */
-    @SuppressWarnings("unchecked")
-    static Comparable<Object> comparable(String type, String text) {
-        try {
-            Comparable<?> c;
-            if (NUMERIC.contains(type)) {
-                c = numeric(text.trim());
-            } else if (BOOL.contains(type)) {
-                c = bool(text.trim());
-            } else if (TIMESTAMPTZ.contains(type)) {
-                c = instant(text.trim());
-            } else if (TIMESTAMP.contains(type)) {
-                c = LocalDateTime.parse(text.trim(), PG_TIMESTAMP);
-            } else if (DATE.contains(type)) {
-                c = LocalDate.parse(text.trim());
-            } else if (type.equals("uuid")) {
-                c = java.util.UUID.fromString(text.trim()).toString();
-            } else {
-                c = text;
-            }
-            return (Comparable<Object>) c;
-        } catch (DateTimeParseException | IllegalArgumentException e) {
-            return null;
-        }
-    }
-
-    private static Comparable<?> numeric(String text) {
-        // Postgres orders NaN above every other value and equal to itself (float8 btree semantics).
-        return switch (text) {
-            case "NaN" -> new PgNumber(BigDecimal.ZERO, 2);
-            case "Infinity", "inf", "+Infinity" -> new PgNumber(BigDecimal.ZERO, 1);
-            case "-Infinity", "-inf" -> new PgNumber(BigDecimal.ZERO, -1);
-            default -> new PgNumber(new BigDecimal(text.replace("$", "").replace(",", "")), 0);
-        };
-    }
-
-    private static Boolean bool(String text) {
-        return switch (text.toLowerCase(Locale.ROOT)) {
-            case "t", "true", "yes", "y", "on", "1" -> Boolean.TRUE;
-            case "f", "false", "no", "n", "off", "0" -> Boolean.FALSE;
-            default -> throw new IllegalArgumentException("not a boolean: " + text);
-        };
-    }
-
-    private static Instant instant(String text) {
-        var parsed = PG_TIMESTAMP.parseBest(text, OffsetDateTime::from, LocalDateTime::from);
-        if (parsed instanceof OffsetDateTime odt) {
-            return odt.toInstant();
-        }
-        // A timestamptz literal without offset is read in the session time zone, which the
-        // cdc-worker pins to UTC.
-        return ((LocalDateTime) parsed).toInstant(java.time.ZoneOffset.UTC);
-    }
-
-    /** A number with Postgres float ordering: -Infinity < finite < Infinity < NaN. */
-    private record PgNumber(BigDecimal finite, int special) implements Comparable<PgNumber> {
-        @Override
-        public int compareTo(PgNumber o) {
-            if (special != 0 || o.special != 0) {
-                return Integer.compare(rank(), o.rank());
-            }
-            return finite.compareTo(o.finite);
-        }
-
-        private int rank() {
-            return special == -1 ? -1 : special == 0 ? 0 : special == 1 ? 1 : 2;
-        }
     }
 }

@@ -52,25 +52,33 @@ public final class TextPattern {
             throw new FilterException(
                     "pattern of " + op.wire() + " is longer than " + MAX_PATTERN_CHARS + " characters");
         }
-        boolean caseless = op == FilterOp.ILIKE || op == FilterOp.IMATCH;
-        int flags = Pattern.DOTALL | (caseless ? Pattern.CASE_INSENSITIVE : 0);
         try {
-            if (op == FilterOp.LIKE || op == FilterOp.ILIKE) {
-                return new TextPattern(
-                        Pattern.compile(likeToRegex(text), flags),
-                        true,
-                        text.length(),
-                        op == FilterOp.LIKE ? percentRuns(text) : null);
-            }
-            long cost = regexCost(text);
-            if (cost > MAX_COST) {
-                throw new FilterException("pattern of " + op.wire() + " is too complex (cost " + cost + ", at most "
-                        + MAX_COST + "): use fewer or smaller counted repetitions");
-            }
-            return new TextPattern(Pattern.compile(text, flags), false, cost, null);
+            return switch (op) {
+                case LIKE -> like(text, Pattern.DOTALL, true);
+                case ILIKE -> like(text, Pattern.DOTALL | Pattern.CASE_INSENSITIVE, false);
+                case MATCH -> regex(op, text, Pattern.DOTALL);
+                case IMATCH -> regex(op, text, Pattern.DOTALL | Pattern.CASE_INSENSITIVE);
+                case EQ, NEQ, LT, LTE, GT, GTE, IN, IS, ISDISTINCT ->
+                    throw new IllegalArgumentException(op + " has no pattern");
+            };
         } catch (PatternSyntaxException e) {
             throw new FilterException("invalid regular expression for " + op.wire() + ": " + e.getDescription());
         }
+    }
+
+    /** @param literalRuns whether a pattern without {@code _} is tested by its literal runs */
+    private static TextPattern like(String text, int flags, boolean literalRuns) throws FilterException {
+        Pattern pattern = Pattern.compile(likeToRegex(text), flags);
+        return new TextPattern(pattern, true, text.length(), literalRuns ? percentRuns(text) : null);
+    }
+
+    private static TextPattern regex(FilterOp op, String text, int flags) throws FilterException {
+        long cost = regexCost(text);
+        if (cost > MAX_COST) {
+            throw new FilterException("pattern of " + op.wire() + " is too complex (cost " + cost + ", at most "
+                    + MAX_COST + "): use fewer or smaller counted repetitions");
+        }
+        return new TextPattern(Pattern.compile(text, flags), false, cost, null);
     }
 
     /**
