@@ -12,13 +12,6 @@ import dev.aura.realtime.cdc.event.RowChange;
 import dev.aura.realtime.common.lsn.Lsn;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.time.LocalDateTime;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeFormatterBuilder;
-import java.time.format.DateTimeParseException;
-import java.time.temporal.ChronoField;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -167,7 +160,7 @@ public final class Wal2JsonDecoder {
             case "B" -> {
                 commitLsn = lsn(row.lsn, "lsn", rowLsn);
                 // Converted once per transaction: every row of it shares the commit time.
-                commitTimestamp = isoCommitTimestamp(row.timestamp);
+                commitTimestamp = CommitTimes.iso(row.timestamp);
                 ordinal = 0;
                 return new WalMessage.Begin(commitLsn, lsn(row.nextLsn, "nextlsn", rowLsn), commitTimestamp);
             }
@@ -359,39 +352,6 @@ public final class Wal2JsonDecoder {
             out.add(name);
         }
         return out;
-    }
-
-    private static final DateTimeFormatter PG_TS = new DateTimeFormatterBuilder()
-            .appendPattern("yyyy-MM-dd HH:mm:ss")
-            .optionalStart()
-            .appendFraction(ChronoField.NANO_OF_SECOND, 0, 9, true)
-            .optionalEnd()
-            .optionalStart()
-            .appendOffset("+HH:mm", "+00")
-            .optionalEnd()
-            .optionalStart()
-            .appendOffset("+HH", "+00")
-            .optionalEnd()
-            .toFormatter();
-
-    /** {@code 2026-01-02 03:04:05.123456+00} (session TimeZone UTC) → {@code 2026-01-02T03:04:05.123456Z}. */
-    static String isoCommitTimestamp(String pgText) {
-        if (pgText == null) {
-            return null;
-        }
-        // Fast path: the session is pinned to TimeZone=UTC, so Postgres prints "+00".
-        if (pgText.length() > 19 && pgText.endsWith("+00") && pgText.charAt(10) == ' ') {
-            return pgText.substring(0, 10) + 'T' + pgText.substring(11, pgText.length() - 3) + 'Z';
-        }
-        try {
-            var parsed = PG_TS.parseBest(pgText, OffsetDateTime::from, LocalDateTime::from);
-            var instant = parsed instanceof OffsetDateTime odt
-                    ? odt.toInstant()
-                    : ((LocalDateTime) parsed).toInstant(ZoneOffset.UTC);
-            return DateTimeFormatter.ISO_INSTANT.format(instant);
-        } catch (DateTimeParseException e) {
-            return pgText;
-        }
     }
 
     private static Lsn lsn(String text, String field, Lsn rowLsn) throws MalformedWalRowException {

@@ -67,7 +67,7 @@ final class BatchPublisher {
     private final SubscriptionRegistry registry;
     private final AccessPolicy policy;
     private final ChangePublisher publisher;
-    private final LateLane.Holds late;
+    private final LateHolds late;
     private final RowFaults faults;
     private final CdcMetrics metrics;
     private final Supplier<LeaderGate> gate;
@@ -82,7 +82,7 @@ final class BatchPublisher {
     private long unconfirmed;
 
     /**
-     * @param late the late lanes this lane hands slow projects' changes to ({@link LateLane.Holds#NONE}
+     * @param late the late lanes this lane hands slow projects' changes to ({@link LateHolds#NONE}
      *     for the late lane itself)
      * @param gate the fencing gate of the current leadership term (null before the first term)
      * @param unconfirmedBytes bytes published before waiting for NATS to confirm them
@@ -93,7 +93,7 @@ final class BatchPublisher {
             SubscriptionRegistry registry,
             AccessPolicy policy,
             ChangePublisher publisher,
-            LateLane.Holds late,
+            LateHolds late,
             RowFaults faults,
             CdcMetrics metrics,
             Supplier<LeaderGate> gate,

@@ -53,38 +53,6 @@ public final class LateLane implements AutoCloseable {
     /** What holding one change costs beyond its row: headers and stream overhead. */
     private static final long HOLD_OVERHEAD = 256;
 
-    /** What a shard's batch step asks of the late lanes. */
-    interface Holds {
-        /** Whether the project's changes go to its late lane now. */
-        boolean isLate(String projectId);
-
-        /** The project's changes go to its late lane from now on. */
-        void markLate(String projectId);
-
-        /**
-         * Stores the change in its project's late lane (the flush awaits the store).
-         *
-         * @return false when the lane is full: the change is given up (its fault)
-         */
-        boolean hold(RowChange change, String projectId) throws CdcFailure;
-
-        /** No late lane: what the late lane's own batch step uses. */
-        Holds NONE = new Holds() {
-            @Override
-            public boolean isLate(String projectId) {
-                return false;
-            }
-
-            @Override
-            public void markLate(String projectId) {}
-
-            @Override
-            public boolean hold(RowChange change, String projectId) {
-                return false;
-            }
-        };
-    }
-
     /**
      * @param bytesPerProject bound of one project's lane (the row bytes it holds)
      * @param batchChanges most changes taken from one project in one turn
@@ -122,7 +90,7 @@ public final class LateLane implements AutoCloseable {
     private final Settings settings;
     private final Clock clock;
     private final ConcurrentHashMap<String, Lane> lanes = new ConcurrentHashMap<>();
-    private final Holds holds = new SharedLaneHolds();
+    private final LateHolds holds = new SharedLaneHolds();
     /** The lane's batch step (late-lane policy, no further lane), used by the lane's thread only. */
     private volatile BatchPublisher batches;
 
@@ -154,7 +122,7 @@ public final class LateLane implements AutoCloseable {
         this.batches = factory.apply(() -> gate);
     }
 
-    Holds holds() {
+    LateHolds holds() {
         return holds;
     }
 
@@ -191,7 +159,7 @@ public final class LateLane implements AutoCloseable {
         lanes.clear();
     }
 
-    private final class SharedLaneHolds implements Holds {
+    private final class SharedLaneHolds implements LateHolds {
         @Override
         public boolean isLate(String projectId) {
             Lane lane = lanes.get(projectId);

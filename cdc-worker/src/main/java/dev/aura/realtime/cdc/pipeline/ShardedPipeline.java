@@ -86,7 +86,7 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
     private final ChangePublisher publisher;
     private final CdcMetrics metrics;
     private final RowFaults faults;
-    private final LateLane.Holds late;
+    private final LateHolds late;
     private final List<Shard> shards = new ArrayList<>();
     private volatile LeaderGate gate;
     /** The registry position batches are handed off with (reader thread only). */
@@ -161,28 +161,6 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
         }
     }
 
-    /** Bytes a shard may hold; one item larger than the capacity is admitted alone. */
-    private static final class ByteGate {
-        private final long capacity;
-        private long used;
-
-        ByteGate(long capacity) {
-            this.capacity = capacity;
-        }
-
-        synchronized void acquire(long n) throws InterruptedException {
-            while (used > 0 && used + n > capacity) {
-                wait();
-            }
-            used += n;
-        }
-
-        synchronized void release(long n) {
-            used -= n;
-            notifyAll();
-        }
-    }
-
     public ShardedPipeline(
             Settings settings,
             EventBuilder builder,
@@ -199,7 +177,7 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
         this.metrics = metrics;
         this.faults = new RowFaults(containment.keeper(), registry, containment.ledger(), metrics);
         this.late = containment.lateLane() == null
-                ? LateLane.Holds.NONE
+                ? LateHolds.NONE
                 : containment.lateLane().holds();
         if (containment.lateLane() != null) {
             AccessPolicy latePolicy = containment.latePolicy();
@@ -210,7 +188,7 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
                             registry,
                             latePolicy,
                             publisher,
-                            LateLane.Holds.NONE,
+                            LateHolds.NONE,
                             faults,
                             metrics,
                             lateGate,

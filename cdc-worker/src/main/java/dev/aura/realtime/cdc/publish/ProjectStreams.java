@@ -2,11 +2,8 @@ package dev.aura.realtime.cdc.publish;
 
 import dev.aura.realtime.cdc.event.HeldChange;
 import dev.aura.realtime.cdc.event.Quarantined;
-import dev.aura.realtime.cdc.event.RawRow;
 import dev.aura.realtime.cdc.failure.CdcFailure;
 import dev.aura.realtime.cdc.failure.CdcReason;
-import dev.aura.realtime.cdc.failure.RowFault;
-import dev.aura.realtime.common.wire.AuraHeaders;
 import dev.aura.realtime.common.wire.Subjects;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
@@ -77,13 +74,6 @@ public final class ProjectStreams {
     /** What a stream holds: its first and last sequence, messages and bytes. */
     public record State(long firstSeq, long lastSeq, long messages, long bytes) {}
 
-    static final String TIMESTAMP = "Aura-Commit-Timestamp";
-    static final String TABLE = "Aura-Table";
-    static final String UNDECODABLE = "Aura-Undecodable";
-    static final String FAULT = "Aura-Fault";
-    static final String STAGE = "Aura-Stage";
-    static final String DETAIL = "Aura-Detail";
-    static final String PART = "Aura-Part";
     /** Room kept in a message for the headers. */
     private static final int HEADER_ROOM = 2048;
     /** JetStream's duplicate window: a batch read again within it stores nothing twice. */
@@ -146,11 +136,11 @@ public final class ProjectStreams {
         int parts = Math.max(1, (row.length + partBytes - 1) / partBytes);
         CompletableFuture<PublishAck> last = null;
         for (int i = 0; i < parts; i++) {
-            Headers h = headers(change, why);
+            Headers h = HeldMessages.headers(change, why);
             String id = change.eventId() + idSuffix;
             byte[] body = row;
             if (parts > 1) {
-                h.add(PART, (i + 1) + "/" + parts);
+                h.add(HeldMessages.PART, (i + 1) + "/" + parts);
                 id = id + "#" + (i + 1);
                 int from = i * partBytes;
                 body = java.util.Arrays.copyOfRange(row, from, Math.min(row.length, from + partBytes));
@@ -164,26 +154,6 @@ public final class ProjectStreams {
             });
         }
         return last;
-    }
-
-    private static Headers headers(HeldChange c, Quarantined why) {
-        Headers h = new Headers()
-                .add(AuraHeaders.EVENT_ID, c.eventId())
-                .add(TIMESTAMP, String.valueOf(c.commitTimestamp()))
-                .add(TABLE, Subjects.encodeToken(c.table()));
-        if (c.undecodable() != null) {
-            h.add(UNDECODABLE, c.undecodable());
-        }
-        if (why != null) {
-            h.add(FAULT, why.fault().code()).add(STAGE, why.stage()).add(DETAIL, headerSafe(why.detail()));
-        }
-        return h;
-    }
-
-    /** A header value of our own words: printable ASCII, at most 512 characters. */
-    private static String headerSafe(String s) {
-        String t = String.valueOf(s).replaceAll("[^\\x20-\\x7e]", "?");
-        return t.length() > 512 ? t.substring(0, 512) : t;
     }
 
     /**
@@ -209,10 +179,10 @@ public final class ProjectStreams {
                 parts = null; // a removed part: the change is incomplete
                 continue;
             }
-            String part = header(m.getHeaders(), PART);
+            String part = HeldMessages.header(m.getHeaders(), HeldMessages.PART);
             byte[] data = m.getData() == null ? new byte[0] : m.getData();
             if (part == null) {
-                out.add(stored(m.getSeq(), m.getSeq(), m, data, projectId));
+                out.add(HeldMessages.stored(m.getSeq(), m.getSeq(), m, data, projectId));
                 parts = null;
                 continue;
             }
@@ -228,7 +198,7 @@ public final class ProjectStreams {
             }
             parts.writeBytes(data);
             if (i == n) {
-                out.add(stored(partsFrom, m.getSeq(), m, parts.toByteArray(), projectId));
+                out.add(HeldMessages.stored(partsFrom, m.getSeq(), m, parts.toByteArray(), projectId));
                 parts = null;
             }
         }
@@ -239,27 +209,6 @@ public final class ProjectStreams {
     public Stored one(Kind kind, String projectId, long seq) throws CdcFailure {
         List<Stored> got = read(kind, projectId, seq, 1);
         return got.isEmpty() || got.get(0).seq() != seq ? null : got.get(0);
-    }
-
-    private static Stored stored(long seq, long lastSeq, MessageInfo m, byte[] row, String projectId) {
-        Headers h = m.getHeaders();
-        String fault = header(h, FAULT);
-        Quarantined why = fault == null
-                ? null
-                : new Quarantined(RowFault.ofCode(fault), String.valueOf(header(h, STAGE)), header(h, DETAIL));
-        String table = header(h, TABLE);
-        HeldChange change = new HeldChange(
-                projectId,
-                header(h, AuraHeaders.EVENT_ID),
-                header(h, TIMESTAMP),
-                table == null ? "" : Subjects.decodeToken(table),
-                RawRow.of(row),
-                header(h, UNDECODABLE));
-        return new Stored(seq, lastSeq, change, why, m.getTime(), row.length);
-    }
-
-    private static String header(Headers h, String name) {
-        return h == null ? null : h.getFirst(name);
     }
 
     /** The stream's state, or null when it does not exist. */
