@@ -119,6 +119,17 @@ class ConfinementIT {
         for (int i = 0; i < 9; i++) {
             assertThat(errors.get(i)).as(edits.get(i)).contains("ConfinementGuard");
         }
+        // nor can a role holding its privileges (a GRANT names no object to an event trigger)
+        String member =
+                "member_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+        fx.sql("CREATE ROLE " + member + " NOLOGIN IN ROLE " + q(role));
+        try {
+            assertThat(as(member, "GRANT EXECUTE ON FUNCTION " + runner + " TO PUBLIC")
+                            .get(0))
+                    .contains("ConfinementGuard");
+        } finally {
+            fx.sql("DROP ROLE " + member);
+        }
         assertThat(runners()).isEqualTo(before);
     }
 

@@ -227,8 +227,9 @@ class ConfinementE2EIT {
      * The attack as issue 36 reports it, with what it buys: one persisted broadcast whose deferred
      * trigger makes A's runner {@code SECURITY INVOKER} at COMMIT; then A's write checks, on the
      * shared tenant login, try to read B's vault and kill B's checks ({@link
-     * ConfinementAttack#installEscape}). A's runners must be unchanged, B's secret unread, no
-     * session of the tenant login terminated by A, and B's deliveries must go on.
+     * ConfinementAttack#installEscape}). The persist must not commit, A's runners must be
+     * unchanged, B's secret unread, no session of the tenant login terminated by A, and B's
+     * deliveries must go on.
      */
     @Test
     void theReportedTriggerLeavesTheRunnersAndBUntouched() {
@@ -248,6 +249,10 @@ class ConfinementE2EIT {
 
         List<String> harms = new ArrayList<>();
         ConfinementAttack.changes(confinement, ConfinementAttack.snapshot(h)).ifPresent(harms::add);
+        if (!h.pg.queryOne("SELECT count(*) FROM " + a.rt() + ".messages WHERE event = 'persisted'")
+                .equals("0")) {
+            harms.add("A's persisted broadcast was committed although its COMMIT edited A's runner");
+        }
         String leak = ConfinementAttack.sequence(h, "leak");
         if (!leak.equals("1/false")) {
             harms.add("A's code ran as the shared tenant login"
