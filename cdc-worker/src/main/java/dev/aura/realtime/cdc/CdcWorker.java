@@ -18,6 +18,7 @@ import dev.aura.realtime.cdc.pipeline.LateLane;
 import dev.aura.realtime.cdc.pipeline.RowFaults;
 import dev.aura.realtime.cdc.pipeline.ShardedPipeline;
 import dev.aura.realtime.cdc.platform.ClientRoles;
+import dev.aura.realtime.cdc.platform.Confinement;
 import dev.aura.realtime.cdc.platform.EnabledTables;
 import dev.aura.realtime.cdc.platform.EnabledTablesCache;
 import dev.aura.realtime.cdc.platform.PlatformDb;
@@ -415,12 +416,20 @@ public final class CdcWorker implements AutoCloseable {
         TenantDb db = tenantDb;
         if (db == null) {
             String login = config.tenantSql().provisionedLogin();
-            return new HttpApi.TenantSqlView(false, login, TenantSqlStatus.STARTING, "not set up yet", List.of());
+            return new HttpApi.TenantSqlView(
+                    false, login, TenantSqlStatus.STARTING, "not set up yet", List.of(), Confinement.Status.STARTING);
         }
         TenantSqlStatus s = db.status();
         RealtimeSchemas schemas = realtimeSchemas;
         return new HttpApi.TenantSqlView(
-                s.usable(), s.login(), s.reasonCode(), s.reason(), schemas == null ? List.of() : schemas.exposed());
+                s.usable(),
+                s.login(),
+                s.reasonCode(),
+                s.reason(),
+                schemas == null ? List.of() : schemas.exposed(),
+                schemas == null
+                        ? Confinement.Status.STARTING
+                        : schemas.confinement().status());
     }
 
     private boolean ready() {

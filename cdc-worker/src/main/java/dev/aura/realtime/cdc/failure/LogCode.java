@@ -104,6 +104,12 @@ public enum LogCode {
     PROJECT_SCHEMA_SHARED,
     /** A project login's password was refused (its tenant code may change it) and was set again. */
     PROJECT_LOGIN_REPAIRED,
+    /**
+     * No event trigger keeps the objects that confine projects uneditable by them (the platform
+     * login is not superuser, or the guard was removed or is another build's): persisted
+     * broadcasts and the janitor are refused.
+     */
+    CONFINEMENT_UNGUARDED,
     /** A channel-access request (private check, replay, persist) failed on the database (answered "try again"). */
     CHANNEL_ACCESS_DB_FAILED,
     /** A captured message's payload is over the limit: delivered with an {@code Error 413} payload instead. */

@@ -8,6 +8,7 @@ import com.sun.net.httpserver.HttpServer;
 import dev.aura.realtime.cdc.health.CdcState;
 import dev.aura.realtime.cdc.health.RowFaultLedger;
 import dev.aura.realtime.cdc.health.SlotInfo;
+import dev.aura.realtime.cdc.platform.Confinement;
 import dev.aura.realtime.common.wire.WireJson;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -37,10 +38,17 @@ public final class HttpApi implements AutoCloseable {
     /**
      * Tenant SQL as /health shows it ({@code tenant_sql}; docs/security.md): whether RLS checks
      * and filter casts run, as which login, and why not; {@code exposedProjects}: the project schemas
-     * roles of other projects may use ({@code project_id schema grantee}, docs/security.md).
+     * roles of other projects may use ({@code project_id schema grantee}, docs/security.md);
+     * {@code confinement}: whether Postgres keeps the objects that confine projects uneditable by
+     * them (when not, persisted broadcasts and the janitor are refused).
      */
     public record TenantSqlView(
-            boolean rlsChecks, String login, String reasonCode, String reason, List<String> exposedProjects) {}
+            boolean rlsChecks,
+            String login,
+            String reasonCode,
+            String reason,
+            List<String> exposedProjects,
+            Confinement.Status confinement) {}
 
     private final HttpServer server;
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
@@ -131,6 +139,10 @@ public final class HttpApi implements AutoCloseable {
                 .put("reason", t.reason());
         var exposed = tenant.putArray("exposed_projects");
         t.exposedProjects().forEach(exposed::add);
+        tenant.putObject("confinement")
+                .put("guarded", t.confinement().guarded())
+                .put("reason_code", t.confinement().reasonCode())
+                .put("reason", t.confinement().reason());
         quarantine(body, faults.get());
         body.put("last_poll_ok_at_ms", s.lastPollOkAtMs());
         body.put("polls", s.polls());

@@ -12,8 +12,10 @@ import org.slf4j.LoggerFactory;
  * {@code projects}, {@code realtime_tables} and {@code project_limits}, the NOLOGIN roles {@code aura_anon} and
  * {@code aura_authenticated}, Supabase's {@code auth.jwt()}, {@code auth.uid()},
  * {@code auth.role()} reading the {@code request.jwt.claims} setting, so policies written for
- * Supabase ({@code using (owner_id = auth.uid())}) work unchanged, and the per-key check function
- * {@code aura_rls.visible_each} of tenant SQL.
+ * Supabase ({@code using (owner_id = auth.uid())}) work unchanged, the per-key check function
+ * {@code aura_rls.visible_each} of tenant SQL, and, when the login is a superuser, the event
+ * triggers that keep all of this and the projects' runners uneditable by tenant code
+ * ({@link Confinement}).
  */
 public final class PlatformSchema {
     private static final Logger log = LoggerFactory.getLogger(PlatformSchema.class);
@@ -138,6 +140,7 @@ public final class PlatformSchema {
      * @throws SQLException when the role lacks the privileges (CREATE on the database, CREATEROLE)
      */
     public static void ensure(PlatformDb db) throws SQLException {
+        boolean guarded;
         try (Connection c = db.connection()) {
             c.setAutoCommit(false);
             try (Statement s = c.createStatement()) {
@@ -145,6 +148,7 @@ public final class PlatformSchema {
                 for (String sql : DDL) {
                     s.execute(sql);
                 }
+                guarded = Confinement.install(c);
                 c.commit();
             } catch (SQLException e) {
                 c.rollback();
@@ -152,6 +156,10 @@ public final class PlatformSchema {
             }
         }
         log.info(
-                "platform schema aura_platform, roles aura_anon/aura_authenticated, auth.* and aura_rls.* functions are in place");
+                "platform schema aura_platform, roles aura_anon/aura_authenticated, auth.* and aura_rls.* functions are in"
+                        + " place; {}",
+                guarded
+                        ? "the confinement guard is installed"
+                        : "the confinement guard is not installed (the POSTGRES_URL login is not superuser)");
     }
 }

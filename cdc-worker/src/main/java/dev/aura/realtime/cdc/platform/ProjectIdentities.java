@@ -26,10 +26,18 @@ final class ProjectIdentities {
     /**
      * The runner body: executes our query text with our arguments as the project role. Tenant code
      * the query reaches (policies, types' input functions, domain checks, triggers) runs as that
-     * role and inside a security-definer context, where Postgres refuses role changes.
+     * role and inside a security-definer context, where Postgres refuses role changes. It first
+     * checks that it does run as that role (%2$s): a runner made SECURITY INVOKER (which the
+     * confinement guard refuses, docs/security.md) would otherwise run tenant code as its caller,
+     * the shared tenant login. The owner may change the runner's settings but not its body
+     * (that needs CREATE on aura_rls), so the check holds whatever {@code search_path} it is given:
+     * its operator is named in full.
      */
     private static final String RUNNER = "(query text, args text[]) RETURNS SETOF text[] LANGUAGE plpgsql VOLATILE"
-            + " SECURITY DEFINER SET search_path = pg_catalog, %s, pg_temp AS $$ BEGIN RETURN QUERY EXECUTE query USING args; END $$";
+            + " SECURITY DEFINER SET search_path = pg_catalog, %1$s, pg_temp AS $$ BEGIN"
+            + " IF CURRENT_USER OPERATOR(pg_catalog.<>) %2$s::pg_catalog.name THEN"
+            + " RAISE EXCEPTION 'ConfinementBroken: this runner does not run as %%', %2$s USING ERRCODE = '42501';"
+            + " END IF; RETURN QUERY EXECUTE query USING args; END $$";
 
     private ProjectIdentities() {}
 
@@ -76,12 +84,22 @@ final class ProjectIdentities {
             }
             for (String clientRole : List.of(ProjectIdentity.ANON, ProjectIdentity.AUTHENTICATED)) {
                 String runner = id.runner(clientRole);
-                s.execute("CREATE OR REPLACE FUNCTION " + runner + String.format(RUNNER, ident(projectSchema)));
-                s.execute("ALTER FUNCTION " + runner + "(text, text[]) OWNER TO " + ident(id.role(clientRole)));
-                s.execute("REVOKE ALL ON FUNCTION " + runner + "(text, text[]) FROM PUBLIC");
-                s.execute("GRANT EXECUTE ON FUNCTION " + runner + "(text, text[]) TO " + ident(id.login()));
+                String role = id.role(clientRole);
+                s.execute("CREATE OR REPLACE FUNCTION " + runner
+                        + String.format(RUNNER, ident(projectSchema), literal(role)));
+                String signature = runner + "(text, text[])";
+                s.execute("ALTER FUNCTION " + signature + " OWNER TO " + ident(role));
+                s.execute("COMMENT ON FUNCTION " + signature + " IS NULL");
+                s.execute("REVOKE ALL ON FUNCTION " + signature + " FROM PUBLIC");
+                List<String> grantees = new ArrayList<>(List.of(role, id.login()));
+                s.execute("GRANT EXECUTE ON FUNCTION " + signature + " TO " + ident(id.login()));
                 if (tenantLogin != null) {
-                    s.execute("GRANT EXECUTE ON FUNCTION " + runner + "(text, text[]) TO " + ident(tenantLogin));
+                    s.execute("GRANT EXECUTE ON FUNCTION " + signature + " TO " + ident(tenantLogin));
+                    grantees.add(tenantLogin);
+                }
+                // and nobody else: grants a tenant's code committed before the confinement guard existed
+                for (String other : otherGrantees(c, signature, grantees)) {
+                    s.execute("REVOKE ALL ON FUNCTION " + signature + " FROM " + other + " CASCADE");
                 }
             }
             if (!superuser) {
@@ -103,6 +121,28 @@ final class ProjectIdentities {
             s.execute("GRANT EXECUTE ON FUNCTION " + functions + " TO " + own);
         }
         c.unwrap(PGConnection.class).alterUserPassword(id.login(), loginPassword.toCharArray(), null);
+    }
+
+    /**
+     * The grantees of {@code function} other than {@code keep}, quoted ({@code PUBLIC} as is). The
+     * tenant login of another release on the same cluster keeps its grant only if it is in
+     * {@code keep}; {@link #grantRunners} gives it back at that release's next pass.
+     */
+    private static List<String> otherGrantees(Connection c, String function, List<String> keep) throws SQLException {
+        List<String> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("""
+                SELECT DISTINCT coalesce(quote_ident(r.rolname), 'PUBLIC') FROM pg_proc p
+                 CROSS JOIN LATERAL aclexplode(p.proacl) a LEFT JOIN pg_roles r ON r.oid = a.grantee
+                 WHERE p.oid = ?::regprocedure AND (r.rolname IS NULL OR r.rolname <> ALL (?))""")) {
+            ps.setString(1, function);
+            ps.setArray(2, c.createArrayOf("text", keep.toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(rs.getString(1));
+                }
+            }
+        }
+        return out;
     }
 
     /** Sets the project login's password again (tenant code may change its own login's password). */
@@ -206,5 +246,9 @@ final class ProjectIdentities {
 
     private static String ident(String name) {
         return "\"" + name.replace("\"", "\"\"") + "\"";
+    }
+
+    private static String literal(String text) {
+        return "'" + text.replace("'", "''") + "'";
     }
 }

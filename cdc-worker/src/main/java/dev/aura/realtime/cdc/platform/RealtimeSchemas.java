@@ -60,8 +60,10 @@ import org.slf4j.LoggerFactory;
  * same transaction) get {@code USAGE}, {@code SELECT} and {@code INSERT} (write checks and
  * persisted broadcasts insert under the subscriber's role; the insert policy decides); the shared
  * client roles get nothing here. Version 2 added the identity, version 3 {@code binary_payload}
- * and {@code send_binary}, version 4 {@code expires_at}; an older project is provisioned again
- * (idempotent) at the next pass.
+ * and {@code send_binary}, version 4 {@code expires_at}, version 5 runners that refuse to run as
+ * anyone but their role, with their grants, settings and comment reset to what is provisioned
+ * (what tenant code could commit before the confinement guard); an older project is provisioned
+ * again (idempotent) at the next pass.
  *
  * <p>Provisioned once per project and {@link #VERSION} (recorded in
  * {@code aura_platform.projects.realtime_schema_version}), under an advisory lock; a project whose
@@ -71,7 +73,7 @@ import org.slf4j.LoggerFactory;
 public final class RealtimeSchemas {
     private static final Logger log = LoggerFactory.getLogger(RealtimeSchemas.class);
     /** The layout version; a project below it is (re)provisioned. */
-    public static final int VERSION = 4;
+    public static final int VERSION = 5;
     /** Rows one janitor call deletes at most, whatever its caller asks, so one call never holds a long transaction. */
     public static final int JANITOR_MAX_BATCH = 10_000;
     /** The {@code event} of the read check's probe rows; a row with it can never be committed. */
@@ -86,6 +88,7 @@ public final class RealtimeSchemas {
     private final Map<UUID, Long> repairedAtNanos = new ConcurrentHashMap<>();
     private final Map<UUID, Long> notReadyUntilNanos = new ConcurrentHashMap<>();
     private volatile List<String> exposed = List.of();
+    private final Confinement confinement;
 
     /**
      * @param retention how long messages are kept ({@code CDC_MESSAGES_RETENTION_HOURS})
@@ -97,6 +100,12 @@ public final class RealtimeSchemas {
         this.retention = retention;
         this.sharedSecret = sharedSecret;
         this.tenantLogin = tenantLogin;
+        this.confinement = new Confinement(db);
+    }
+
+    /** Whether the confinement guard is in place, so statements that commit tenant code may run. */
+    public Confinement confinement() {
+        return confinement;
     }
 
     /**
@@ -175,10 +184,12 @@ public final class RealtimeSchemas {
     }
 
     /**
-     * Grants the tenant login the runners it lacks and finds the project schemas usable by roles
-     * of other projects ({@code [ProjectSchemaShared]}, {@code /health} {@code tenant_sql.exposed_projects}).
+     * Grants the tenant login the runners it lacks, finds the project schemas usable by roles of
+     * other projects ({@code [ProjectSchemaShared]}, {@code /health} {@code tenant_sql.exposed_projects})
+     * and looks at the confinement guard again ({@link Confinement#refresh}).
      */
     public void audit() throws SQLException {
+        confinement.refresh();
         try (Connection c = db.connection()) {
             String login = tenantLogin.get();
             if (login != null) {

@@ -61,6 +61,9 @@ public final class ChannelAccessService implements AutoCloseable {
     static final long MAX_TTL_MS = 100L * 365 * 24 * 3600 * 1000;
 
     static final String TRY_AGAIN = "DatabaseUnavailable: could not check this channel now, try again";
+    /** A persist while the database does not guard the confinement (docs/security.md): refused, never run. */
+    static final String PERSIST_UNAVAILABLE = "PersistUnavailable: persisted broadcasts are off on this server:"
+            + " its database does not guard the platform's objects (cdc-worker /health tenant_sql.confinement)";
 
     private final Connection nats;
     private final ProjectCatalog projects;
@@ -267,6 +270,10 @@ public final class ChannelAccessService implements AutoCloseable {
             String rt,
             boolean privateOnly)
             throws TenantDb.Unavailable, ChannelChecks.Busy, IOException {
+        if (!schemas.confinement().status().guarded()) {
+            // a deferred trigger at its COMMIT could edit the project's runners unseen
+            return ChannelAccess.Reply.notPersisted(privateOnly, PERSIST_UNAVAILABLE);
+        }
         boolean isBinary = ChannelAccess.OP_PERSIST_BINARY.equals(req.op());
         byte[] binary = isBinary ? req.binaryPayload() : null;
         if (isBinary && binary == null) {

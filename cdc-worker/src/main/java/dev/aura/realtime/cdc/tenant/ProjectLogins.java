@@ -1,6 +1,7 @@
 package dev.aura.realtime.cdc.tenant;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.aura.realtime.cdc.identity.ConfinementGuard;
 import dev.aura.realtime.cdc.identity.ProjectIdentity;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -37,6 +38,7 @@ final class ProjectLogins implements AutoCloseable {
     private final ScheduledExecutorService scheduler;
     private final Duration grace;
     private final Function<ProjectIdentity, String> passwords;
+    private final ConfinementGuard guard = ConfinementGuard.load();
     private volatile Consumer<String> refused = projectId -> {};
     private final LinkedHashMap<String, Entry> pools = new LinkedHashMap<>(16, 0.75f, true);
     private boolean closed;
@@ -83,9 +85,10 @@ final class ProjectLogins implements AutoCloseable {
 
     /**
      * Runs {@code body} on the project's login, ending as {@code mode} says. {@code body} reaches
-     * tenant code through one call of the project's runner; before a commit the runners are
-     * verified as provisioned ({@link #runnersIntact}), since tenant code inside one may
-     * {@code ALTER FUNCTION} them and a commit would keep that.
+     * tenant code through one call of the project's runner; a commit needs the confinement guard
+     * in place and the runners as provisioned ({@link #beforeCommit}): the guard refuses every
+     * edit of the runners, also by deferred triggers at {@code COMMIT}, which no check before the
+     * commit could see.
      */
     <T> T run(
             ProjectIdentity project,
@@ -96,29 +99,40 @@ final class ProjectLogins implements AutoCloseable {
             throws TenantDb.Unavailable, TenantSessions.TenantFailure {
         return sessions(project).run(null, claims, schema, settings.statementTimeout(), mode, c -> {
             T result = body.run(c);
-            if (mode == TenantSessions.Mode.WRITE_COMMIT && !runnersIntact(c, project)) {
+            if (mode == TenantSessions.Mode.WRITE_COMMIT) {
                 // raised as a tenant error: the transaction is rolled back, the request denied
-                throw new SQLException(
-                        "the project's runners were altered in this transaction; not committed", "42501");
+                String broken = beforeCommit(c, project, guard.body());
+                if (broken != null) {
+                    throw new SQLException(broken + "; not committed", "42501");
+                }
             }
             return result;
         });
     }
 
     /**
-     * Whether both of the project's runners still exist as provisioned: {@code SECURITY DEFINER},
-     * owned by the project role they are named after. Their owner could change that (not their
-     * body or name: that needs {@code CREATE} on {@code aura_rls}).
+     * Why the transaction must not commit, or null: the confinement guard is not in place (then a
+     * deferred trigger firing at {@code COMMIT} could edit the runners unseen), or the project's
+     * runners are no longer {@code SECURITY DEFINER} and owned by the project role they are named
+     * after (which the guard refuses; checked again in case it was removed meanwhile). Every name
+     * is qualified: tenant code inside the runner may have changed the session's
+     * {@code search_path}.
      */
-    static boolean runnersIntact(Connection c, ProjectIdentity project) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("""
-                SELECT count(*) = 2 AND coalesce(bool_and(p.prosecdef AND p.proowner = r.oid), false)
-                  FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_roles r ON r.rolname = p.proname
-                 WHERE p.pronamespace = 'aura_rls'::regnamespace AND p.proname = ANY (?)""")) {
+    static String beforeCommit(Connection c, ProjectIdentity project, String guardBody) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT (" + ConfinementGuard.IN_PLACE + "), (SELECT"
+                + " pg_catalog.count(*) OPERATOR(pg_catalog.=) 2 AND COALESCE(pg_catalog.bool_and(p.prosecdef"
+                + " AND p.proowner OPERATOR(pg_catalog.=) r.oid), false)"
+                + " FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_roles r ON r.rolname OPERATOR(pg_catalog.=) p.proname"
+                + " WHERE p.pronamespace OPERATOR(pg_catalog.=) 'aura_rls'::pg_catalog.regnamespace"
+                + " AND p.proname OPERATOR(pg_catalog.=) ANY (?::pg_catalog.name[]))")) {
+            ps.setString(1, guardBody);
             Object[] names = {project.role(ProjectIdentity.ANON), project.role(ProjectIdentity.AUTHENTICATED)};
-            ps.setArray(1, c.createArrayOf("text", names));
+            ps.setArray(2, c.createArrayOf("text", names));
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() && rs.getBoolean(1);
+                if (!rs.next() || !rs.getBoolean(1)) {
+                    return "the confinement guard is not in place (docs/security.md)";
+                }
+                return rs.getBoolean(2) ? null : "the project's runners were altered in this transaction";
             }
         }
     }

@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
  * {@code aura_janitor(max_rows)} on the tenant pool (the table is the tenant's: its triggers must
  * never run in a platform session), {@link #BATCH} rows per transaction until a batch comes back
  * short or the project's {@link #BUDGET_PER_PROJECT} is spent, so one project's backlog cannot
- * hold the run. One platform thread; {@link #close()} is idempotent.
+ * hold the run. The janitor commits tenant code, so it runs only while the confinement guard is in
+ * place ({@code platform.Confinement}). One platform thread; {@link #close()} is idempotent.
  */
 public final class RealtimeUpkeep implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RealtimeUpkeep.class);
@@ -73,6 +74,9 @@ public final class RealtimeUpkeep implements AutoCloseable {
     public long janitor() {
         if (!leading.getAsBoolean() || tenant.status().off()) {
             return 0;
+        }
+        if (!schemas.confinement().status().guarded()) {
+            return 0; // it commits tenant code: refused while the confinement is unguarded ([ConfinementUnguarded])
         }
         long total = 0;
         try {

@@ -78,11 +78,17 @@ final class HostileProjects implements AutoCloseable {
 
     /** A fresh password-checking cluster, a stack with a 2 s janitor, projects A and B, and B's victim clients warmed up. */
     static HostileProjects start() {
+        return start(Map.of());
+    }
+
+    /** {@link #start()} with {@code cdcOverrides} added to the cdc-worker's environment. */
+    static HostileProjects start(Map<String, String> cdcOverrides) {
         PostgresServer pg = PostgresServer.builder().requirePasswords().start();
         HostileProjects h;
         try {
-            h = new HostileProjects(
-                    pg, E2eStack.start(pg, NatsServer.shared(), 1, Map.of("CDC_MESSAGES_JANITOR_MS", "2000")));
+            Map<String, String> env = new java.util.HashMap<>(Map.of("CDC_MESSAGES_JANITOR_MS", "2000"));
+            env.putAll(cdcOverrides);
+            h = new HostileProjects(pg, E2eStack.start(pg, NatsServer.shared(), 1, env));
         } catch (RuntimeException | Error e) {
             pg.close();
             throw e;
