@@ -38,6 +38,18 @@ public final class RestBroadcasts {
     /** One message of a request; {@code payload} is JSON text when {@code json}, else raw bytes. */
     public record Message(String topic, String event, byte[] payload, boolean json, boolean privateChannel) {}
 
+    /**
+     * The HTTP status of a refused persist: 413 for a payload over a limit, 503 while the worker
+     * cannot store messages safely ({@code PersistUnavailable}: the database confinement guard is
+     * missing, docs/security.md), else 403 (the project's write policy).
+     */
+    static int status(String error) {
+        if (error.startsWith("PayloadTooLarge")) {
+            return 413;
+        }
+        return error.startsWith("PersistUnavailable") ? 503 : 403;
+    }
+
     /** The HTTP answer: 202, or a status with a JSON {@code error}. */
     public record Result(int status, String error) {
         static final Result ACCEPTED = new Result(202, null);
@@ -186,7 +198,7 @@ public final class RestBroadcasts {
             if (ChannelAccessClient.UNAVAILABLE.equals(r.error())) {
                 return new Result(503, r.error());
             }
-            return new Result(r.error().startsWith("PayloadTooLarge") ? 413 : 403, r.error());
+            return new Result(status(r.error()), r.error());
         });
     }
 
