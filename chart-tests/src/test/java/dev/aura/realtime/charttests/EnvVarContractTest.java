@@ -2,8 +2,9 @@ package dev.aura.realtime.charttests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.aura.realtime.common.config.EnvVar;
-import dev.aura.realtime.common.config.EnvVars;
+import dev.aura.realtime.cdc.config.CdcSettings;
+import dev.aura.realtime.common.config.Setting;
+import dev.aura.realtime.front.config.FrontSettings;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVarSource;
 import java.util.HashSet;
@@ -15,11 +16,11 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The chart sets only variables the binaries read, by the names in {@link EnvVars} (the one
- * list config loading and docs use too), and sets every variable that has no default.
+ * The chart sets only variables the binaries declare, by the names in {@link CdcSettings#ALL} and
+ * {@link FrontSettings#ALL} (the declarations config loading reads through and the docs are
+ * generated from), and sets every variable that has no default.
  */
 class EnvVarContractTest {
-
     @ParameterizedTest
     @EnumSource(Scenario.class)
     void cdcWorkerEnvNamesAreOnesTheBinaryReads(Scenario scenario) {
@@ -30,8 +31,8 @@ class EnvVarContractTest {
             assertThat(envNames(c))
                     .as("%s env", d.getMetadata().getName())
                     .doesNotHaveDuplicates()
-                    .isSubsetOf(names(EnvVars.CDC_WORKER))
-                    .containsAll(required(EnvVars.CDC_WORKER));
+                    .isSubsetOf(names(CdcSettings.ALL))
+                    .containsAll(required(CdcSettings.ALL));
         }
     }
 
@@ -40,9 +41,9 @@ class EnvVarContractTest {
     void wsFrontEnvNamesAreOnesTheBinaryReads(Scenario scenario) {
         var deployments = ChartFixture.render(scenario).deployments("ws-front");
         assertThat(deployments).hasSize(1);
-        Set<String> allowed = new HashSet<>(names(EnvVars.WS_FRONT));
+        Set<String> allowed = new HashSet<>(names(FrontSettings.ALL));
         Container c = RenderedManifests.mainContainer(deployments.get(0));
-        assertThat(envNames(c)).doesNotHaveDuplicates().isSubsetOf(allowed).containsAll(required(EnvVars.WS_FRONT));
+        assertThat(envNames(c)).doesNotHaveDuplicates().isSubsetOf(allowed).containsAll(required(FrontSettings.ALL));
     }
 
     @ParameterizedTest
@@ -124,15 +125,12 @@ class EnvVarContractTest {
                 .toList();
     }
 
-    private static Set<String> names(List<EnvVar> vars) {
-        return vars.stream().map(EnvVar::name).collect(Collectors.toSet());
+    private static Set<String> names(List<Setting<?>> settings) {
+        return settings.stream().map(Setting::name).collect(Collectors.toSet());
     }
 
-    /** No default: the binary refuses to start without it (identity vars come from the pod). */
-    private static Set<String> required(List<EnvVar> vars) {
-        return vars.stream()
-                .filter(v -> v.defaultValue() == null)
-                .map(EnvVar::name)
-                .collect(Collectors.toSet());
+    /** The binary refuses to start without them. */
+    private static Set<String> required(List<Setting<?>> settings) {
+        return settings.stream().filter(Setting::isRequired).map(Setting::name).collect(Collectors.toSet());
     }
 }
