@@ -214,8 +214,8 @@ public final class BenchMain {
     }
 
     /**
-     * Figure 2 (commit→client latency, stream and poll alternating) on one ws-front; needs the worker
-     * stopped, leaves it running.
+     * Figures 2 (commit→client latency, stream and poll alternating) and 2b (the same beside a slow
+     * project, issue 36) on one ws-front; needs the worker stopped, leaves it running.
      */
     private static void latency(Stack s, Report report, Sizes z, int rounds, long t0) throws Exception {
         step("2. commit→client latency (" + rounds + " alternating rounds, warm)", t0);
@@ -224,6 +224,8 @@ public final class BenchMain {
         s.startFront(Map.of("WS_IDLE_TIMEOUT_MS", "3600000"), s.profiler(s.runDir.resolve("latency-front.jfr")));
         new LatencyBench(s, report)
                 .run(new int[] {100, 1000, 5000}, z.latencySeconds, z.latencyWarmSeconds, rounds, true);
+        step("2b. latency beside a slow project on the same worker (issue 36; " + rounds + " rounds)", t0);
+        new SlowTenantBench(s, report).run(z.latencySeconds, rounds);
         s.startWorker(Map.of(), List.of());
         s.awaitWorkerActive();
         s.stopFront();
