@@ -29,7 +29,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * commit, so it is over-stated by the insert of at most 100 rows). Latency = arrival − {@code t}
  * (same host clock); delivered msg/s = messages received by the client ÷ (last arrival − first
  * write). Backlog: with the worker stopped, {@code backlog} messages are inserted, then the worker
- * starts; msg/s = messages ÷ (last arrival − first arrival) at realtime-js.
+ * starts; msg/s = messages ÷ (last arrival − first arrival) at realtime-js. Each rate and the
+ * backlog run alternating rounds of both paths (issue 39); a path's round is valid only when
+ * realtime-js and every Java client received every message and the writer offered the load.
  *
  * <p>Baseline, same run, same clients, same rates: the CDC stream of plain table inserts (table
  * {@value #PLAIN}, no RLS, public channel, postgres_changes INSERT), stamped the same way. It is

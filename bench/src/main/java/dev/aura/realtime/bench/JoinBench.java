@@ -95,8 +95,9 @@ final class JoinBench {
 
     /**
      * Needs a running worker and front; figure 8 (postgres_changes) only with {@code postgresChanges}.
-     * {@code rounds} rounds, the modes' order rotated each round; a warm-up of {@code warmupSeconds}
-     * before each measured window. A round with a refused join is invalid.
+     * One unreported round of every mode, then {@code rounds} rounds, the modes' order rotated each
+     * round; a warm-up of {@code warmupSeconds} before each measured window. A round with a refused
+     * join is invalid.
      */
     void run(int connections, int warmupSeconds, int seconds, boolean postgresChanges, int rounds) throws Exception {
         String in = connections + " in flight";
@@ -106,6 +107,10 @@ final class JoinBench {
                 postgresChanges
                         ? List.of(Mode.PUBLIC, Mode.PRIVATE, Mode.POSTGRES_CHANGES)
                         : List.of(Mode.PUBLIC, Mode.PRIVATE));
+        // one unreported round of every mode first: the services' JIT (the first round ran at a fraction otherwise)
+        for (Mode m : order) {
+            measure(m, connections, warmupSeconds, Math.min(seconds, 2));
+        }
         for (int round = 0; round < rounds; round++) {
             Map<Mode, Result> got = new java.util.EnumMap<>(Mode.class);
             for (Mode m : order) {

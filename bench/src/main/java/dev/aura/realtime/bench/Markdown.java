@@ -17,6 +17,8 @@ final class Markdown {
     static final String ANALYSIS_25 = "performance-analysis-2026-12-05.md";
     /** The hand-written analysis of figure 27 (issue 27: what postgres_changes resume costs). */
     static final String ANALYSIS_27 = "performance-analysis-2026-12-05-resume.md";
+    /** The hand-written account of issue 39: round validity, paused readers' walsenders, figures 2b and 9. */
+    static final String ANALYSIS_39 = "performance-analysis-2026-12-06-validity.md";
 
     static String render(Report r, String machine, boolean quick, double minutes, String when, Path runDir)
             throws Exception {
@@ -37,7 +39,11 @@ final class Markdown {
                 .append(ANALYSIS_27)
                 .append("](")
                 .append(ANALYSIS_27)
-                .append(") (issue 27: what resume costs, the CPU split, the NATS permission fix) and [")
+                .append(") (issue 27: what resume costs, the CPU split, the NATS permission fix), [")
+                .append(ANALYSIS_39)
+                .append("](")
+                .append(ANALYSIS_39)
+                .append(") (issue 39: when a round counts, what a paused reader's walsender did, figures 2b and 9) and [")
                 .append(ANALYSIS)
                 .append("](")
                 .append(ANALYSIS)

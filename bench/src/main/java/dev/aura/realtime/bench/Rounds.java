@@ -135,6 +135,15 @@ final class Rounds {
 
     /** A quantity of the valid rounds: null or "value", "baseline", "ratio", or a metric's name. */
     double[] series(String quantity) {
+        return series(quantity, true);
+    }
+
+    /** The median of a quantity over every round, valid or not (what an invalid figure measured, for the notes). */
+    double medianOfAll(String quantity) {
+        return median(series(quantity, false));
+    }
+
+    private double[] series(String quantity, boolean validOnly) {
         ToDoubleFunction<Round> f = switch (quantity == null ? "value" : quantity) {
             case "value" -> r -> r.value().value();
             case "baseline" ->
@@ -143,7 +152,7 @@ final class Rounds {
             default -> r -> r.metrics().getOrDefault(quantity, Double.NaN);
         };
         return IntStream.range(0, size())
-                .filter(this::valid)
+                .filter(i -> !validOnly || valid(i))
                 .mapToDouble(i -> f.applyAsDouble(rounds.get(i)))
                 .toArray();
     }

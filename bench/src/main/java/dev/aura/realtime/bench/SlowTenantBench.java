@@ -126,6 +126,7 @@ final class SlowTenantBench {
                         .metric("A late p50", beside.aP50())
                         .metric("A late max", beside.aMax());
             }
+            lateLaneNote(w);
         }
         report.row(
                 fig,
@@ -136,6 +137,19 @@ final class SlowTenantBench {
                         "B alone, same worker, alternating: median p50 %.1f / p99 %.1f ms",
                         fig.medianMetric("alone p50"), fig.medianBaseline()),
                 LatencyBench.STREAM_1000);
+    }
+
+    /** Whether A went to its late lane (the worker logs each time a project does, docs/design.md C14). */
+    private void lateLaneNote(WarmProcess w) throws Exception {
+        String log = java.nio.file.Files.readString(w.process.logFile());
+        long late = log.lines()
+                .filter(l -> l.contains(projectA) && l.contains("go through its late lane"))
+                .count();
+        long back = log.lines()
+                .filter(l -> l.contains(projectA) && l.contains("back in the shared lane"))
+                .count();
+        report.note("2b: project A (50 ms/row policy) went to its late lane " + late + " times and came back " + back
+                + " times in the figure (the worker's log)");
     }
 
     /** One segment's outcome: B's sample (p99, counted), B's p50, A's counts and lateness. */
