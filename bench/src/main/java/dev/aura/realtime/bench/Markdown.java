@@ -43,7 +43,8 @@ final class Markdown {
                 .append(ANALYSIS_39)
                 .append("](")
                 .append(ANALYSIS_39)
-                .append(") (issue 39: when a round counts, what a paused reader's walsender did, figures 2b and 9) and [")
+                .append(
+                        ") (issue 39: when a round counts, what a paused reader's walsender did, figures 2b and 9) and [")
                 .append(ANALYSIS)
                 .append("](")
                 .append(ANALYSIS)
