@@ -17,7 +17,8 @@ import java.util.stream.IntStream;
  * <p>A round is <b>invalid</b> (issue 39) when either side has no data, did not complete
  * (received ≠ expected), beats its own ceiling or says why itself ({@link Sample#reasons}), or
  * when its CPU per unit is more than {@link #CPU_FACTOR}× off the median of the same side's
- * rounds (a round that did a fraction of the work, or counted someone else's). Medians, spreads
+ * rounds that are sound on their own (a round that did a fraction of the work, or counted someone
+ * else's). Medians, spreads
  * and ratios use the valid rounds only; an invalid round fails its figure's {@link Target}
  * instead of entering a median.
  */
@@ -94,9 +95,11 @@ final class Rounds {
     }
 
     private java.util.Optional<String> cpuOutlier(int i, java.util.function.Function<Round, Sample> side) {
+        // the siblings: the same side's rounds that are sound on their own (an incomplete round's CPU went
+        // into waiting for what never came)
         double[] all = rounds.stream()
                 .map(side)
-                .filter(java.util.Objects::nonNull)
+                .filter(x -> x != null && x.reasons().isEmpty())
                 .mapToDouble(Sample::cpuPerUnit)
                 .filter(d -> !Double.isNaN(d))
                 .toArray();

@@ -89,6 +89,24 @@ class RoundsTest {
     }
 
     @Test
+    void anIncompleteRoundsCpuIsNotASiblingsMeasure() {
+        // round 2 waited 30 s for rows that never came: its CPU per row says nothing about the others
+        Rounds r = new Rounds("1. stream", "rows/s", null);
+        double[] cpu = {1.7, 2.3, 1.4, 0.6, 0.7};
+        for (int i = 0; i < cpu.length; i++) {
+            r.add(
+                    Sample.of(i == 1 ? Double.NaN : 9_000)
+                            .counted(20_000, i == 1 ? 19_990 : 20_000)
+                            .cpu(cpu[i]),
+                    null,
+                    "");
+        }
+        assertEquals(1, r.invalidCount());
+        assertFalse(r.valid(1));
+        assertTrue(r.valid(3), r.invalidSummary());
+    }
+
+    @Test
     void aRoundWithNoDataIsInvalidNotDropped() {
         Rounds r = new Rounds("lat", "ms", null)
                 .add(40)
