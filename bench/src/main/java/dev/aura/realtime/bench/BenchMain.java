@@ -14,22 +14,26 @@ import java.util.Map;
  * table and writes {@code docs/performance.md}. Started by {@code scripts/bench.sh}, never by the
  * test build.
  *
- * <pre>java -jar bench/target/bench.jar [--quick] [--cdc-only] [--joins-only] [--matching-only] [--resume-compare] [--out docs/performance.md]
- *     [--scale 100000] [--storm-clients 600] [--reconnect-clients 5000] [--rounds 3] [--profile]</pre>
+ * <pre>java -jar bench/target/bench.jar [--quick] [--cdc-only] [--latency-only] [--joins-only] [--matching-only]
+ *     [--resume-compare] [--rls-only] [--dbcast-only] [--out docs/performance.md] [--scale 100000]
+ *     [--storm-clients 600] [--reconnect-clients 5000] [--rounds 5] [--profile] [--no-walsender-pause]</pre>
  *
- * <p>Timed figures run {@code --rounds} alternating rounds on warm processes and are judged on the
- * median ({@link Rounds}, {@link CdcRounds}, {@link LatencyBench}); {@code --profile} makes a
- * separate profiled run (services record JFR), timed runs never profile.
+ * <p>Timed figures run {@code --rounds} alternating rounds (default and minimum for a verdict
+ * {@link Target#MIN_ROUNDS}) on warm processes; each round knows whether it is valid
+ * ({@link Sample}, {@link Rounds}) and each target is one {@link Target} judged on the median of
+ * the valid rounds (issue 39). {@code --profile} makes a separate profiled run (services record
+ * JFR), timed runs never profile. {@code --no-walsender-pause} lets a paused CDC reader's walsender
+ * run on (issue 39, finding 4; not for the figures).
  *
- * <p>{@code --cdc-only} runs figures 1 and 2 only (CDC throughput with the peer, latency);
- * {@code --joins-only} runs the join figures only: 6 (private joins against public ones), 8
- * (postgres_changes joins against public ones), 8b (a join storm of {@code --storm-clients}
- * through two replicas) and 9 (a reconnect storm of {@code --reconnect-clients} after a replica
- * is killed). Both print the table and write a report only with {@code --out}, so a partial run
- * never replaces docs/performance.md.
+ * <p>{@code --cdc-only} runs figures 1, 2 and 2b only (CDC throughput with the peer, latency, latency
+ * beside a slow project); {@code --latency-only} figures 2 and 2b; {@code --joins-only} the join
+ * figures only: 6 (private joins against public ones), 8 (postgres_changes joins against public
+ * ones), 8b (a join storm of {@code --storm-clients} through two replicas) and 9 (a reconnect storm
+ * of {@code --reconnect-clients} after a replica is killed). They print the table and write a
+ * report only with {@code --out}, so a partial run never replaces docs/performance.md.
  *
  * <p>{@code --resume-compare} runs figures 1 (single-row txns) and 2 (1,000 rows/s) with
- * postgres_changes resume off then on, alternating for {@code --resume-rounds} rounds (issue 27,
+ * postgres_changes resume off then on, alternating for {@code --rounds} rounds (issue 27,
  * {@link ResumeCompareBench}); prints the table, writing a report only with {@code --out}.
  *
  * <p>{@code --matching-only} runs figure 7 only (matching cost with 10,001 bindings vs 1) and
@@ -40,7 +44,8 @@ import java.util.Map;
  * and write a report only with {@code --out}.
  *
  * <p>Order: CDC throughput (backlogs, readers paused between turns), worker heap in a huge transaction,
- * commit→client latency (live writes), RLS batched vs the reference method, matching, Broadcast
+ * commit→client latency (live writes) alone and beside a slow project, resume cost, RLS batched vs
+ * the reference method, matching, Broadcast
  * from Database (figure 10), then the ws-front figures
  * ({@link FanoutFigures}: fan-out, idle-connection heap, {@code --scale} connections), private joins.
  */

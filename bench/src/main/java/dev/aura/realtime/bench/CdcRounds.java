@@ -83,6 +83,7 @@ final class CdcRounds {
 
     void run(int n, int rounds, int sqlOnlySeconds) throws Exception {
         WarmProcess.allowPauses(s);
+        paused = new PausedReaders(s, w -> slotOf(name(w)), pauseWalSenders);
         s.stopWorker();
         List<String> jvm = s.profiler(s.runDir.resolve("cdc-stream.jfr"));
         DebeziumPeer peer = new DebeziumPeer(s);
@@ -163,14 +164,7 @@ final class CdcRounds {
                     "warm stream rounds of this run: median " + Report.f0(warmStream.median()) + " rows/s",
                     coldComplete ? Report.f2(n / coldS / warmStream.median()) + "× warm" : "–",
                     "– (reported: what a restart costs)");
-            presentNote();
-            int missed = walSenders.values().stream()
-                    .mapToInt(WalSenderPause::missed)
-                    .sum();
-            if (missed > 0) {
-                report.note("CDC: " + missed + " times a paused reader's walsender was never idle long enough to be"
-                        + " paused too (it ran on: see the paused readers' note)");
-            }
+            paused.note(report);
             if (s.profile) {
                 for (WarmProcess w : readers.values()) {
                     resume(w);
@@ -180,7 +174,7 @@ final class CdcRounds {
                 }
             }
         } finally {
-            walSenders.values().forEach(WalSenderPause::resume);
+            paused.resumeWalSenders();
             readers.values().forEach(WarmProcess::close);
             peer.drop();
             s.pg.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '"
@@ -188,37 +182,22 @@ final class CdcRounds {
         }
     }
 
-    /**
-     * Whether a paused reader's walsender is paused too (finding 4; {@code --no-walsender-pause}
-     * turns it off to show what a paused reader's walsender does on its own).
-     */
+    /** Whether a paused reader's walsender is paused too ({@code --no-walsender-pause}: not). */
     private boolean pauseWalSenders = true;
 
-    /** The walsender of each streaming reader, paused with it. */
-    private final Map<WarmProcess, WalSenderPause> walSenders = new LinkedHashMap<>();
+    private PausedReaders paused;
 
     CdcRounds pauseWalSenders(boolean on) {
         pauseWalSenders = on;
         return this;
     }
 
-    /** Pauses the reader, then (unless off) its walsender. */
     private void pause(WarmProcess w) {
-        w.pause();
-        if (pauseWalSenders) {
-            walSenders
-                    .computeIfAbsent(w, x -> new WalSenderPause(s, slotOf(name(x))))
-                    .stop();
-        }
+        paused.pause(w);
     }
 
-    /** Resumes the reader's walsender, then the reader. */
     private void resume(WarmProcess w) {
-        WalSenderPause p = walSenders.get(w);
-        if (p != null) {
-            p.resume();
-        }
-        w.resume();
+        paused.resume(w);
     }
 
     private static String name(WarmProcess w) {
@@ -323,11 +302,7 @@ final class CdcRounds {
         for (String r : order) {
             WarmProcess w = readers.get(r);
             SlotPosition atResume = SlotPosition.of(s, slotOf(r));
-            if (atResume.sent() >= 0) {
-                presentAtResume.computeIfAbsent(r, k -> new ArrayList<>()).add(atResume.into(from, to));
-                queuedAtResume.merge(
-                        r, Math.max(0, atResume.readerQueue()) + Math.max(0, atResume.senderQueue()), Math::max);
-            }
+            paused.atResume(r, atResume, from, to);
             String start = "slot of the backlog after the write: "
                     + written.get(r).describe(from, to) + ", at its resume: " + atResume.describe(from, to);
             turns.put(r, turn(w, n, from, start));
@@ -355,33 +330,6 @@ final class CdcRounds {
                 ceiling[0],
                 peekRate,
                 orderNote);
-    }
-
-    /** Per reader: how far into each backlog its slot had been sent when its turn began (0..1), and the most queued. */
-    private final Map<String, List<Double>> presentAtResume = new LinkedHashMap<>();
-
-    private final Map<String, Long> queuedAtResume = new LinkedHashMap<>();
-
-    /** Finding 4 of issue 39, from this run: did a paused streaming reader get WAL before its turn? */
-    private void presentNote() {
-        StringBuilder sb =
-                new StringBuilder("CDC, paused readers (issue 39, finding 4): how much of each round's backlog"
-                        + " a reader's walsender had already decoded and sent while the reader was SIGSTOPped, at the moment"
-                        + " its turn began (median, max over the rounds of both shapes; the rest of its backlog was read in"
-                        + " its turn): ");
-        for (Map.Entry<String, List<Double>> e : presentAtResume.entrySet()) {
-            double[] v = e.getValue().stream()
-                    .mapToDouble(Double::doubleValue)
-                    .filter(d -> !Double.isNaN(d))
-                    .toArray();
-            sb.append(String.format(
-                    "%s %.0f %% (max %.0f %%, up to %s queued on its socket); ",
-                    e.getKey(),
-                    100 * Rounds.median(v),
-                    100 * java.util.Arrays.stream(v).max().orElse(Double.NaN),
-                    SlotPosition.mb(queuedAtResume.getOrDefault(e.getKey(), 0L))));
-        }
-        report.note(sb.substring(0, sb.length() - 2) + " (poll has no walsender: its slot is read by SQL in its turn)");
     }
 
     private void report(Shape shape) {

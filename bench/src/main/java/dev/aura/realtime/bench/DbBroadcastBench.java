@@ -65,30 +65,6 @@ final class DbBroadcastBench {
         PLAIN
     }
 
-    /** One steady-rate measurement of one path. */
-    record RateResult(
-            Path path,
-            int rate,
-            int seconds,
-            long sent,
-            double sentPerSecond,
-            long jsReceived,
-            double jsPerSecond,
-            Stats js,
-            long javaReceived,
-            long javaExpected,
-            Stats java) {
-        String describe() {
-            return String.format(
-                    "%s msg/s delivered to realtime-js (%d/%d), %s; Java clients %s (%d/%d)",
-                    Report.f0(jsPerSecond), jsReceived, sent, js.summary(), java.summary(), javaReceived, javaExpected);
-        }
-    }
-
-    /** One backlog measurement of one path: {@code messages} drained at realtime-js. */
-    record BacklogResult(
-            Path path, long messages, long jsReceived, double jsPerSecond, long natsReceived, double natsPerSecond) {}
-
     private final Stack s;
     private final Report report;
     private final int javaClients;
@@ -179,8 +155,8 @@ final class DbBroadcastBench {
                 "msg/s",
                 "plain table inserts");
         for (int round = 0; round < rounds; round++) {
-            RateResult b;
-            RateResult p;
+            DbBroadcastResults.Rate b;
+            DbBroadcastResults.Rate p;
             if (round % 2 == 0) {
                 b = measureRate(js, Path.BROADCAST, rate, seconds);
                 p = measureRate(js, Path.PLAIN, rate, seconds);
@@ -208,7 +184,7 @@ final class DbBroadcastBench {
     }
 
     /** One path's round: delivered msg/s at realtime-js, every message counted at every subscriber. */
-    private static Sample sample(RateResult r) {
+    private static Sample sample(DbBroadcastResults.Rate r) {
         return Sample.of(r.jsPerSecond())
                 .counted(r.sent(), r.jsReceived())
                 .invalidIf(
@@ -226,8 +202,8 @@ final class DbBroadcastBench {
                 "msg/s",
                 "plain table inserts");
         for (int round = 0; round < rounds; round++) {
-            BacklogResult b;
-            BacklogResult p;
+            DbBroadcastResults.Backlog b;
+            DbBroadcastResults.Backlog p;
             if (round % 2 == 0) {
                 b = measureBacklog(js, Path.BROADCAST, backlog);
                 p = measureBacklog(js, Path.PLAIN, backlog);
@@ -326,7 +302,7 @@ final class DbBroadcastBench {
     }
 
     /** One steady rate of one path: {@code rate/100} messages every 10 ms for {@code seconds}. */
-    RateResult measureRate(JsSubscriber js, Path path, int rate, int seconds) throws Exception {
+    DbBroadcastResults.Rate measureRate(JsSubscriber js, Path path, int rate, int seconds) throws Exception {
         js.reset();
         javaCount.get(path).set(0);
         Stats java = new Stats();
@@ -343,7 +319,7 @@ final class DbBroadcastBench {
         Progress.await(javaCount.get(path)::get, sent * javaClients, Duration.ofMillis(2000), Duration.ofSeconds(30));
         long received = meter.count.get();
         double jsSecs = received == 0 ? Double.NaN : (meter.lastNanos - t0) / 1e9;
-        return new RateResult(
+        return new DbBroadcastResults.Rate(
                 path,
                 rate,
                 seconds,
@@ -358,7 +334,7 @@ final class DbBroadcastBench {
     }
 
     /** With the worker stopped, {@code messages} rows of the path; then the worker drains them. */
-    BacklogResult measureBacklog(JsSubscriber js, Path path, int messages) throws Exception {
+    DbBroadcastResults.Backlog measureBacklog(JsSubscriber js, Path path, int messages) throws Exception {
         s.stopWorker();
         try (Connection c = s.pg.connect();
                 PreparedStatement ps = c.prepareStatement(writeSql(path))) {
@@ -390,7 +366,7 @@ final class DbBroadcastBench {
         long published = nats.count.get();
         double natsSecs = (nats.lastNanos - nats.firstNanos) / 1e9;
         s.awaitWorkerActive();
-        return new BacklogResult(
+        return new DbBroadcastResults.Backlog(
                 path,
                 messages,
                 received,

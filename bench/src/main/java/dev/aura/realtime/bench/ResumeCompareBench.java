@@ -41,10 +41,9 @@ final class ResumeCompareBench {
     private final ChangeCounter counter;
     private final Report report;
     private final CdcThroughputBench cdc;
+    private final ResumeRecords records;
 
     private final AtomicLong received = new AtomicLong();
-    /** The window of the last record {@link #newRecord} found (for an invalid turn's reason). */
-    private volatile int lastRecordWindow;
 
     private volatile java.util.Set<Long> ids = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile Stats current = new Stats();
@@ -55,6 +54,7 @@ final class ResumeCompareBench {
         this.counter = counter;
         this.report = report;
         this.cdc = new CdcThroughputBench(s, counter, report);
+        this.records = new ResumeRecords(s.client);
     }
 
     /** Resume on costs at most 10 % of the rows/s (median of the per-round on/off ratios). */
@@ -171,7 +171,7 @@ final class ResumeCompareBench {
             throws Exception {
         setResume(on);
         awaitStream(on);
-        java.util.Set<String> recordsBefore = recordKeys();
+        java.util.Set<String> recordsBefore = records.keys();
         long turnStartMs = System.currentTimeMillis();
         // a user of its own per turn: the same user would resume the previous turn's record and replay
         // what it missed (every change of the backlog turn is read from the history), not the steady state.
@@ -184,11 +184,13 @@ final class ResumeCompareBench {
             joins++;
             if (conn != null) {
                 conn.channel.close().await(5, TimeUnit.SECONDS);
-                recordsBefore = recordKeys();
+                recordsBefore = records.keys();
                 turnStartMs = System.currentTimeMillis();
             }
             conn = join(clients, USER + "-" + label + "-" + (on ? "on" : "off") + "-" + attempt);
-            if (on ? awaitRecord(recordsBefore, turnStartMs) : !awaitRecordFor(recordsBefore, turnStartMs, 1000)) {
+            if (on
+                    ? records.await(recordsBefore, turnStartMs, 3000)
+                    : !records.await(recordsBefore, turnStartMs, 1000)) {
                 break;
             }
         }
@@ -216,7 +218,7 @@ final class ResumeCompareBench {
             tag = "";
             long got = this.received.get();
             // this turn's client, and only it, got a record (every turn's client is a new user)
-            boolean record = newRecord(recordsBefore, turnStartMs);
+            boolean record = records.appeared(recordsBefore, turnStartMs);
             String mode = on ? "resume on" : "resume off";
             Sample tputSample = Sample.of(rate)
                     .counted(rows, received)
@@ -225,14 +227,14 @@ final class ResumeCompareBench {
                             on != record,
                             on
                                     ? "NO resume record for this turn's client"
-                                    : "a resume record (window " + lastRecordWindow + " s) with " + mode);
+                                    : "a resume record (window " + records.lastWindow() + " s) with " + mode);
             Sample p99 = Sample.of(stats.percentileMs(99))
                     .counted(sent, got)
                     .invalidIf(
                             on != record,
                             on
                                     ? "NO resume record for this turn's client"
-                                    : "a resume record (window " + lastRecordWindow + " s) with " + mode);
+                                    : "a resume record (window " + records.lastWindow() + " s) with " + mode);
             return new Turn(
                     tputSample,
                     p99,
@@ -318,66 +320,6 @@ final class ResumeCompareBench {
         } catch (Exception e) {
             throw new IllegalStateException("history stream unreadable", e);
         }
-    }
-
-    /** Waits up to 3 s for this turn's client's live record ({@link #newRecord}). */
-    private boolean awaitRecord(java.util.Set<String> before, long sinceMs) {
-        return awaitRecordFor(before, sinceMs, 3000);
-    }
-
-    private boolean awaitRecordFor(java.util.Set<String> before, long sinceMs, long ms) {
-        long deadline = System.nanoTime() + ms * 1_000_000L;
-        while (System.nanoTime() < deadline) {
-            if (newRecord(before, sinceMs)) {
-                return true;
-            }
-            Procs.sleep(100);
-        }
-        return false;
-    }
-
-    /** The keys of the resume records (KV aura_resume) now; empty when the bucket does not exist. */
-    private java.util.Set<String> recordKeys() {
-        try {
-            return new java.util.HashSet<>(s.client
-                    .keyValue(dev.aura.realtime.common.wire.ResumeRecord.BUCKET)
-                    .keys());
-        } catch (Exception e) {
-            return java.util.Set.of();
-        }
-    }
-
-    /**
-     * Whether a live resume record appeared since {@code before} that was written during this turn
-     * ({@code updated_at_ms} from {@code sinceMs}, not parked): the record of this turn's client, a
-     * new user. Keys whose value is not a record (ws-front's pointers to a record key) are skipped.
-     */
-    private boolean newRecord(java.util.Set<String> before, long sinceMs) {
-        io.nats.client.KeyValue kv;
-        try {
-            kv = s.client.keyValue(dev.aura.realtime.common.wire.ResumeRecord.BUCKET);
-        } catch (Exception e) {
-            return false;
-        }
-        for (String k : recordKeys()) {
-            if (before.contains(k)) {
-                continue;
-            }
-            try {
-                io.nats.client.api.KeyValueEntry e = kv.get(k);
-                if (e == null || e.getValue() == null || e.getValue().length == 0 || e.getValue()[0] != '{') {
-                    continue;
-                }
-                com.fasterxml.jackson.databind.JsonNode r = Stack.JSON.readTree(e.getValue());
-                if (r.path("updated_at_ms").asLong() >= sinceMs
-                        && r.path("parked_at_ms").asLong() == 0) {
-                    return true;
-                }
-            } catch (Exception unreadable) {
-                // not a record: skipped
-            }
-        }
-        return false;
     }
 
     /** A new connection joined to the latency table as a signed-in user; waits for the join's ok. */
