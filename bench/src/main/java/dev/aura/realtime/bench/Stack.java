@@ -51,6 +51,9 @@ final class Stack implements AutoCloseable {
     final boolean profile;
 
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    /** Postgres backends a figure stopped (SIGSTOP) and has not continued yet ({@link WalSenderPause}). */
+    final java.util.Set<Long> stoppedBackends = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
     private ServiceProcess cdc;
     private ServiceHttp cdcHttp;
     private ServiceProcess front;
@@ -312,6 +315,10 @@ final class Stack implements AutoCloseable {
     public void close() {
         if (!closed.compareAndSet(false, true)) {
             return;
+        }
+        // a Postgres backend left stopped would never see the server's shutdown (figure 1 pauses walsenders)
+        for (long pid : stoppedBackends) {
+            Procs.run(List.of("kill", "-CONT", Long.toString(pid)));
         }
         refresher.shutdownNow();
         replicas.forEach(r -> r.process().stop());

@@ -48,6 +48,7 @@ final class WalSenderPause {
                 Object[] again = walsender();
                 if (again != null && (Long) again[0] == pid && IDLE.contains((String) again[1])) {
                     stopped = pid;
+                    s.stoppedBackends.add(pid);
                     return;
                 }
                 signal("-CONT", pid);
@@ -61,6 +62,7 @@ final class WalSenderPause {
     void resume() {
         if (stopped > 0) {
             signal("-CONT", stopped);
+            s.stoppedBackends.remove(stopped);
             stopped = -1;
         }
     }
