@@ -315,8 +315,8 @@ final class DbBroadcastBench {
         long t0 = System.nanoTime();
         long sent = write(path, rate, seconds);
         double writeSecs = (System.nanoTime() - t0) / 1e9;
-        Progress.await(meter.count::get, sent, Duration.ofMillis(2000), Duration.ofSeconds(60));
-        Progress.await(javaCount.get(path)::get, sent * javaClients, Duration.ofMillis(2000), Duration.ofSeconds(30));
+        Progress.await(meter.count::get, sent, Duration.ofMillis(5000), Duration.ofSeconds(60));
+        Progress.await(javaCount.get(path)::get, sent * javaClients, Duration.ofMillis(5000), Duration.ofSeconds(30));
         long received = meter.count.get();
         double jsSecs = received == 0 ? Double.NaN : (meter.lastNanos - t0) / 1e9;
         return new DbBroadcastResults.Rate(
@@ -357,7 +357,7 @@ final class DbBroadcastBench {
         s.client.flush(Duration.ofSeconds(5));
         try {
             s.startWorker(Map.of(), List.of());
-            Progress.await(meter.count::get, messages, Duration.ofMillis(5000), Duration.ofSeconds(300));
+            Progress.await(meter.count::get, messages, Duration.ofSeconds(30), Duration.ofSeconds(300));
         } finally {
             s.client.closeDispatcher(d);
         }
