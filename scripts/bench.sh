@@ -20,7 +20,7 @@
 #                 per unit is > 2x off its siblings' is INVALID and fails its figure. A target is met
 #                 only with >= 5 valid rounds and none invalid, when the median clears it by the
 #                 rounds' MAD (issue 39). The report lists every round with its validity.
-#   --quick       smaller backlogs, segments and bursts, figure 4c skipped (about 15-20 minutes): shows
+#   --quick       smaller backlogs, segments and bursts, figure 4c skipped (22.5 minutes measured at load 20): shows
 #                 that every figure runs and roughly where it stands; its ratios are indicative only
 #   --rounds N    rounds of each timed figure (default 5; fewer never meet a target)
 #   --profile     a separate, profiled run: services record JFR and the report summarises the hot
