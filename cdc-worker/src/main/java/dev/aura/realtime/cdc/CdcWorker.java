@@ -344,6 +344,7 @@ public final class CdcWorker implements AutoCloseable {
                         metrics,
                         config.tenantSql().statementTimeout(),
                         false,
+                        c.shardCheckBudget(),
                         realtimeSchemas::ready),
                 publisher,
                 metrics,
@@ -351,7 +352,14 @@ public final class CdcWorker implements AutoCloseable {
                         quarantine,
                         faults,
                         late,
-                        new RlsPolicy(tenant, security, metrics, c.lateCheckTimeout(), true, realtimeSchemas::ready)));
+                        new RlsPolicy(
+                                tenant,
+                                security,
+                                metrics,
+                                c.lateCheckTimeout(),
+                                true,
+                                c.lateCheckTimeout(),
+                                realtimeSchemas::ready)));
         pipeline.start();
         started.push(pipeline);
 

@@ -65,13 +65,20 @@ public final class RlsPolicy implements AccessPolicy {
     private final CdcMetrics metrics;
     private final Duration statementTimeout;
     private final boolean lateLane;
+    private final long runBudgetNanos;
     private final Predicate<String> identityReady;
+
+    /** Below this, a check is not started in the shared lane: its project is late instead. */
+    private static final long MIN_CHECK_NANOS = Duration.ofMillis(5).toNanos();
 
     /**
      * @param statementTimeout each check's timeout: the tenant statement timeout in the shared lane,
      *     the late lane's check timeout in the late lane
      * @param lateLane whether this policy serves the late lane (timeouts are retried per change and
      *     then reported) rather than the shards (a timeout makes the project late)
+     * @param runBudget in the shared lane, the time one project's checks may take in one shard run
+     *     ({@code CDC_SHARD_CHECK_BUDGET_MS}): each check's timeout is what is left of it, and a
+     *     project whose checks spent it is late (docs/design.md C14); unused in the late lane
      * @param identityReady whether a project's identity is in place (provisioning it if not): its
      *     roles decide column grants and its runners run the checks (docs/design.md I)
      */
@@ -81,12 +88,14 @@ public final class RlsPolicy implements AccessPolicy {
             CdcMetrics metrics,
             Duration statementTimeout,
             boolean lateLane,
+            Duration runBudget,
             Predicate<String> identityReady) {
         this.tenant = tenant;
         this.security = security;
         this.metrics = metrics;
         this.statementTimeout = statementTimeout;
         this.lateLane = lateLane;
+        this.runBudgetNanos = runBudget.toNanos();
         this.identityReady = identityReady;
     }
 
@@ -117,6 +126,13 @@ public final class RlsPolicy implements AccessPolicy {
         final java.util.Set<Integer> late = new java.util.HashSet<>();
         /** Per change, the subscribers whose check timed out alone (late lane). */
         final Map<Integer, List<String>> timedOut = new HashMap<>();
+        /** Per project, the time its checks took in this run (shared lane). */
+        final Map<String, Long> usedNanos = new HashMap<>();
+
+        /** What is left of the project's budget in this run. */
+        long budgetLeft(String projectId) {
+            return runBudgetNanos - usedNanos.getOrDefault(projectId, 0L);
+        }
         /** Each binding's claims as JSON text, serialised once per run (not once per change). */
         final Map<JsonNode, String> claimsText = new IdentityHashMap<>();
         /** The {@code select} of the matched bindings that have one. */
@@ -284,11 +300,19 @@ public final class RlsPolicy implements AccessPolicy {
         if (keys.isEmpty()) {
             return;
         }
+        if (!lateLane && !run.lateProjects.contains(g.projectId()) && run.budgetLeft(g.projectId()) < MIN_CHECK_NANOS) {
+            // its checks took the project's time in this run: it is slow, whatever each one took (C14)
+            log.info(
+                    "project {}: its RLS checks took {} ms of a shard run; its changes go to its late lane",
+                    g.projectId(),
+                    run.usedNanos.get(g.projectId()) / 1_000_000);
+            run.lateProjects.add(g.projectId());
+        }
         if (run.lateProjects.contains(g.projectId())) {
             late(run, g, changesByKey.values());
             return;
         }
-        TenantDb.Verdict verdict = query(g, keys, false);
+        TenantDb.Verdict verdict = query(run, g, keys, false);
         if (verdict instanceof TenantDb.Verdict.Failed failed
                 && failed.failure().kind() == TenantDb.Kind.ERROR
                 && keys.size() > 1) {
@@ -298,7 +322,7 @@ public final class RlsPolicy implements AccessPolicy {
                     describe(g),
                     failed.failure().sqlState(),
                     keys.size());
-            verdict = query(g, keys, true);
+            verdict = query(run, g, keys, true);
         }
         switch (verdict) {
             case TenantDb.Verdict.Visible v -> {
@@ -319,10 +343,10 @@ public final class RlsPolicy implements AccessPolicy {
             when !lateLane -> {
                 // slow is late, not lost (C14): the project leaves the shared lane for this run
                 log.info(
-                        "project {}: an RLS check on {} outlived {} ms (SQLState {}); its changes go to its late lane",
+                        "project {}: an RLS check on {} outlived what its budget left (SQLState {}); its changes go to"
+                                + " its late lane",
                         g.projectId(),
                         describe(g),
-                        statementTimeout.toMillis(),
                         f.failure().sqlState());
                 run.lateProjects.add(g.projectId());
                 late(run, g, changesByKey.values());
@@ -336,7 +360,7 @@ public final class RlsPolicy implements AccessPolicy {
                         describe(g),
                         statementTimeout.toMillis());
                 for (String key : keys) {
-                    switch (query(g, List.of(key), false)) {
+                    switch (query(run, g, List.of(key), false)) {
                         case TenantDb.Verdict.Visible v -> v.keys().forEach(k -> allowKey(run, g, changesByKey.get(k)));
                         case TenantDb.Verdict.Failed one
                         when one.failure().kind() == TenantDb.Kind.ERROR ->
@@ -363,31 +387,30 @@ public final class RlsPolicy implements AccessPolicy {
         }
     }
 
-    /** One tenant statement for {@code keys} with this lane's statement timeout. */
-    private TenantDb.Verdict query(Group g, List<String> keys, boolean each) throws CdcFailure {
+    /**
+     * One tenant statement for {@code keys}: with the late lane's timeout there, in the shared lane
+     * with what is left of the project's budget of the run (at most the statement timeout).
+     */
+    private TenantDb.Verdict query(Run run, Group g, List<String> keys, boolean each) throws CdcFailure {
         metrics.rlsQueries.increment();
+        Duration timeout = lateLane
+                ? statementTimeout
+                : Duration.ofNanos(
+                        Math.max(MIN_CHECK_NANOS, Math.min(statementTimeout.toNanos(), run.budgetLeft(g.projectId()))));
+        long started = System.nanoTime();
         TenantDb.Verdict v;
         try {
             v = each
                     ? tenant.visibleEach(
-                            new ProjectIdentity(g.projectId()),
-                            g.pgRole(),
-                            g.claims(),
-                            g.table(),
-                            keys,
-                            statementTimeout)
+                            new ProjectIdentity(g.projectId()), g.pgRole(), g.claims(), g.table(), keys, timeout)
                     : tenant.visibleKeys(
-                            new ProjectIdentity(g.projectId()),
-                            g.pgRole(),
-                            g.claims(),
-                            g.table(),
-                            keys,
-                            statementTimeout);
+                            new ProjectIdentity(g.projectId()), g.pgRole(), g.claims(), g.table(), keys, timeout);
         } catch (TenantDb.Unavailable e) {
             // no tenant text in here: the message is the driver's or the pool's
             throw CdcFailure.retriable(
                     CdcReason.POSTGRES_UNAVAILABLE, "RLS check on " + describe(g) + ": " + e.getMessage(), e);
         }
+        run.usedNanos.merge(g.projectId(), System.nanoTime() - started, Long::sum);
         if (v instanceof TenantDb.Verdict.Failed f && f.failure().kind() == TenantDb.Kind.TIMEOUT) {
             metrics.rlsTimeouts.increment();
         }
