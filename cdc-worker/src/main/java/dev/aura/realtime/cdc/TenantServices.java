@@ -1,12 +1,12 @@
 package dev.aura.realtime.cdc;
 
+import dev.aura.realtime.cdc.catalog.PlatformDb;
+import dev.aura.realtime.cdc.catalog.ProjectCatalog;
+import dev.aura.realtime.cdc.catalog.ProjectLimitsTable;
+import dev.aura.realtime.cdc.catalog.TableSecurity;
 import dev.aura.realtime.cdc.config.CdcConfig;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
-import dev.aura.realtime.cdc.platform.PlatformDb;
-import dev.aura.realtime.cdc.platform.ProjectCatalog;
-import dev.aura.realtime.cdc.platform.ProjectLimitsTable;
-import dev.aura.realtime.cdc.platform.RealtimeSchemas;
-import dev.aura.realtime.cdc.platform.TableSecurity;
+import dev.aura.realtime.cdc.provision.RealtimeSchemas;
 import dev.aura.realtime.cdc.rpc.ChannelAccessService;
 import dev.aura.realtime.cdc.rpc.ProjectLimitsService;
 import dev.aura.realtime.cdc.rpc.SubscriptionCheckService;
@@ -65,7 +65,7 @@ final class TenantServices {
                 nats, new ProjectCatalog(platform), realtimeSchemas, tenant, timings.tenantJoinConnections());
         channels.start();
         started.push(channels);
-        RealtimeUpkeep upkeep = new RealtimeUpkeep(realtimeSchemas, new ProjectCatalog(platform), tenant, leading);
+        RealtimeUpkeep upkeep = new RealtimeUpkeep(realtimeSchemas, tenant, leading);
         upkeep.start(config.tableRefresh(), config.messages().janitorPeriod());
         started.push(upkeep);
         return realtimeSchemas;

@@ -1,16 +1,16 @@
 package dev.aura.realtime.cdc.rls;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.aura.realtime.cdc.catalog.TableSecurity;
 import dev.aura.realtime.cdc.event.BuiltEvent;
 import dev.aura.realtime.cdc.event.Delivery;
 import dev.aura.realtime.cdc.event.View;
 import dev.aura.realtime.cdc.failure.CdcFailure;
 import dev.aura.realtime.cdc.failure.CdcReason;
 import dev.aura.realtime.cdc.failure.LogCode;
+import dev.aura.realtime.cdc.identity.ClientRoles;
 import dev.aura.realtime.cdc.identity.ProjectIdentity;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
-import dev.aura.realtime.cdc.platform.ClientRoles;
-import dev.aura.realtime.cdc.platform.TableSecurity;
 import dev.aura.realtime.cdc.tenant.TenantDb;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import java.sql.SQLException;

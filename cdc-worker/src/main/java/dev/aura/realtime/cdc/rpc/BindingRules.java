@@ -1,9 +1,9 @@
 package dev.aura.realtime.cdc.rpc;
 
+import dev.aura.realtime.cdc.catalog.ProjectCatalog;
+import dev.aura.realtime.cdc.catalog.TableSecurity;
+import dev.aura.realtime.cdc.identity.ClientRoles;
 import dev.aura.realtime.cdc.identity.ProjectIdentity;
-import dev.aura.realtime.cdc.platform.ClientRoles;
-import dev.aura.realtime.cdc.platform.ProjectCatalog;
-import dev.aura.realtime.cdc.platform.TableSecurity;
 import dev.aura.realtime.common.filter.Filter;
 import dev.aura.realtime.common.filter.FilterException;
 import dev.aura.realtime.common.filter.Filters;

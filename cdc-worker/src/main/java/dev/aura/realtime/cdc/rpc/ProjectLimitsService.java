@@ -1,8 +1,8 @@
 package dev.aura.realtime.cdc.rpc;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.cdc.catalog.ProjectLimitsTable;
 import dev.aura.realtime.cdc.failure.LogCode;
-import dev.aura.realtime.cdc.platform.ProjectLimitsTable;
 import dev.aura.realtime.common.wire.ProjectLimits;
 import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.common.wire.WireJson;

@@ -1,8 +1,8 @@
 package dev.aura.realtime.cdc.rpc;
 
+import dev.aura.realtime.cdc.catalog.ProjectCatalog;
 import dev.aura.realtime.cdc.identity.ProjectIdentity;
-import dev.aura.realtime.cdc.platform.ProjectCatalog;
-import dev.aura.realtime.cdc.platform.RealtimeSchemas;
+import dev.aura.realtime.cdc.provision.RealtimeSchemas;
 import dev.aura.realtime.cdc.tenant.ChannelChecks;
 import dev.aura.realtime.cdc.tenant.TenantDb;
 import dev.aura.realtime.common.wire.ChannelAccess;

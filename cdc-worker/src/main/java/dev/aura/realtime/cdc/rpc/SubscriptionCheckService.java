@@ -1,10 +1,10 @@
 package dev.aura.realtime.cdc.rpc;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.cdc.catalog.ProjectCatalog;
+import dev.aura.realtime.cdc.catalog.TableSecurity;
 import dev.aura.realtime.cdc.identity.ProjectIdentity;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
-import dev.aura.realtime.cdc.platform.ProjectCatalog;
-import dev.aura.realtime.cdc.platform.TableSecurity;
 import dev.aura.realtime.cdc.tenant.TenantDb;
 import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.common.wire.SubscriptionCheck;

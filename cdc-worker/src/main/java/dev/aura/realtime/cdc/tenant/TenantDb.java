@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * The pools for <em>tenant SQL</em>: every statement that evaluates SQL a tenant wrote, i.e. RLS
  * policies (read as the subscriber's role), casts to a tenant's column types (whose input
  * functions and domain checks the tenant may define) and the private-channel statements
- * ({@link ChannelChecks}). Platform SQL runs on {@code platform.PlatformDb}.
+ * ({@link ChannelChecks}). Platform SQL runs on {@code catalog.PlatformDb}.
  *
  * <p>Each statement runs as a role of the project it concerns only (docs/design.md I,
  * {@code identity.ProjectIdentity}): on the shared tenant login, which has no privilege and no

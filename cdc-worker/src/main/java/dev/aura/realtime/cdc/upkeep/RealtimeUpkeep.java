@@ -1,8 +1,7 @@
 package dev.aura.realtime.cdc.upkeep;
 
 import dev.aura.realtime.cdc.identity.ProjectIdentity;
-import dev.aura.realtime.cdc.platform.ProjectCatalog;
-import dev.aura.realtime.cdc.platform.RealtimeSchemas;
+import dev.aura.realtime.cdc.provision.RealtimeSchemas;
 import dev.aura.realtime.cdc.tenant.ChannelChecks;
 import dev.aura.realtime.cdc.tenant.TenantDb;
 import java.sql.SQLException;
@@ -24,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * never run in a platform session), {@link #BATCH} rows per transaction until a batch comes back
  * short or the project's {@link #BUDGET_PER_PROJECT} is spent, so one project's backlog cannot
  * hold the run. The janitor commits tenant code, so it runs only while the confinement guard is in
- * place ({@code platform.Confinement}). One platform thread; {@link #close()} is idempotent.
+ * place ({@code provision.Confinement}). One platform thread; {@link #close()} is idempotent.
  */
 public final class RealtimeUpkeep implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RealtimeUpkeep.class);
@@ -37,16 +36,14 @@ public final class RealtimeUpkeep implements AutoCloseable {
     static final Duration BUDGET_PER_PROJECT = Duration.ofSeconds(10);
 
     private final RealtimeSchemas schemas;
-    private final ProjectCatalog projects;
     private final TenantDb tenant;
     private final BooleanSupplier leading;
     private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().name("aura-realtime-upkeep").daemon().factory());
 
     /** @param leading whether this replica holds the lease now (the janitor runs only then) */
-    public RealtimeUpkeep(RealtimeSchemas schemas, ProjectCatalog projects, TenantDb tenant, BooleanSupplier leading) {
+    public RealtimeUpkeep(RealtimeSchemas schemas, TenantDb tenant, BooleanSupplier leading) {
         this.schemas = schemas;
-        this.projects = projects;
         this.tenant = tenant;
         this.leading = leading;
     }
@@ -80,7 +77,7 @@ public final class RealtimeUpkeep implements AutoCloseable {
         }
         long total = 0;
         try {
-            for (ProjectCatalog.RealtimeProject p : projects.realtimeProjects()) {
+            for (RealtimeSchemas.Provisioned p : schemas.provisioned()) {
                 String rt = RealtimeSchemas.nameOf(p.projectId());
                 long until = System.nanoTime() + BUDGET_PER_PROJECT.toNanos();
                 while (true) {

@@ -2,9 +2,9 @@ package dev.aura.realtime.cdc.rpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.aura.realtime.cdc.platform.ClientRoles;
-import dev.aura.realtime.cdc.platform.ProjectCatalog;
-import dev.aura.realtime.cdc.platform.TableSecurity;
+import dev.aura.realtime.cdc.catalog.ProjectCatalog;
+import dev.aura.realtime.cdc.catalog.TableSecurity;
+import dev.aura.realtime.cdc.identity.ClientRoles;
 import dev.aura.realtime.common.wire.SubscriptionCheck;
 import java.util.List;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.platform;
+package dev.aura.realtime.cdc.catalog;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -12,7 +12,7 @@ import java.util.Map;
 /**
  * Reads the enabled tables from {@code aura_platform} on a given connection: the tables enabled
  * through the control API, and the {@code messages} table of every project whose realtime schema
- * is provisioned ({@link RealtimeSchemas}), which the same slot captures for Broadcast from
+ * is provisioned ({@code provision.RealtimeSchemas}), which the same slot captures for Broadcast from
  * Database (docs/design.md H2).
  */
 final class EnabledTablesLoader {

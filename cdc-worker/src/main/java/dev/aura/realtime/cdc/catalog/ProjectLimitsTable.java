@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.platform;
+package dev.aura.realtime.cdc.catalog;
 
 import dev.aura.realtime.common.wire.ProjectLimits;
 import java.sql.Connection;

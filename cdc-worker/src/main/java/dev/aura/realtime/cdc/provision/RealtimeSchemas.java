@@ -1,5 +1,6 @@
-package dev.aura.realtime.cdc.platform;
+package dev.aura.realtime.cdc.provision;
 
+import dev.aura.realtime.cdc.catalog.PlatformDb;
 import dev.aura.realtime.cdc.identity.ProjectIdentity;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -245,6 +246,24 @@ public final class RealtimeSchemas {
     /** Whether {@code schema} is the realtime schema of {@code projectId}. */
     public static boolean isRealtimeSchema(String projectId, String schema) {
         return schema.endsWith("_realtime") && schema.equals(nameOf(projectId));
+    }
+
+    /** A project whose realtime schema is provisioned: its id and schema. */
+    public record Provisioned(String projectId, String schema) {}
+
+    /** Every project whose realtime schema is provisioned (at {@link #VERSION}). */
+    public List<Provisioned> provisioned() throws SQLException {
+        List<Provisioned> out = new ArrayList<>();
+        try (Connection c = db.connection();
+                PreparedStatement ps =
+                        c.prepareStatement("SELECT project_id::text, schema_name FROM aura_platform.projects"
+                                + " WHERE realtime_schema_version >= " + VERSION + " ORDER BY 1");
+                ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                out.add(new Provisioned(rs.getString(1), rs.getString(2)));
+            }
+        }
+        return out;
     }
 
     /**

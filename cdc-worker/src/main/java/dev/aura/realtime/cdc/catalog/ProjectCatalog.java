@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.platform;
+package dev.aura.realtime.cdc.catalog;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -53,38 +53,18 @@ public final class ProjectCatalog {
      *
      * @param schema the project's schema
      * @param privateOnly public channels are refused ({@code aura_platform.projects.private_only})
-     * @param realtimeReady its realtime schema is provisioned ({@code RealtimeSchemas})
      */
-    public record ChannelSettings(String schema, boolean privateOnly, boolean realtimeReady) {}
-
-    /** A project whose realtime schema is provisioned: its id and schema. */
-    public record RealtimeProject(String projectId, String schema) {}
-
-    /** Every project whose realtime schema is provisioned. */
-    public List<RealtimeProject> realtimeProjects() throws SQLException {
-        List<RealtimeProject> out = new ArrayList<>();
-        try (Connection c = db.connection();
-                PreparedStatement ps =
-                        c.prepareStatement("SELECT project_id::text, schema_name FROM aura_platform.projects"
-                                + " WHERE realtime_schema_version >= " + RealtimeSchemas.VERSION + " ORDER BY 1");
-                ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-                out.add(new RealtimeProject(rs.getString(1), rs.getString(2)));
-            }
-        }
-        return out;
-    }
+    public record ChannelSettings(String schema, boolean privateOnly) {}
 
     /** The project's private-channel settings; empty for an unknown project. */
     public Optional<ChannelSettings> channelSettings(UUID project) throws SQLException {
         try (Connection c = db.connection();
-                PreparedStatement ps =
-                        c.prepareStatement("SELECT schema_name, private_only, realtime_schema_version >= "
-                                + RealtimeSchemas.VERSION + " FROM aura_platform.projects WHERE project_id = ?")) {
+                PreparedStatement ps = c.prepareStatement(
+                        "SELECT schema_name, private_only FROM aura_platform.projects WHERE project_id = ?")) {
             ps.setObject(1, project);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next()
-                        ? Optional.of(new ChannelSettings(rs.getString(1), rs.getBoolean(2), rs.getBoolean(3)))
+                        ? Optional.of(new ChannelSettings(rs.getString(1), rs.getBoolean(2)))
                         : Optional.empty();
             }
         }

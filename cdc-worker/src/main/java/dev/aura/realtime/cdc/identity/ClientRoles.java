@@ -1,10 +1,10 @@
-package dev.aura.realtime.cdc.platform;
+package dev.aura.realtime.cdc.identity;
 
 import java.util.List;
 
 /**
  * The Postgres roles subscribers' checks run as (docs/design.md B, Tenancy): created NOLOGIN by
- * {@link PlatformSchema}, shared by every project, the only memberships of the tenant login
+ * {@code provision.PlatformSchema}, shared by every project, the only memberships of the tenant login
  * (docs/security.md). A token's {@code role} claim maps to one of them; {@code service_role} sees
  * everything and maps to none.
  */

@@ -1,5 +1,6 @@
-package dev.aura.realtime.cdc.platform;
+package dev.aura.realtime.cdc.provision;
 
+import dev.aura.realtime.cdc.catalog.PlatformDb;
 import dev.aura.realtime.cdc.identity.ConfinementGuard;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

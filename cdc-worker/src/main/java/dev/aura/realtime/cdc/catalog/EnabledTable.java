@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.platform;
+package dev.aura.realtime.cdc.catalog;
 
 /**
  * A table enabled for realtime: one row of {@code aura_platform.realtime_tables} joined with its project.

@@ -1,5 +1,6 @@
-package dev.aura.realtime.cdc.platform;
+package dev.aura.realtime.cdc.catalog;
 
+import dev.aura.realtime.cdc.identity.ClientRoles;
 import dev.aura.realtime.cdc.identity.ProjectIdentity;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.platform;
+package dev.aura.realtime.cdc.catalog;
 
 import java.sql.SQLException;
 

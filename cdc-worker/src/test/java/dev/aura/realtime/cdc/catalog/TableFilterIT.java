@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.platform;
+package dev.aura.realtime.cdc.catalog;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

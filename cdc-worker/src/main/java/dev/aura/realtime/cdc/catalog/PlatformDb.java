@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.platform;
+package dev.aura.realtime.cdc.catalog;
 
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -10,8 +10,9 @@ import javax.sql.DataSource;
  * {@code pg_class}, {@code pg_attribute}). Statements that evaluate tenant-authored SQL (RLS
  * policies, casts to tenant types) never run here but on {@code tenant.TenantDb}.
  *
- * <p>Only classes of this package open connections on it, so every platform statement is in
- * this package.
+ * <p>Only the platform SQL homes open connections on it: this package (what the platform login
+ * reads) and {@code provision} (what it creates); ArchitectureTest keeps every other package,
+ * and the tenant session above all, off it.
  */
 public final class PlatformDb {
     private final DataSource pool;
@@ -20,7 +21,7 @@ public final class PlatformDb {
         this.pool = pool;
     }
 
-    Connection connection() throws SQLException {
+    public Connection connection() throws SQLException {
         return pool.getConnection();
     }
 }

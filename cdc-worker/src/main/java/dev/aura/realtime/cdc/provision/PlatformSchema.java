@@ -1,5 +1,6 @@
-package dev.aura.realtime.cdc.platform;
+package dev.aura.realtime.cdc.provision;
 
+import dev.aura.realtime.cdc.catalog.PlatformDb;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
