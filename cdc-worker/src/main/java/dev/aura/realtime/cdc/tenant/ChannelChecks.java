@@ -1,11 +1,9 @@
 package dev.aura.realtime.cdc.tenant;
 
 import dev.aura.realtime.cdc.identity.ProjectIdentity;
+import dev.aura.realtime.cdc.tenant.RunnerSession.Mode;
 import dev.aura.realtime.cdc.tenant.TenantDb.Failure;
 import dev.aura.realtime.cdc.tenant.TenantDb.Unavailable;
-import dev.aura.realtime.cdc.tenant.TenantSessions.Mode;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -93,7 +91,7 @@ public final class ChannelChecks {
     /**
      * The read checks of many joins of one project in one transaction, each in its own savepoint
      * with its own claims, topic, {@code statement_timeout} and watchdog, rolled back before the
-     * next ({@link TenantSessions#runEach}): one slow or failing policy denies its own check only.
+     * next ({@link TenantDb#eachSession}): one slow or failing policy denies its own check only.
      * Stops starting checks once {@code slice} has passed, so one project's slow policies hold a
      * connection of the lane for one check's timeout at most before the others' turn.
      *
@@ -104,9 +102,9 @@ public final class ChannelChecks {
             throws Unavailable, Busy {
         String query = "SELECT ARRAY[r.read_broadcast::text, r.read_presence::text]"
                 + " FROM aura_rls.channel_read($1[1], $1[2]) r";
-        List<TenantSessions.Item<String[]>> items = new ArrayList<>();
+        List<RunnerSession.Item<String[]>> items = new ArrayList<>();
         for (ReadAsk ask : asks) {
-            items.add(new TenantSessions.Item<>() {
+            items.add(new RunnerSession.Item<>() {
                 @Override
                 public String claims() {
                     return ask.claims();
@@ -118,26 +116,25 @@ public final class ChannelChecks {
                 }
 
                 @Override
-                public String[] run(Connection c) throws SQLException {
-                    return TenantSessions.viaRunner(c, project.runner(ask.clientRole()), query, new Object[] {
-                                realtimeSchema, ask.topic()
-                            })
+                public String[] run(RunnerSession s) throws SQLException {
+                    return s.viaRunner(
+                                    project.runner(ask.clientRole()), query, new Object[] {realtimeSchema, ask.topic()})
                             .get(0);
                 }
             });
         }
         try {
-            List<TenantSessions.Outcome<String[]>> outcomes =
+            List<RunnerSession.Outcome<String[]>> outcomes =
                     admitted(projectSchema, () -> db.eachSession(projectSchema, Mode.WRITE_ROLLBACK, items, slice));
             List<ReadVerdict> out = new ArrayList<>(outcomes.size());
-            for (TenantSessions.Outcome<String[]> o : outcomes) {
+            for (RunnerSession.Outcome<String[]> o : outcomes) {
                 out.add(
                         o.failure() != null
                                 ? new ReadVerdict(false, false, o.failure())
                                 : new ReadVerdict("true".equals(o.value()[0]), "true".equals(o.value()[1]), null));
             }
             return out;
-        } catch (TenantSessions.TenantFailure f) {
+        } catch (RunnerSession.TenantFailure f) {
             throw new IllegalStateException("a batch reports failures per check", f);
         }
     }
@@ -169,8 +166,8 @@ public final class ChannelChecks {
                     topic,
                     extension);
             return new WriteVerdict(true, null, null);
-        } catch (TenantSessions.TenantFailure f) {
-            return new WriteVerdict(false, null, f.failure);
+        } catch (RunnerSession.TenantFailure f) {
+            return new WriteVerdict(false, null, f.failure());
         }
     }
 
@@ -199,10 +196,9 @@ public final class ChannelChecks {
         try {
             return admitted(
                     projectSchema,
-                    () -> db.projectSession(project, claims, projectSchema, Mode.WRITE_COMMIT, c -> {
-                        setTopic(c, topic);
-                        TenantSessions.viaRunner(
-                                c,
+                    () -> db.projectSession(project, claims, projectSchema, Mode.WRITE_COMMIT, s -> {
+                        s.setTopic(topic);
+                        s.viaRunner(
                                 project.runner(clientRole),
                                 "WITH w AS (INSERT INTO " + ident(realtimeSchema)
                                         + ".messages(id, topic, extension, private, event, "
@@ -223,8 +219,8 @@ public final class ChannelChecks {
                                 });
                         return new WriteVerdict(true, id.toString(), null);
                     }));
-        } catch (TenantSessions.TenantFailure f) {
-            return new WriteVerdict(false, null, f.failure);
+        } catch (RunnerSession.TenantFailure f) {
+            return new WriteVerdict(false, null, f.failure());
         }
     }
 
@@ -277,7 +273,7 @@ public final class ChannelChecks {
             }
             Collections.reverse(out);
             return out;
-        } catch (TenantSessions.TenantFailure f) {
+        } catch (RunnerSession.TenantFailure f) {
             return null;
         }
     }
@@ -296,29 +292,21 @@ public final class ChannelChecks {
         try {
             return admitted(
                     projectSchema,
-                    () -> db.projectSession(project, "{}", projectSchema, Mode.WRITE_COMMIT, c -> {
-                        List<String[]> rows = TenantSessions.viaRunner(
-                                c,
+                    () -> db.projectSession(project, "{}", projectSchema, Mode.WRITE_COMMIT, s -> {
+                        List<String[]> rows = s.viaRunner(
                                 project.runner(ProjectIdentity.AUTHENTICATED),
                                 "SELECT ARRAY[" + ident(realtimeSchema) + ".aura_janitor($1[1]::integer)::text]",
                                 new Object[] {Integer.toString(maxRows)});
                         return Integer.parseInt(rows.get(0)[0]);
                     }));
-        } catch (TenantSessions.TenantFailure f) {
+        } catch (RunnerSession.TenantFailure f) {
             return -1;
-        }
-    }
-
-    private static void setTopic(Connection c, String topic) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT set_config('realtime.topic', ?, true)")) {
-            ps.setString(1, topic);
-            ps.executeQuery().close();
         }
     }
 
     @FunctionalInterface
     private interface Work<T> {
-        T run() throws Unavailable, TenantSessions.TenantFailure;
+        T run() throws Unavailable, RunnerSession.TenantFailure;
     }
 
     /**
@@ -334,13 +322,8 @@ public final class ChannelChecks {
             Mode mode,
             String query,
             String... args)
-            throws Unavailable, Busy, TenantSessions.TenantFailure {
-        return onTopic(
-                claims,
-                projectSchema,
-                topic,
-                mode,
-                c -> TenantSessions.viaRunner(c, project.runner(clientRole), query, args));
+            throws Unavailable, Busy, RunnerSession.TenantFailure {
+        return onTopic(claims, projectSchema, topic, mode, s -> s.viaRunner(project.runner(clientRole), query, args));
     }
 
     /**
@@ -348,18 +331,18 @@ public final class ChannelChecks {
      * answering {@code topic}, on the project's share of the channel-check connections; {@code body}
      * reaches tenant code through one runner call.
      */
-    private <T> T onTopic(String claims, String projectSchema, String topic, Mode mode, TenantSessions.Body<T> body)
-            throws Unavailable, Busy, TenantSessions.TenantFailure {
+    private <T> T onTopic(String claims, String projectSchema, String topic, Mode mode, RunnerSession.Body<T> body)
+            throws Unavailable, Busy, RunnerSession.TenantFailure {
         return admitted(
                 projectSchema,
-                () -> db.session(claims, projectSchema, db.statementTimeout(), mode, c -> {
-                    setTopic(c, topic);
-                    return body.run(c);
+                () -> db.session(claims, projectSchema, db.statementTimeout(), mode, s -> {
+                    s.setTopic(topic);
+                    return body.run(s);
                 }));
     }
 
     /** Runs {@code work} holding a connection of the lane and one of the project's share. */
-    private <T> T admitted(String projectSchema, Work<T> work) throws Unavailable, Busy, TenantSessions.TenantFailure {
+    private <T> T admitted(String projectSchema, Work<T> work) throws Unavailable, Busy, RunnerSession.TenantFailure {
         Semaphore share = projects.computeIfAbsent(projectSchema, k -> new Semaphore(perProject));
         long deadline = System.nanoTime() + checkout.toNanos();
         try {

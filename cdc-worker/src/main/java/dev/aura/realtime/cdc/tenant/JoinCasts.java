@@ -5,7 +5,6 @@ import dev.aura.realtime.cdc.tenant.TenantDb.CastAsk;
 import dev.aura.realtime.cdc.tenant.TenantDb.CastVerdict;
 import dev.aura.realtime.cdc.tenant.TenantDb.Kind;
 import dev.aura.realtime.cdc.tenant.TenantDb.Unavailable;
-import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -20,22 +19,18 @@ import java.util.concurrent.TimeUnit;
  * column's type as the project's client role, asked of Postgres so "castable" means what the
  * database accepts (the type's input function and domain checks are tenant code). One project's
  * casts of a batch of joins run in one transaction of the shared login, each in its own savepoint
- * through the project's runner ({@link TenantSessions#runEach}), on at most {@code lane}
+ * through the project's runner ({@link TenantDb#eachSession}), on at most {@code lane}
  * connections, so join-time casts never starve the RLS checks. Thread-safe.
  */
 final class JoinCasts {
     private final TenantDb db;
-    private final TenantSessions sessions;
     private final Semaphore lane;
     private final Duration checkout;
-    private final Duration timeout;
 
-    JoinCasts(TenantDb db, TenantSessions sessions, int lane, Duration checkout, Duration timeout) {
+    JoinCasts(TenantDb db, int lane, Duration checkout) {
         this.db = db;
-        this.sessions = sessions;
         this.lane = new Semaphore(Math.max(1, lane));
         this.checkout = checkout;
-        this.timeout = timeout;
     }
 
     /** The verdict of each distinct ask; every ask is {@link CastVerdict#BUSY} when no connection was free. */
@@ -59,9 +54,9 @@ final class JoinCasts {
             return out;
         }
         try {
-            List<TenantSessions.Item<Boolean>> items = new ArrayList<>();
+            List<RunnerSession.Item<Boolean>> items = new ArrayList<>();
             for (CastAsk a : distinct) {
-                items.add(new TenantSessions.Item<>() {
+                items.add(new RunnerSession.Item<>() {
                     @Override
                     public String claims() {
                         return "{}";
@@ -73,17 +68,16 @@ final class JoinCasts {
                     }
 
                     @Override
-                    public Boolean run(Connection c) throws java.sql.SQLException {
-                        TenantSessions.viaRunner(
-                                c, project.runner(a.clientRole()), KeyQueries.cast(a.formattedType()), new Object[] {
-                                    a.value()
-                                });
+                    public Boolean run(RunnerSession s) throws java.sql.SQLException {
+                        s.viaRunner(project.runner(a.clientRole()), KeyQueries.cast(a.formattedType()), new Object[] {
+                            a.value()
+                        });
                         return true;
                     }
                 });
             }
-            List<TenantSessions.Outcome<Boolean>> outcomes =
-                    sessions.runEach(schema, timeout, TenantSessions.Mode.READ_ONLY, items, null);
+            List<RunnerSession.Outcome<Boolean>> outcomes =
+                    db.eachSession(schema, RunnerSession.Mode.READ_ONLY, items, null);
             for (int i = 0; i < distinct.size(); i++) {
                 TenantDb.Failure f = outcomes.get(i).failure();
                 out.put(

@@ -166,8 +166,7 @@ public final class TenantDb implements AutoCloseable {
                 scheduler,
                 half.compareTo(GRACE) > 0 ? half : GRACE,
                 p -> ProjectIdentity.password(settings.projectLoginSecret(), p.login()));
-        this.joinCasts = new JoinCasts(
-                this, sessions, settings.joinConnections(), settings.checkoutTimeout(), settings.statementTimeout());
+        this.joinCasts = new JoinCasts(this, settings.joinConnections(), settings.checkoutTimeout());
         this.channels = new ChannelChecks(this, settings.joinConnections(), settings.checkoutTimeout());
         this.status = TenantSqlStatus.not(settings.user(), TenantSqlStatus.STARTING, "verifying the tenant login");
     }
@@ -264,10 +263,9 @@ public final class TenantDb implements AutoCloseable {
         }
         List<String> ordered = List.copyOf(keys);
         try {
-            Set<String> visible = session(claims, table.schema(), timeout, c -> {
+            Set<String> visible = session(claims, table.schema(), timeout, s -> {
                 Set<String> out = new HashSet<>();
-                for (String[] row : TenantSessions.viaRunner(
-                        c,
+                for (String[] row : s.viaRunner(
                         project.runner(clientRole),
                         KeyQueries.batch(table, ordered.size()),
                         byColumn(ordered, table.columns().size()))) {
@@ -278,8 +276,8 @@ public final class TenantDb implements AutoCloseable {
                 return out;
             });
             return new Verdict.Visible(visible, Map.of());
-        } catch (TenantSessions.TenantFailure f) {
-            return new Verdict.Failed(f.failure);
+        } catch (RunnerSession.TenantFailure f) {
+            return new Verdict.Failed(f.failure());
         }
     }
 
@@ -302,11 +300,10 @@ public final class TenantDb implements AutoCloseable {
         args[0] = KeyQueries.single(table);
         System.arraycopy(flat, 0, args, 1, flat.length);
         try {
-            return session(claims, table.schema(), timeout, c -> {
+            return session(claims, table.schema(), timeout, s -> {
                 Set<String> visible = new HashSet<>();
                 Map<String, String> failed = new HashMap<>();
-                for (String[] row : TenantSessions.viaRunner(
-                        c,
+                for (String[] row : s.viaRunner(
                         project.runner(clientRole),
                         KeyQueries.each(table.columns().size()),
                         args)) {
@@ -319,8 +316,8 @@ public final class TenantDb implements AutoCloseable {
                 }
                 return new Verdict.Visible(visible, failed);
             });
-        } catch (TenantSessions.TenantFailure f) {
-            return new Verdict.Failed(f.failure);
+        } catch (RunnerSession.TenantFailure f) {
+            return new Verdict.Failed(f.failure());
         }
     }
 
@@ -355,26 +352,33 @@ public final class TenantDb implements AutoCloseable {
     }
 
     /** Runs {@code body} in a read-only transaction of the shared login, unless tenant SQL is off. */
-    private <T> T session(String claims, String schema, Duration timeout, TenantSessions.Body<T> body)
-            throws Unavailable, TenantSessions.TenantFailure {
-        return session(claims, schema, timeout, TenantSessions.Mode.READ_ONLY, body);
+    private <T> T session(String claims, String schema, Duration timeout, RunnerSession.Body<T> body)
+            throws Unavailable, RunnerSession.TenantFailure {
+        return session(claims, schema, timeout, RunnerSession.Mode.READ_ONLY, body);
     }
 
     /**
      * Runs {@code body} in a transaction of the shared login ending as {@code mode} says (never a
-     * commit), unless tenant SQL is off. {@code body} reaches tenant code only through one runner call.
+     * commit), unless tenant SQL is off. {@code body} reaches tenant code only through runner calls.
+     *
+     * @throws RunnerSession.TenantFailure when tenant code raised or timed out (Postgres answers)
+     * @throws Unavailable when Postgres did not answer
      */
-    <T> T session(String claims, String schema, Duration timeout, TenantSessions.Mode mode, TenantSessions.Body<T> body)
-            throws Unavailable, TenantSessions.TenantFailure {
+    public <T> T session(
+            String claims, String schema, Duration timeout, RunnerSession.Mode mode, RunnerSession.Body<T> body)
+            throws Unavailable, RunnerSession.TenantFailure {
         if (status.off()) {
             throw new IllegalStateException("tenant SQL is off: " + status.reasonCode());
         }
-        return sessions.run(null, claims, schema, timeout, mode, body);
+        return sessions.run(null, claims, schema, timeout, mode, c -> body.run(TenantSessions.on(c)));
     }
 
-    /** Runs one project's checks in one transaction of the shared login, each in its savepoint ({@link TenantSessions#runEach}). */
-    <R> List<TenantSessions.Outcome<R>> eachSession(
-            String schema, TenantSessions.Mode mode, List<? extends TenantSessions.Item<R>> items, Duration slice)
+    /**
+     * Runs one project's checks in one transaction of the shared login, each in its savepoint
+     * ({@link TenantSessions#runEach}), with the configured statement timeout.
+     */
+    public <R> List<RunnerSession.Outcome<R>> eachSession(
+            String schema, RunnerSession.Mode mode, List<? extends RunnerSession.Item<R>> items, Duration slice)
             throws Unavailable {
         if (status.off()) {
             throw new IllegalStateException("tenant SQL is off: " + status.reasonCode());
@@ -386,13 +390,9 @@ public final class TenantDb implements AutoCloseable {
      * Runs {@code body} on the project's login, ending as {@code mode} says: the path of statements
      * that commit ({@link ProjectLogins#run}).
      */
-    <T> T projectSession(
-            ProjectIdentity project,
-            String claims,
-            String schema,
-            TenantSessions.Mode mode,
-            TenantSessions.Body<T> body)
-            throws Unavailable, TenantSessions.TenantFailure {
+    public <T> T projectSession(
+            ProjectIdentity project, String claims, String schema, RunnerSession.Mode mode, RunnerSession.Body<T> body)
+            throws Unavailable, RunnerSession.TenantFailure {
         if (status.off()) {
             throw new IllegalStateException("tenant SQL is off: " + status.reasonCode());
         }
@@ -404,7 +404,8 @@ public final class TenantDb implements AutoCloseable {
         logins.onRefused(repair);
     }
 
-    Duration statementTimeout() {
+    /** The configured {@code statement_timeout} of tenant statements. */
+    public Duration statementTimeout() {
         return settings.statementTimeout();
     }
 
