@@ -24,7 +24,7 @@ import java.util.Map;
  *
  * <pre>
  * 0  cdc (CdcWorker, CdcWorkerMain: wiring only)
- * 1  leader  slot  pipeline  control  rpc  upkeep
+ * 1  leader  slot  pipeline  control  join  upkeep
  * 2  registry  match  rls  publish  decode  http
  * 3  tenant (the safe tenant session)  provision (what the platform login creates)
  * 4  catalog (what the platform login reads; its pool)
@@ -45,7 +45,7 @@ class ArchitectureTest {
             Map.entry("slot", 1),
             Map.entry("pipeline", 1),
             Map.entry("control", 1),
-            Map.entry("rpc", 1),
+            Map.entry("join", 1),
             Map.entry("upkeep", 1),
             Map.entry("registry", 2),
             Map.entry("match", 2),

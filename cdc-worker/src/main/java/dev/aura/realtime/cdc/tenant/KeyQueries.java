@@ -86,11 +86,6 @@ final class KeyQueries {
                 + width + ") e";
     }
 
-    /** Whether {@code $1[1]} casts to {@code formattedType}: answers one row, or raises. */
-    static String cast(String formattedType) {
-        return "SELECT ARRAY[(CAST(($1)[1] AS " + formattedType + ") IS NULL)::text]";
-    }
-
     /** {@code pg_catalog, "<schema>"}: built-ins first, then the project's own names (its "public"). */
     static String searchPath(String schema) {
         return "pg_catalog, " + ident(schema);

@@ -18,10 +18,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The pools for <em>tenant SQL</em>: every statement that evaluates SQL a tenant wrote, i.e. RLS
- * policies (read as the subscriber's role), casts to a tenant's column types (whose input
- * functions and domain checks the tenant may define) and the private-channel statements
- * ({@link ChannelChecks}). Platform SQL runs on {@code catalog.PlatformDb}.
+ * The safe tenant session: the pools for <em>tenant SQL</em>, every statement that evaluates SQL a
+ * tenant wrote, i.e. RLS policies (read as the subscriber's role, {@code rls}), casts to a tenant's
+ * column types (whose input functions and domain checks the tenant may define) and the
+ * private-channel statements (both {@code join}), and the janitor ({@code upkeep}). Those packages
+ * write their statements against a {@link RunnerSession}; they run only here. Platform SQL runs on
+ * {@code catalog.PlatformDb}.
  *
  * <p>Each statement runs as a role of the project it concerns only (docs/design.md I,
  * {@code identity.ProjectIdentity}): on the shared tenant login, which has no privilege and no
@@ -44,8 +46,8 @@ import org.slf4j.LoggerFactory;
  * {@link Failure#tenantText} (for the log) and never enters an {@link Unavailable}.
  *
  * <p>The transaction's mechanics are {@link TenantSessions}. Thread-safe; every call takes its own
- * connection. Join-time casts use at most
- * {@code joinConnections} of the pool, so they never starve the RLS checks.
+ * connection. Join-time casts use at most {@code joinConnections} of the pool, and the
+ * private-channel statements as many ({@link #channelShare}), so they never starve the RLS checks.
  */
 public final class TenantDb implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(TenantDb.class);
@@ -111,23 +113,6 @@ public final class TenantDb implements AutoCloseable {
         record Failed(Failure failure) implements Verdict {}
     }
 
-    /**
-     * A join-time cast to ask: {@code value} to {@code formattedType} (a {@code format_type} name
-     * read from the catalog) as {@code clientRole}.
-     */
-    public record CastAsk(String clientRole, String value, String formattedType) {}
-
-    /** The outcome of a join-time cast. */
-    public enum CastVerdict {
-        CASTS,
-        /** The type refused the value (or its tenant-defined input or check raised). */
-        INVALID,
-        /** The cast did not finish within the timeouts. */
-        TIMED_OUT,
-        /** Every connection join-time checks may use stayed busy for the checkout timeout. */
-        BUSY
-    }
-
     /** Postgres (or the tenant pool) did not answer: says nothing about any subscriber. */
     public static final class Unavailable extends Exception {
         Unavailable(String message, Throwable cause) {
@@ -141,15 +126,14 @@ public final class TenantDb implements AutoCloseable {
     private final ScheduledExecutorService scheduler;
     private final TenantSessions sessions;
     private final ProjectLogins logins;
-    private final JoinCasts joinCasts;
-    private final ChannelChecks channels;
+    private final ConnectionShare channelShare;
     private volatile TenantSqlStatus status;
     private volatile TenantSqlStatus missing;
     private volatile long verifiedAtNanos;
 
     private TenantDb(Settings settings) {
         this.settings = settings;
-        // join-time casts and private-channel checks get joinConnections each (ChannelChecks)
+        // join-time casts (join.JoinCasts) and the channel share get joinConnections each
         this.pool = TenantSessions.pool(
                 settings, "aura-cdc-tenant", settings.checkConnections() + 2 * settings.joinConnections() + 1);
         this.terminator = TenantSessions.pool(settings, "aura-cdc-tenant-watchdog", 1);
@@ -166,8 +150,7 @@ public final class TenantDb implements AutoCloseable {
                 scheduler,
                 half.compareTo(GRACE) > 0 ? half : GRACE,
                 p -> ProjectIdentity.password(settings.projectLoginSecret(), p.login()));
-        this.joinCasts = new JoinCasts(this, settings.joinConnections(), settings.checkoutTimeout());
-        this.channels = new ChannelChecks(this, settings.joinConnections(), settings.checkoutTimeout());
+        this.channelShare = new ConnectionShare(settings.joinConnections(), settings.checkoutTimeout());
         this.status = TenantSqlStatus.not(settings.user(), TenantSqlStatus.STARTING, "verifying the tenant login");
     }
 
@@ -189,9 +172,22 @@ public final class TenantDb implements AutoCloseable {
         return db;
     }
 
-    /** Private-channel checks, replay, persisted broadcasts and the janitor (docs/design.md H1, H2). */
-    public ChannelChecks channels() {
-        return channels;
+    /**
+     * The private-channel statements' share of the pool (docs/design.md H1, H2): the read, write,
+     * replay and persist checks and the janitor take turns in it.
+     */
+    public ConnectionShare channelShare() {
+        return channelShare;
+    }
+
+    /** How many connections the join-time casts may use at most (and the channel share has). */
+    public int joinConnections() {
+        return settings.joinConnections();
+    }
+
+    /** How long a caller waits for a connection before Postgres counts as unavailable. */
+    public Duration checkoutTimeout() {
+        return settings.checkoutTimeout();
     }
 
     /** Whether tenant SQL runs, and why not. */
@@ -319,17 +315,6 @@ public final class TenantDb implements AutoCloseable {
         } catch (RunnerSession.TenantFailure f) {
             return new Verdict.Failed(f.failure());
         }
-    }
-
-    /**
-     * Whether each value casts to its type as the project's client role (join-time filter checks),
-     * one project's asks in one transaction ({@link JoinCasts}).
-     *
-     * @throws Unavailable when Postgres did not answer
-     */
-    public Map<CastAsk, CastVerdict> castAll(ProjectIdentity project, String schema, List<CastAsk> asks)
-            throws Unavailable {
-        return joinCasts.castAll(project, schema, asks);
     }
 
     /** The keys' column values, column after column (for {@link KeyQueries#batch}). */

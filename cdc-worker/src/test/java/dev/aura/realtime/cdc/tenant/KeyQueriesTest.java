@@ -31,11 +31,9 @@ class KeyQueriesTest {
     }
 
     @Test
-    void theSingleKeyQueryAndTheCastTakeTheirValuesAsParameters() {
+    void theSingleKeyQueryTakesItsValuesAsParameters() {
         assertThat(KeyQueries.single(composite))
                 .isEqualTo("SELECT EXISTS (SELECT 1 FROM \"project_a\".\"ev\"\"ents\" WHERE \"id\" = ($1)[1]::integer"
                         + " AND \"at\" = ($1)[2]::timestamp with time zone)");
-        assertThat(KeyQueries.cast("numeric(5,2)"))
-                .isEqualTo("SELECT ARRAY[(CAST(($1)[1] AS numeric(5,2)) IS NULL)::text]");
     }
 }

@@ -1,9 +1,9 @@
-package dev.aura.realtime.cdc.rpc;
+package dev.aura.realtime.cdc.join;
 
 import dev.aura.realtime.cdc.catalog.ProjectCatalog;
 import dev.aura.realtime.cdc.identity.ProjectIdentity;
 import dev.aura.realtime.cdc.provision.RealtimeSchemas;
-import dev.aura.realtime.cdc.tenant.ChannelChecks;
+import dev.aura.realtime.cdc.tenant.ConnectionShare;
 import dev.aura.realtime.cdc.tenant.TenantDb;
 import dev.aura.realtime.common.wire.ChannelAccess;
 import java.sql.SQLException;
@@ -36,6 +36,7 @@ final class ReadCheckBatches implements AutoCloseable {
     private final ProjectCatalog projects;
     private final RealtimeSchemas schemas;
     private final TenantDb tenant;
+    private final ChannelChecks checks;
     private final BiConsumer<String, ChannelAccess.Reply> reply;
     private final FairQueue<Ask> queue;
 
@@ -44,11 +45,13 @@ final class ReadCheckBatches implements AutoCloseable {
             ProjectCatalog projects,
             RealtimeSchemas schemas,
             TenantDb tenant,
+            ChannelChecks checks,
             int workers,
             BiConsumer<String, ChannelAccess.Reply> reply) {
         this.projects = projects;
         this.schemas = schemas;
         this.tenant = tenant;
+        this.checks = checks;
         this.reply = reply;
         this.queue = new FairQueue<>(
                 "aura-read-check",
@@ -92,13 +95,12 @@ final class ReadCheckBatches implements AutoCloseable {
             }
             List<ChannelChecks.ReadAsk> asks = new ArrayList<>(batch.size());
             batch.forEach(a -> asks.add(new ChannelChecks.ReadAsk(a.pgRole(), a.claims(), a.topic())));
-            List<ChannelChecks.ReadVerdict> verdicts = tenant.channels()
-                    .readAll(
-                            ProjectIdentity.of(project),
-                            settings.schema(),
-                            RealtimeSchemas.nameOf(project.toString()),
-                            asks,
-                            SLICE);
+            List<ChannelChecks.ReadVerdict> verdicts = checks.readAll(
+                    ProjectIdentity.of(project),
+                    settings.schema(),
+                    RealtimeSchemas.nameOf(project.toString()),
+                    asks,
+                    SLICE);
             for (ChannelChecks.ReadVerdict v : verdicts) {
                 Ask a = batch.get(answered++);
                 if (v.failure() != null) {
@@ -108,8 +110,8 @@ final class ReadCheckBatches implements AutoCloseable {
                         a.replyTo(), ChannelAccess.Reply.read(settings.privateOnly(), v.broadcast(), v.presence()));
             }
             return List.copyOf(batch.subList(answered, batch.size()));
-        } catch (SQLException | TenantDb.Unavailable | ChannelChecks.Busy | RuntimeException e) {
-            if (!(e instanceof ChannelChecks.Busy)) {
+        } catch (SQLException | TenantDb.Unavailable | ConnectionShare.Busy | RuntimeException e) {
+            if (!(e instanceof ConnectionShare.Busy)) {
                 log.warn("[ChannelAccessDbFailed] read checks of project {}: {}", project, e.toString());
             }
             batch.subList(answered, batch.size())

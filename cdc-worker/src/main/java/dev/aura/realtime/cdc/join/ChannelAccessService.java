@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.rpc;
+package dev.aura.realtime.cdc.join;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -6,7 +6,7 @@ import dev.aura.realtime.cdc.catalog.ProjectCatalog;
 import dev.aura.realtime.cdc.identity.ClientRoles;
 import dev.aura.realtime.cdc.identity.ProjectIdentity;
 import dev.aura.realtime.cdc.provision.RealtimeSchemas;
-import dev.aura.realtime.cdc.tenant.ChannelChecks;
+import dev.aura.realtime.cdc.tenant.ConnectionShare;
 import dev.aura.realtime.cdc.tenant.TenantDb;
 import dev.aura.realtime.common.wire.ChannelAccess;
 import dev.aura.realtime.common.wire.Subjects;
@@ -45,7 +45,7 @@ import org.slf4j.LoggerFactory;
  * {@link #MAX_IN_FLIGHT_PER_PROJECT} requests in flight on this replica, and all projects together
  * at most {@link #MAX_IN_FLIGHT_BYTES} of request bodies (the rest are told at once to retry), so
  * one project's flood never queues in front of another's. Requests in flight wait for one of the
- * project's share of the tenant connections ({@code tenant.ChannelChecks}, at most the checkout
+ * project's share of the tenant connections ({@link ChannelChecks}, at most the checkout
  * timeout): a burst of joins queues briefly instead of being refused. (With 16 in flight, the
  * join benchmark's 32 concurrent private joins of one project were refused by the hundred.)
  */
@@ -69,6 +69,7 @@ public final class ChannelAccessService implements AutoCloseable {
     private final ProjectCatalog projects;
     private final RealtimeSchemas schemas;
     private final TenantDb tenant;
+    private final ChannelChecks checks;
     /** Requests carry clients' payloads (persist): every numeric, 4,096 levels (docs/design.md C13). */
     private final ObjectMapper mapper = WireJson.dataMapper();
 
@@ -78,14 +79,15 @@ public final class ChannelAccessService implements AutoCloseable {
     private final ReadCheckBatches reads;
     private Dispatcher dispatcher;
 
-    /** @param readWorkers read-check batches at once (the lane's connections, {@code tenant.ChannelChecks}) */
+    /** @param readWorkers read-check batches at once (the channel share's connections, {@link ChannelChecks}) */
     public ChannelAccessService(
             Connection nats, ProjectCatalog projects, RealtimeSchemas schemas, TenantDb tenant, int readWorkers) {
         this.nats = nats;
         this.projects = projects;
         this.schemas = schemas;
         this.tenant = tenant;
-        this.reads = new ReadCheckBatches(projects, schemas, tenant, readWorkers, this::reply);
+        this.checks = new ChannelChecks(tenant);
+        this.reads = new ReadCheckBatches(projects, schemas, tenant, checks, readWorkers, this::reply);
     }
 
     public void start() {
@@ -127,7 +129,7 @@ public final class ChannelAccessService implements AutoCloseable {
         } catch (SQLException | TenantDb.Unavailable e) {
             log.warn("[ChannelAccessDbFailed] {} of project {}: {}", op(req), project(req), e.getMessage());
             reply = ChannelAccess.Reply.failed(TRY_AGAIN);
-        } catch (ChannelChecks.Busy e) {
+        } catch (ConnectionShare.Busy e) {
             reply = ChannelAccess.Reply.failed(TRY_AGAIN);
         } catch (RuntimeException e) {
             // e.g. tenant SQL switched off between the status check and the statement
@@ -189,7 +191,7 @@ public final class ChannelAccessService implements AutoCloseable {
     }
 
     ChannelAccess.Reply handle(ChannelAccess.Request req)
-            throws SQLException, TenantDb.Unavailable, ChannelChecks.Busy, IOException {
+            throws SQLException, TenantDb.Unavailable, ConnectionShare.Busy, IOException {
         UUID project;
         try {
             project = UUID.fromString(String.valueOf(req.projectId()));
@@ -224,7 +226,7 @@ public final class ChannelAccessService implements AutoCloseable {
         }
         String claims = req.claims() == null ? "{}" : req.claims();
         String rt = RealtimeSchemas.nameOf(project.toString());
-        ChannelChecks checks = tenant.channels();
+        ChannelChecks checks = this.checks;
         ProjectIdentity identity = ProjectIdentity.of(project);
         return switch (String.valueOf(req.op())) {
             case ChannelAccess.OP_READ -> {
@@ -269,7 +271,7 @@ public final class ChannelAccessService implements AutoCloseable {
             ProjectCatalog.ChannelSettings settings,
             String rt,
             boolean privateOnly)
-            throws TenantDb.Unavailable, ChannelChecks.Busy, IOException {
+            throws TenantDb.Unavailable, ConnectionShare.Busy, IOException {
         if (!schemas.confinement().status().guarded()) {
             // a deferred trigger at its COMMIT could edit the project's runners unseen
             return ChannelAccess.Reply.notPersisted(privateOnly, PERSIST_UNAVAILABLE);
@@ -320,7 +322,7 @@ public final class ChannelAccessService implements AutoCloseable {
             ProjectCatalog.ChannelSettings settings,
             String rt,
             boolean privateOnly)
-            throws TenantDb.Unavailable, ChannelChecks.Busy, IOException {
+            throws TenantDb.Unavailable, ConnectionShare.Busy, IOException {
         int limit = Math.min(Math.max(1, req.limit()), ChannelAccess.MAX_REPLAY_LIMIT);
         List<ChannelChecks.StoredMessage> stored = checks.replay(
                 ProjectIdentity.of(UUID.fromString(req.projectId())),

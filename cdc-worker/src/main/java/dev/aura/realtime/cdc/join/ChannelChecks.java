@@ -1,7 +1,10 @@
-package dev.aura.realtime.cdc.tenant;
+package dev.aura.realtime.cdc.join;
 
 import dev.aura.realtime.cdc.identity.ProjectIdentity;
+import dev.aura.realtime.cdc.tenant.ConnectionShare;
+import dev.aura.realtime.cdc.tenant.RunnerSession;
 import dev.aura.realtime.cdc.tenant.RunnerSession.Mode;
+import dev.aura.realtime.cdc.tenant.TenantDb;
 import dev.aura.realtime.cdc.tenant.TenantDb.Failure;
 import dev.aura.realtime.cdc.tenant.TenantDb.Unavailable;
 import java.sql.SQLException;
@@ -11,26 +14,23 @@ import java.util.Collections;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 
 /**
- * Private channels on the tenant pool (docs/design.md H1, H2): the read check of a join, the write
- * check of a first broadcast or track, replay, persisted broadcasts and the janitor. Each is one
- * tenant transaction as the project's role for the subscriber's client role (docs/design.md I),
- * with its claims and {@code realtime.topic} set to the channel's topic, so the tenant's policies
- * on its messages table decide, as in Supabase.
+ * Private channels' tenant SQL (docs/design.md H1, H2): the read check of a join, the write check
+ * of a first broadcast or track, replay and persisted broadcasts. Each is one tenant transaction as
+ * the project's role for the subscriber's client role (docs/design.md I), with its claims and
+ * {@code realtime.topic} set to the channel's topic, so the tenant's policies on its messages table
+ * decide, as in Supabase.
  *
- * <p><b>Fair share.</b> These statements use at most {@code lane} connections of the pool (apart
- * from the RLS checks' and the join-time casts'), and one project at most half of them (at least
- * one): a project whose policies sleep or flood cannot take the connections other projects' checks
- * need. A caller that finds no connection within the checkout timeout gets {@link Busy}.
+ * <p><b>Fair share.</b> These statements take turns in the tenant pool's channel share
+ * ({@link TenantDb#channelShare}, with the janitor): at most {@code CDC_TENANT_JOIN_CONNECTIONS}
+ * connections (apart from the RLS checks' and the join-time casts'), one project at most half of
+ * them; a caller that finds no room within the checkout timeout gets {@link ConnectionShare.Busy}.
  *
  * <p>The read check, the write check and replay run on the shared login, each through one call of
  * the project's runner (docs/design.md I); the first two insert and are always rolled back, so they
- * run read-write. Persisted broadcasts and the janitor commit, so they run on the project's own
- * login ({@link ProjectLogins}), again through one runner call: deferred triggers fire at
+ * run read-write. Persisted broadcasts commit, so they run on the project's own login
+ * ({@code tenant.ProjectLogins}), again through one runner call: deferred triggers fire at
  * {@code COMMIT} outside the runner, as that login, which holds no role and no privilege.
  */
 public final class ChannelChecks {
@@ -40,7 +40,6 @@ public final class ChannelChecks {
     /** A write check's or persist's answer: allowed (with the row id for persist), or denied and why. */
     public record WriteVerdict(boolean allowed, String id, Failure failure) {}
 
-    /** One stored message; {@code payload} is its JSON text. */
     /**
      * A stored broadcast as replay reads it.
      *
@@ -49,24 +48,12 @@ public final class ChannelChecks {
      */
     public record StoredMessage(String id, String event, String payload, long insertedAtMs, byte[] binaryPayload) {}
 
-    /** Every connection this project (or all projects) may use stayed busy for the checkout timeout. */
-    public static final class Busy extends Exception {
-        Busy(String message) {
-            super(message, null, false, false);
-        }
-    }
-
     private final TenantDb db;
-    private final Semaphore lane;
-    private final int perProject;
-    private final Duration checkout;
-    private final ConcurrentHashMap<String, Semaphore> projects = new ConcurrentHashMap<>();
+    private final ConnectionShare share;
 
-    ChannelChecks(TenantDb db, int lane, Duration checkout) {
+    ChannelChecks(TenantDb db) {
         this.db = db;
-        this.lane = new Semaphore(Math.max(1, lane));
-        this.perProject = Math.max(1, lane / 2);
-        this.checkout = checkout;
+        this.share = db.channelShare();
     }
 
     /**
@@ -80,7 +67,7 @@ public final class ChannelChecks {
             String projectSchema,
             String realtimeSchema,
             String topic)
-            throws Unavailable, Busy {
+            throws Unavailable, ConnectionShare.Busy {
         return readAll(project, projectSchema, realtimeSchema, List.of(new ReadAsk(clientRole, claims, topic)), null)
                 .get(0);
     }
@@ -99,7 +86,7 @@ public final class ChannelChecks {
      */
     public List<ReadVerdict> readAll(
             ProjectIdentity project, String projectSchema, String realtimeSchema, List<ReadAsk> asks, Duration slice)
-            throws Unavailable, Busy {
+            throws Unavailable, ConnectionShare.Busy {
         String query = "SELECT ARRAY[r.read_broadcast::text, r.read_presence::text]"
                 + " FROM aura_rls.channel_read($1[1], $1[2]) r";
         List<RunnerSession.Item<String[]>> items = new ArrayList<>();
@@ -124,8 +111,8 @@ public final class ChannelChecks {
             });
         }
         try {
-            List<RunnerSession.Outcome<String[]>> outcomes =
-                    admitted(projectSchema, () -> db.eachSession(projectSchema, Mode.WRITE_ROLLBACK, items, slice));
+            List<RunnerSession.Outcome<String[]>> outcomes = share.admitted(
+                    projectSchema, () -> db.eachSession(projectSchema, Mode.WRITE_ROLLBACK, items, slice));
             List<ReadVerdict> out = new ArrayList<>(outcomes.size());
             for (RunnerSession.Outcome<String[]> o : outcomes) {
                 out.add(
@@ -151,7 +138,7 @@ public final class ChannelChecks {
             String realtimeSchema,
             String topic,
             String extension)
-            throws Unavailable, Busy {
+            throws Unavailable, ConnectionShare.Busy {
         try {
             // no RETURNING: the insert policy alone decides, not the SELECT policies
             viaRunner(
@@ -191,10 +178,10 @@ public final class ChannelChecks {
             String payloadJson,
             byte[] binaryPayload,
             long ttlMs)
-            throws Unavailable, Busy {
+            throws Unavailable, ConnectionShare.Busy {
         UUID id = UUID.randomUUID();
         try {
-            return admitted(
+            return share.admitted(
                     projectSchema,
                     () -> db.projectSession(project, claims, projectSchema, Mode.WRITE_COMMIT, s -> {
                         s.setTopic(topic);
@@ -240,7 +227,7 @@ public final class ChannelChecks {
             String topic,
             long sinceMs,
             int limit)
-            throws Unavailable, Busy {
+            throws Unavailable, ConnectionShare.Busy {
         try {
             List<StoredMessage> out = new ArrayList<>();
             for (String[] row : viaRunner(
@@ -279,37 +266,6 @@ public final class ChannelChecks {
     }
 
     /**
-     * Deletes at most {@code maxRows} of the project's messages older than the retention or past
-     * their {@code expires_at} through
-     * its {@code aura_janitor(max_rows)}, as the project's authenticated role on the project's
-     * login, and commits. The tenant owns (and may redefine) that function: it runs with the
-     * project's privileges only.
-     *
-     * @return rows deleted, or -1 when the project's function failed (logged by the caller)
-     */
-    public int janitor(ProjectIdentity project, String projectSchema, String realtimeSchema, int maxRows)
-            throws Unavailable, Busy {
-        try {
-            return admitted(
-                    projectSchema,
-                    () -> db.projectSession(project, "{}", projectSchema, Mode.WRITE_COMMIT, s -> {
-                        List<String[]> rows = s.viaRunner(
-                                project.runner(ProjectIdentity.AUTHENTICATED),
-                                "SELECT ARRAY[" + ident(realtimeSchema) + ".aura_janitor($1[1]::integer)::text]",
-                                new Object[] {Integer.toString(maxRows)});
-                        return Integer.parseInt(rows.get(0)[0]);
-                    }));
-        } catch (RunnerSession.TenantFailure f) {
-            return -1;
-        }
-    }
-
-    @FunctionalInterface
-    private interface Work<T> {
-        T run() throws Unavailable, RunnerSession.TenantFailure;
-    }
-
-    /**
      * One call of the project's runner for {@code clientRole}: {@code query} with {@code args} as
      * its {@code $1}, in a session of the shared login set up by {@link #onTopic}.
      */
@@ -322,7 +278,7 @@ public final class ChannelChecks {
             Mode mode,
             String query,
             String... args)
-            throws Unavailable, Busy, RunnerSession.TenantFailure {
+            throws Unavailable, ConnectionShare.Busy, RunnerSession.TenantFailure {
         return onTopic(claims, projectSchema, topic, mode, s -> s.viaRunner(project.runner(clientRole), query, args));
     }
 
@@ -332,40 +288,13 @@ public final class ChannelChecks {
      * reaches tenant code through one runner call.
      */
     private <T> T onTopic(String claims, String projectSchema, String topic, Mode mode, RunnerSession.Body<T> body)
-            throws Unavailable, Busy, RunnerSession.TenantFailure {
-        return admitted(
+            throws Unavailable, ConnectionShare.Busy, RunnerSession.TenantFailure {
+        return share.admitted(
                 projectSchema,
                 () -> db.session(claims, projectSchema, db.statementTimeout(), mode, s -> {
                     s.setTopic(topic);
                     return body.run(s);
                 }));
-    }
-
-    /** Runs {@code work} holding a connection of the lane and one of the project's share. */
-    private <T> T admitted(String projectSchema, Work<T> work) throws Unavailable, Busy, RunnerSession.TenantFailure {
-        Semaphore share = projects.computeIfAbsent(projectSchema, k -> new Semaphore(perProject));
-        long deadline = System.nanoTime() + checkout.toNanos();
-        try {
-            if (!share.tryAcquire(checkout.toMillis(), TimeUnit.MILLISECONDS)) {
-                throw new Busy("this project's channel checks are all in use");
-            }
-            try {
-                long left = Math.max(0, deadline - System.nanoTime());
-                if (!lane.tryAcquire(left, TimeUnit.NANOSECONDS)) {
-                    throw new Busy("every connection for channel checks is in use");
-                }
-                try {
-                    return work.run();
-                } finally {
-                    lane.release();
-                }
-            } finally {
-                share.release();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new Busy("interrupted");
-        }
     }
 
     private static String ident(String name) {

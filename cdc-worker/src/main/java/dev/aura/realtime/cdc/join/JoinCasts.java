@@ -1,8 +1,8 @@
-package dev.aura.realtime.cdc.tenant;
+package dev.aura.realtime.cdc.join;
 
 import dev.aura.realtime.cdc.identity.ProjectIdentity;
-import dev.aura.realtime.cdc.tenant.TenantDb.CastAsk;
-import dev.aura.realtime.cdc.tenant.TenantDb.CastVerdict;
+import dev.aura.realtime.cdc.tenant.RunnerSession;
+import dev.aura.realtime.cdc.tenant.TenantDb;
 import dev.aura.realtime.cdc.tenant.TenantDb.Kind;
 import dev.aura.realtime.cdc.tenant.TenantDb.Unavailable;
 import java.time.Duration;
@@ -23,14 +23,32 @@ import java.util.concurrent.TimeUnit;
  * connections, so join-time casts never starve the RLS checks. Thread-safe.
  */
 final class JoinCasts {
+    /**
+     * A join-time cast to ask: {@code value} to {@code formattedType} (a {@code format_type} name
+     * read from the catalog) as {@code clientRole}.
+     */
+    record CastAsk(String clientRole, String value, String formattedType) {}
+
+    /** The outcome of a join-time cast. */
+    enum CastVerdict {
+        CASTS,
+        /** The type refused the value (or its tenant-defined input or check raised). */
+        INVALID,
+        /** The cast did not finish within the timeouts. */
+        TIMED_OUT,
+        /** Every connection join-time checks may use stayed busy for the checkout timeout. */
+        BUSY
+    }
+
     private final TenantDb db;
     private final Semaphore lane;
     private final Duration checkout;
 
-    JoinCasts(TenantDb db, int lane, Duration checkout) {
+    /** On at most {@link TenantDb#joinConnections} connections of the tenant pool. */
+    JoinCasts(TenantDb db) {
         this.db = db;
-        this.lane = new Semaphore(Math.max(1, lane));
-        this.checkout = checkout;
+        this.lane = new Semaphore(Math.max(1, db.joinConnections()));
+        this.checkout = db.checkoutTimeout();
     }
 
     /** The verdict of each distinct ask; every ask is {@link CastVerdict#BUSY} when no connection was free. */
@@ -69,9 +87,7 @@ final class JoinCasts {
 
                     @Override
                     public Boolean run(RunnerSession s) throws java.sql.SQLException {
-                        s.viaRunner(project.runner(a.clientRole()), KeyQueries.cast(a.formattedType()), new Object[] {
-                            a.value()
-                        });
+                        s.viaRunner(project.runner(a.clientRole()), query(a.formattedType()), new Object[] {a.value()});
                         return true;
                     }
                 });
@@ -90,5 +106,10 @@ final class JoinCasts {
         } finally {
             lane.release();
         }
+    }
+
+    /** Whether {@code $1[1]} casts to {@code formattedType}: answers one row, or raises. */
+    static String query(String formattedType) {
+        return "SELECT ARRAY[(CAST(($1)[1] AS " + formattedType + ") IS NULL)::text]";
     }
 }

@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.rpc;
+package dev.aura.realtime.cdc.join;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.cdc.catalog.ProjectLimitsTable;

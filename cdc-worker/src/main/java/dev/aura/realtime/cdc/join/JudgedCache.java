@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.rpc;
+package dev.aura.realtime.cdc.join;
 
 import dev.aura.realtime.common.wire.SubscriptionCheck;
 import java.util.Iterator;

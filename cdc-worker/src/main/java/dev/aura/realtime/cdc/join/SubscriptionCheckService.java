@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.rpc;
+package dev.aura.realtime.cdc.join;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.cdc.catalog.ProjectCatalog;
@@ -40,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * <p>The rules are {@link BindingRules}: project, table, column and grant lookups on platform SQL
  * ({@link ProjectCatalog}, {@link TableSecurity}); this class adds the NATS plumbing, admission
  * and the casts of filter values, which evaluate the tenant's type and run as tenant SQL under the
- * project's role ({@link TenantDb#castAll}).
+ * project's role ({@link JoinCasts}).
  *
  * <p><b>Join storms</b> (docs/design.md C7). Checks wait in a {@link FairQueue} per project and
  * are answered in batches of one project: one catalog-version statement for the batch
@@ -72,6 +72,7 @@ public final class SubscriptionCheckService implements AutoCloseable {
     private final ProjectCatalog projects;
     private final BindingRules rules;
     private final TenantDb tenant;
+    private final JoinCasts casts;
     private final JudgedCache cache = new JudgedCache(CACHE_BYTES);
     private final ObjectMapper mapper = WireJson.mapper();
     private final FairQueue<Pending> queue;
@@ -96,6 +97,7 @@ public final class SubscriptionCheckService implements AutoCloseable {
         this.projects = projects;
         this.rules = new BindingRules(BindingRules.Catalog.of(projects, security, identityReady));
         this.tenant = tenant;
+        this.casts = new JoinCasts(tenant);
         this.queue = new FairQueue<>(
                 "aura-subscription-check",
                 new FairQueue.Limits(
@@ -221,30 +223,30 @@ public final class SubscriptionCheckService implements AutoCloseable {
                                     + " again")));
             return;
         }
-        List<TenantDb.CastAsk> asks = new ArrayList<>();
+        List<JoinCasts.CastAsk> asks = new ArrayList<>();
         String schema = null;
         for (BindingRules.Outcome.Valid valid : toCast.values()) {
             schema = valid.schema();
             for (BindingRules.Cast cast : valid.casts()) {
-                asks.add(new TenantDb.CastAsk(
+                asks.add(new JoinCasts.CastAsk(
                         valid.castRole(), cast.value(), cast.type().formatted()));
             }
         }
-        Map<TenantDb.CastAsk, TenantDb.CastVerdict> verdicts =
-                tenant.castAll(new ProjectIdentity(project.toString()), schema, asks);
+        Map<JoinCasts.CastAsk, JoinCasts.CastVerdict> verdicts =
+                casts.castAll(new ProjectIdentity(project.toString()), schema, asks);
         for (Map.Entry<JudgedCache.Key, BindingRules.Outcome.Valid> e : toCast.entrySet()) {
             BindingRules.Outcome.Valid valid = e.getValue();
             SubscriptionCheck.Reply reply = valid.reply();
             for (BindingRules.Cast cast : valid.casts()) {
-                TenantDb.CastVerdict v = verdicts.get(new TenantDb.CastAsk(
+                JoinCasts.CastVerdict v = verdicts.get(new JoinCasts.CastAsk(
                         valid.castRole(), cast.value(), cast.type().formatted()));
                 String invalid = "PostgresChangesInvalidFilter: invalid value for filter " + cast.column() + ": '"
                         + cast.value() + "'";
-                if (v == TenantDb.CastVerdict.INVALID) {
+                if (v == JoinCasts.CastVerdict.INVALID) {
                     reply = fail(invalid + " is not a valid " + cast.type().formatted());
-                } else if (v == TenantDb.CastVerdict.TIMED_OUT) {
+                } else if (v == JoinCasts.CastVerdict.TIMED_OUT) {
                     reply = fail(invalid + " could not be checked within the time limit");
-                } else if (v != TenantDb.CastVerdict.CASTS) {
+                } else if (v != JoinCasts.CastVerdict.CASTS) {
                     reply = fail(BUSY);
                 }
                 if (!reply.ok()) {

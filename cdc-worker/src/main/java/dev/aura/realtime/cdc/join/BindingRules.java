@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.rpc;
+package dev.aura.realtime.cdc.join;
 
 import dev.aura.realtime.cdc.catalog.ProjectCatalog;
 import dev.aura.realtime.cdc.catalog.TableSecurity;
