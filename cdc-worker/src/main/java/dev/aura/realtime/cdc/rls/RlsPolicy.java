@@ -38,8 +38,8 @@ import org.slf4j.LoggerFactory;
  *   <li>Table without RLS: nothing more. RLS on, DELETE/TRUNCATE: the row is gone and cannot be
  *       checked; delivered with {@code old_record} cut to the key (Supabase's rule).
  *   <li>RLS on, INSERT/UPDATE: bindings are grouped by (table, role, claims), one
- *       {@link TenantDb#visibleKeys} round trip per group for all the run's changes of the table.
- *       A check that raises is re-run per key in one statement ({@link TenantDb#visibleEach}), so a
+ *       {@link KeyChecks#visibleKeys} round trip per group for all the run's changes of the table.
+ *       A check that raises is re-run per key in one statement ({@link KeyChecks#visibleEach}), so a
  *       row whose policy raises denies that change only.
  *   <li>Slow is late, not lost (docs/design.md C14). In the shared lane (the shards) a project's
  *       first check that times out in a run makes the project late: that check's changes and every
@@ -61,6 +61,7 @@ public final class RlsPolicy implements AccessPolicy {
     private static final Logger log = LoggerFactory.getLogger(RlsPolicy.class);
 
     private final TenantDb tenant;
+    private final KeyChecks checks;
     private final TableSecurity security;
     private final CdcMetrics metrics;
     private final Duration statementTimeout;
@@ -83,6 +84,7 @@ public final class RlsPolicy implements AccessPolicy {
             boolean lateLane,
             Predicate<String> identityReady) {
         this.tenant = tenant;
+        this.checks = new KeyChecks(tenant);
         this.security = security;
         this.metrics = metrics;
         this.statementTimeout = statementTimeout;
@@ -93,7 +95,7 @@ public final class RlsPolicy implements AccessPolicy {
     /** The subscribers of one (table, role, claims) among a run's INSERT/UPDATE changes, and their views. */
     private record Group(
             String projectId,
-            TenantDb.KeyedTable table,
+            KeyChecks.KeyedTable table,
             String pgRole,
             String claims,
             Map<Integer, List<String>> subsByChange,
@@ -231,7 +233,7 @@ public final class RlsPolicy implements AccessPolicy {
                         new GroupKey(e.schemaName(), e.table(), pgRole, claims),
                         k -> new Group(
                                 e.projectId(),
-                                new TenantDb.KeyedTable(e.schemaName(), e.table(), facts.pkColumns(), facts.pkTypes()),
+                                new KeyChecks.KeyedTable(e.schemaName(), e.table(), facts.pkColumns(), facts.pkTypes()),
                                 pgRole,
                                 claims,
                                 new LinkedHashMap<>(),
@@ -288,8 +290,8 @@ public final class RlsPolicy implements AccessPolicy {
             late(run, g, changesByKey.values());
             return;
         }
-        TenantDb.Verdict verdict = query(g, keys, false);
-        if (verdict instanceof TenantDb.Verdict.Failed failed
+        KeyChecks.Verdict verdict = query(g, keys, false);
+        if (verdict instanceof KeyChecks.Verdict.Failed failed
                 && failed.failure().kind() == TenantDb.Kind.ERROR
                 && keys.size() > 1) {
             log.warn(
@@ -301,7 +303,7 @@ public final class RlsPolicy implements AccessPolicy {
             verdict = query(g, keys, true);
         }
         switch (verdict) {
-            case TenantDb.Verdict.Visible v -> {
+            case KeyChecks.Verdict.Visible v -> {
                 v.keys().forEach(k -> allowKey(run, g, changesByKey.get(k)));
                 if (!v.failedKeys().isEmpty()) {
                     deny(
@@ -312,10 +314,10 @@ public final class RlsPolicy implements AccessPolicy {
                             subscriptions(g, v.failedKeys().keySet(), changesByKey));
                 }
             }
-            case TenantDb.Verdict.Failed f
+            case KeyChecks.Verdict.Failed f
             when f.failure().kind() == TenantDb.Kind.ERROR ->
                 fail(g, f.failure(), subscriptions(g, keys, changesByKey));
-            case TenantDb.Verdict.Failed f
+            case KeyChecks.Verdict.Failed f
             when !lateLane -> {
                 // slow is late, not lost (C14): the project leaves the shared lane for this run
                 log.info(
@@ -327,8 +329,8 @@ public final class RlsPolicy implements AccessPolicy {
                 run.lateProjects.add(g.projectId());
                 late(run, g, changesByKey.values());
             }
-            case TenantDb.Verdict.Failed f when keys.size() == 1 -> timedOut(run, g, changesByKey.get(keys.get(0)));
-            case TenantDb.Verdict.Failed f -> {
+            case KeyChecks.Verdict.Failed f when keys.size() == 1 -> timedOut(run, g, changesByKey.get(keys.get(0)));
+            case KeyChecks.Verdict.Failed f -> {
                 log.info(
                         "project {}: an RLS check of {} rows on {} outlived {} ms in the late lane; checking each on its own",
                         g.projectId(),
@@ -337,11 +339,12 @@ public final class RlsPolicy implements AccessPolicy {
                         statementTimeout.toMillis());
                 for (String key : keys) {
                     switch (query(g, List.of(key), false)) {
-                        case TenantDb.Verdict.Visible v -> v.keys().forEach(k -> allowKey(run, g, changesByKey.get(k)));
-                        case TenantDb.Verdict.Failed one
+                        case KeyChecks.Verdict.Visible v ->
+                            v.keys().forEach(k -> allowKey(run, g, changesByKey.get(k)));
+                        case KeyChecks.Verdict.Failed one
                         when one.failure().kind() == TenantDb.Kind.ERROR ->
                             fail(g, one.failure(), subscriptions(g, List.of(key), changesByKey));
-                        case TenantDb.Verdict.Failed one -> timedOut(run, g, changesByKey.get(key));
+                        case KeyChecks.Verdict.Failed one -> timedOut(run, g, changesByKey.get(key));
                     }
                 }
             }
@@ -364,19 +367,19 @@ public final class RlsPolicy implements AccessPolicy {
     }
 
     /** One tenant statement for {@code keys} with this lane's statement timeout. */
-    private TenantDb.Verdict query(Group g, List<String> keys, boolean each) throws CdcFailure {
+    private KeyChecks.Verdict query(Group g, List<String> keys, boolean each) throws CdcFailure {
         metrics.rlsQueries.increment();
-        TenantDb.Verdict v;
+        KeyChecks.Verdict v;
         try {
             v = each
-                    ? tenant.visibleEach(
+                    ? checks.visibleEach(
                             new ProjectIdentity(g.projectId()),
                             g.pgRole(),
                             g.claims(),
                             g.table(),
                             keys,
                             statementTimeout)
-                    : tenant.visibleKeys(
+                    : checks.visibleKeys(
                             new ProjectIdentity(g.projectId()),
                             g.pgRole(),
                             g.claims(),
@@ -388,7 +391,7 @@ public final class RlsPolicy implements AccessPolicy {
             throw CdcFailure.retriable(
                     CdcReason.POSTGRES_UNAVAILABLE, "RLS check on " + describe(g) + ": " + e.getMessage(), e);
         }
-        if (v instanceof TenantDb.Verdict.Failed f && f.failure().kind() == TenantDb.Kind.TIMEOUT) {
+        if (v instanceof KeyChecks.Verdict.Failed f && f.failure().kind() == TenantDb.Kind.TIMEOUT) {
             metrics.rlsTimeouts.increment();
         }
         return v;

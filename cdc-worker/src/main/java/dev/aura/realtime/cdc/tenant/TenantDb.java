@@ -5,12 +5,7 @@ import dev.aura.realtime.cdc.identity.ProjectIdentity;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.Collection;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -88,9 +83,6 @@ public final class TenantDb implements AutoCloseable {
         }
     }
 
-    /** A table's primary key, as {@code format_type} names usable in casts. */
-    public record KeyedTable(String schema, String table, List<String> columns, List<String> types) {}
-
     /** How a tenant statement failed. */
     public enum Kind {
         /** It raised (whatever SQLSTATE) and Postgres still answers. */
@@ -101,17 +93,6 @@ public final class TenantDb implements AutoCloseable {
 
     /** A tenant statement's failure; {@code tenantText} may contain tenant-authored text: logs only. */
     public record Failure(Kind kind, String sqlState, String tenantText) {}
-
-    /** The outcome of an RLS check. */
-    public sealed interface Verdict {
-        /**
-         * @param keys the visible keys
-         * @param failedKeys keys whose own check raised, with the SQLSTATE ({@link #visibleEach} only)
-         */
-        record Visible(Set<String> keys, Map<String, String> failedKeys) implements Verdict {}
-
-        record Failed(Failure failure) implements Verdict {}
-    }
 
     /** Postgres (or the tenant pool) did not answer: says nothing about any subscriber. */
     public static final class Unavailable extends Exception {
@@ -236,110 +217,6 @@ public final class TenantDb implements AutoCloseable {
         } else if (!next.usable() && !next.reasonCode().equals(previous.reasonCode())) {
             log.warn("[TenantSqlDisabled] {}: {}", next.reasonCode(), next.reason());
         }
-    }
-
-    /**
-     * Which of {@code keys} the project's {@code clientRole} with these claims may read, in one
-     * statement through the project's runner ({@link KeyQueries#batch}); the table's policies decide.
-     *
-     * @param keys primary keys, each as its column values (as text) joined by NUL
-     * @param timeout the statement's {@code statement_timeout} (at most the configured one)
-     * @throws Unavailable when Postgres did not answer
-     */
-    public Verdict visibleKeys(
-            ProjectIdentity project,
-            String clientRole,
-            String claims,
-            KeyedTable table,
-            Collection<String> keys,
-            Duration timeout)
-            throws Unavailable {
-        if (keys.isEmpty()) {
-            return new Verdict.Visible(Set.of(), Map.of());
-        }
-        List<String> ordered = List.copyOf(keys);
-        try {
-            Set<String> visible = session(claims, table.schema(), timeout, s -> {
-                Set<String> out = new HashSet<>();
-                for (String[] row : s.viaRunner(
-                        project.runner(clientRole),
-                        KeyQueries.batch(table, ordered.size()),
-                        byColumn(ordered, table.columns().size()))) {
-                    if (row.length > 0 && row[0] != null) { // null: no key equals the row (not asked)
-                        out.add(ordered.get(Integer.parseInt(row[0]) - 1));
-                    }
-                }
-                return out;
-            });
-            return new Verdict.Visible(visible, Map.of());
-        } catch (RunnerSession.TenantFailure f) {
-            return new Verdict.Failed(f.failure());
-        }
-    }
-
-    /**
-     * Like {@link #visibleKeys}, but each key checked on its own inside one statement
-     * ({@code aura_rls.visible_each}): a key whose check raises is reported in
-     * {@link Verdict.Visible#failedKeys} and the others are still decided. Only a timeout fails the
-     * whole call.
-     */
-    public Verdict visibleEach(
-            ProjectIdentity project,
-            String clientRole,
-            String claims,
-            KeyedTable table,
-            List<String> keys,
-            Duration timeout)
-            throws Unavailable {
-        Object[] flat = flatten(keys);
-        Object[] args = new Object[flat.length + 1];
-        args[0] = KeyQueries.single(table);
-        System.arraycopy(flat, 0, args, 1, flat.length);
-        try {
-            return session(claims, table.schema(), timeout, s -> {
-                Set<String> visible = new HashSet<>();
-                Map<String, String> failed = new HashMap<>();
-                for (String[] row : s.viaRunner(
-                        project.runner(clientRole),
-                        KeyQueries.each(table.columns().size()),
-                        args)) {
-                    String key = keys.get(Integer.parseInt(row[0]) - 1);
-                    if (row[2] != null) {
-                        failed.put(key, row[2]);
-                    } else if ("true".equals(row[1])) {
-                        visible.add(key);
-                    }
-                }
-                return new Verdict.Visible(visible, failed);
-            });
-        } catch (RunnerSession.TenantFailure f) {
-            return new Verdict.Failed(f.failure());
-        }
-    }
-
-    /** The keys' column values, column after column (for {@link KeyQueries#batch}). */
-    private static Object[] byColumn(List<String> keys, int n) {
-        Object[] out = new Object[keys.size() * n];
-        for (int k = 0; k < keys.size(); k++) {
-            String[] parts = keys.get(k).split("\u0000", -1);
-            for (int c = 0; c < n; c++) {
-                out[c * keys.size() + k] = parts[c];
-            }
-        }
-        return out;
-    }
-
-    /** The keys' column values, key after key. */
-    private static Object[] flatten(List<String> keys) {
-        return keys.stream()
-                .flatMap(k -> List.of(k.split("\u0000", -1)).stream())
-                .toArray();
-    }
-
-    /** Runs {@code body} in a read-only transaction of the shared login, unless tenant SQL is off. */
-    private <T> T session(String claims, String schema, Duration timeout, RunnerSession.Body<T> body)
-            throws Unavailable, RunnerSession.TenantFailure {
-        return session(claims, schema, timeout, RunnerSession.Mode.READ_ONLY, body);
     }
 
     /**

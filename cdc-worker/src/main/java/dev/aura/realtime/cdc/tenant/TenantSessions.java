@@ -257,7 +257,7 @@ final class TenantSessions {
                 try (PreparedStatement ps = c.prepareStatement(SETUP)) {
                     ps.setString(1, pgRole == null ? "none" : pgRole);
                     ps.setString(2, claims);
-                    ps.setString(3, KeyQueries.searchPath(schema));
+                    ps.setString(3, searchPath(schema));
                     ps.setString(4, Math.max(1, limit.toMillis()) + "ms");
                     ps.executeQuery().close();
                 }
@@ -268,6 +268,11 @@ final class TenantSessions {
             }
         }
         throw new Unavailable("the tenant login's sessions fail before any tenant code: " + last.getMessage(), last);
+    }
+
+    /** {@code pg_catalog, "<schema>"}: built-ins first, then the project's own names (its "public"). */
+    private static String searchPath(String schema) {
+        return "pg_catalog, \"" + schema.replace("\"", "\"\"") + "\"";
     }
 
     /** Whether this session still answers a trivial statement (after rolling back the failed one). */

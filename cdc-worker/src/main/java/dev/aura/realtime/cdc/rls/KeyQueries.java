@@ -1,9 +1,10 @@
-package dev.aura.realtime.cdc.tenant;
+package dev.aura.realtime.cdc.rls;
 
 /**
- * The SQL text of tenant statements, built from catalog names only (identifiers quoted, types as
- * {@code format_type} printed them); values always travel in the runner's {@code args} array
- * ({@code $1}). Every query answers rows of {@code text[]}, the runner's result type.
+ * The SQL text of the RLS checks' tenant statements ({@link KeyChecks}), built from catalog names
+ * only (identifiers quoted, types as {@code format_type} printed them); values always travel in the
+ * runner's {@code args} array ({@code $1}). Every query answers rows of {@code text[]}, the
+ * runner's result type.
  *
  * <p>Keys are compared by value: each key column's text is cast to the column's type and compared
  * with {@code =} of that type, so a key whose text differs from {@code pk::text} ({@code timestamptz}
@@ -22,7 +23,7 @@ final class KeyQueries {
      * (an index condition, or a leakproof filter evaluated before the policies), so the policies
      * are evaluated only for rows with these key values, never for the whole table.
      */
-    static String batch(TenantDb.KeyedTable table, int m) {
+    static String batch(KeyChecks.KeyedTable table, int m) {
         int n = table.columns().size();
         if (n == 1) {
             // one key column: the plain index scan, each visible row answering its key's ordinal
@@ -62,7 +63,7 @@ final class KeyQueries {
      * One key, for {@code aura_rls.visible_each}: {@code SELECT EXISTS (SELECT 1 FROM t WHERE
      * pk1 = $1[1]::type1 AND ...)}, the key's column values as one text array.
      */
-    static String single(TenantDb.KeyedTable table) {
+    static String single(KeyChecks.KeyedTable table) {
         StringBuilder sql = new StringBuilder("SELECT EXISTS (SELECT 1 FROM ")
                 .append(qualified(table))
                 .append(" WHERE ");
@@ -86,12 +87,7 @@ final class KeyQueries {
                 + width + ") e";
     }
 
-    /** {@code pg_catalog, "<schema>"}: built-ins first, then the project's own names (its "public"). */
-    static String searchPath(String schema) {
-        return "pg_catalog, " + ident(schema);
-    }
-
-    private static String qualified(TenantDb.KeyedTable table) {
+    private static String qualified(KeyChecks.KeyedTable table) {
         return ident(table.schema()) + "." + ident(table.table());
     }
 

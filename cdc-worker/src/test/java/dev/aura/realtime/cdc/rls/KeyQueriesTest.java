@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc.tenant;
+package dev.aura.realtime.cdc.rls;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -6,7 +6,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class KeyQueriesTest {
-    private final TenantDb.KeyedTable composite = new TenantDb.KeyedTable(
+    private final KeyChecks.KeyedTable composite = new KeyChecks.KeyedTable(
             "project_a", "ev\"ents", List.of("id", "at"), List.of("integer", "timestamp with time zone"));
 
     @Test
@@ -22,8 +22,8 @@ class KeyQueriesTest {
 
     @Test
     void aOneColumnKeyIsLookedUpByTheIndexAndAnswersItsOrdinal() {
-        TenantDb.KeyedTable t =
-                new TenantDb.KeyedTable("project_a", "notes", List.of("at"), List.of("timestamp(3) with time zone"));
+        KeyChecks.KeyedTable t =
+                new KeyChecks.KeyedTable("project_a", "notes", List.of("at"), List.of("timestamp(3) with time zone"));
         assertThat(KeyQueries.batch(t, 2))
                 .isEqualTo(
                         "SELECT ARRAY[array_position(($1)::timestamp(3) with time zone[], t.\"at\")::text]"
