@@ -24,12 +24,13 @@ import java.util.Map;
  *
  * <pre>
  * 0  cdc (CdcWorker, CdcWorkerMain: wiring only)
- * 1  leader  slot  pipeline  control  join  upkeep
- * 2  registry  match  rls  publish  decode  http
- * 3  tenant (the safe tenant session)  provision (what the platform login creates)
- * 4  catalog (what the platform login reads; its pool)
- * 5  event  health  fence  config
- * 6  failure  metrics  identity
+ * 1  startup (the start-up's named steps, what they build, the retry)
+ * 2  leader  slot  pipeline  control  join (join-time checks)  upkeep
+ * 3  registry  match  rls (delivery-time RLS)  publish  decode  http
+ * 4  tenant (the safe tenant session)  provision (what the platform login creates)
+ * 5  catalog (what the platform login reads; its pool)
+ * 6  event  health  fence  config
+ * 7  failure  metrics  identity
  * </pre>
  *
  * A class may use its own package and packages of a higher number only: never one above, nor
@@ -41,28 +42,29 @@ class ArchitectureTest {
 
     private static final Map<String, Integer> LAYER = Map.ofEntries(
             Map.entry("", 0),
-            Map.entry("leader", 1),
-            Map.entry("slot", 1),
-            Map.entry("pipeline", 1),
-            Map.entry("control", 1),
-            Map.entry("join", 1),
-            Map.entry("upkeep", 1),
-            Map.entry("registry", 2),
-            Map.entry("match", 2),
-            Map.entry("rls", 2),
-            Map.entry("publish", 2),
-            Map.entry("decode", 2),
-            Map.entry("http", 2),
-            Map.entry("tenant", 3),
-            Map.entry("provision", 3),
-            Map.entry("catalog", 4),
-            Map.entry("event", 5),
-            Map.entry("health", 5),
-            Map.entry("fence", 5),
-            Map.entry("config", 5),
-            Map.entry("failure", 6),
-            Map.entry("identity", 6),
-            Map.entry("metrics", 6));
+            Map.entry("startup", 1),
+            Map.entry("leader", 2),
+            Map.entry("slot", 2),
+            Map.entry("pipeline", 2),
+            Map.entry("control", 2),
+            Map.entry("join", 2),
+            Map.entry("upkeep", 2),
+            Map.entry("registry", 3),
+            Map.entry("match", 3),
+            Map.entry("rls", 3),
+            Map.entry("publish", 3),
+            Map.entry("decode", 3),
+            Map.entry("http", 3),
+            Map.entry("tenant", 4),
+            Map.entry("provision", 4),
+            Map.entry("catalog", 5),
+            Map.entry("event", 6),
+            Map.entry("health", 6),
+            Map.entry("fence", 6),
+            Map.entry("config", 6),
+            Map.entry("failure", 7),
+            Map.entry("identity", 7),
+            Map.entry("metrics", 7));
 
     @ArchTest
     static final ArchRule dependenciesPointDownTheLayers =

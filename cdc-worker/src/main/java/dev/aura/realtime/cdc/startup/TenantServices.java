@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc;
+package dev.aura.realtime.cdc.startup;
 
 import dev.aura.realtime.cdc.catalog.PlatformDb;
 import dev.aura.realtime.cdc.catalog.ProjectCatalog;
@@ -20,7 +20,7 @@ import java.util.function.BooleanSupplier;
 /**
  * Starts what answers ws-front's requests (join-time checks, project limits, private channels) and
  * the realtime upkeep (provisioning each project's schemas and identity, the janitor), for
- * {@link CdcWorker}; each started part is pushed on {@code started} for the worker's close.
+ * {@link WorkerParts}; each started part is pushed on {@code started} for the worker's close.
  */
 final class TenantServices {
     private TenantServices() {}

@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc;
+package dev.aura.realtime.cdc.startup;
 
 import dev.aura.realtime.cdc.failure.CdcReason;
 import dev.aura.realtime.cdc.failure.LogCode;
@@ -17,13 +17,7 @@ import org.slf4j.LoggerFactory;
  * thread) ends the wait at once (docs/design.md C10).
  */
 final class StartRetry {
-    private static final Logger log = LoggerFactory.getLogger(CdcWorker.class);
-
-    /** A start-up step that fails while Postgres or NATS is unreachable. */
-    @FunctionalInterface
-    interface Step {
-        void run() throws IOException, JetStreamApiException, SQLException, InterruptedException;
-    }
+    private static final Logger log = LoggerFactory.getLogger(Startup.class);
 
     private final CdcState state;
     private final Duration firstBackoff;
@@ -42,7 +36,7 @@ final class StartRetry {
      *
      * @return false when the worker was closed or the thread interrupted meanwhile
      */
-    boolean untilUp(String what, CdcReason reason, LogCode code, Step step) {
+    boolean untilUp(String what, CdcReason reason, LogCode code, Startup.Attempt step) {
         long backoff = firstBackoff.toMillis();
         while (!closed.getAsBoolean()) {
             try {

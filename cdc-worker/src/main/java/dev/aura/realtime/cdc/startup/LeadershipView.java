@@ -1,4 +1,4 @@
-package dev.aura.realtime.cdc;
+package dev.aura.realtime.cdc.startup;
 
 import dev.aura.realtime.cdc.failure.CdcReason;
 import dev.aura.realtime.cdc.health.CdcState;
@@ -11,22 +11,22 @@ import dev.aura.realtime.cdc.leader.LeadershipStatus;
  * into the {@link CdcState} (for {@code /health} and the status clients read). Before the election
  * is started it shows "not leading" in the configured mode. Thread-safe.
  */
-final class LeadershipView {
+public final class LeadershipView {
     private final String configuredMode;
     private final CdcState state;
     private volatile LeaderElection election;
 
-    LeadershipView(String configuredMode, CdcState state) {
+    public LeadershipView(String configuredMode, CdcState state) {
         this.configuredMode = configuredMode;
         this.state = state;
     }
 
     /** The election of this process, once started. */
-    void use(LeaderElection e) {
+    public void use(LeaderElection e) {
         election = e;
     }
 
-    HttpApi.LeaderView view() {
+    public HttpApi.LeaderView view() {
         LeaderElection e = election;
         if (e == null) {
             return new HttpApi.LeaderView(false, null, 0, configuredMode);
@@ -36,7 +36,7 @@ final class LeadershipView {
     }
 
     /** Mirrors why this process does not lead into the CDC state. */
-    void sync() {
+    public void sync() {
         LeaderElection e = election;
         if (e == null) {
             return;
