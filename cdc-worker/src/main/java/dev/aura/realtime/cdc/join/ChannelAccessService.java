@@ -226,14 +226,14 @@ public final class ChannelAccessService implements AutoCloseable {
         }
         String claims = req.claims() == null ? "{}" : req.claims();
         String rt = RealtimeSchemas.nameOf(project.toString());
-        ChannelChecks checks = this.checks;
-        ProjectIdentity identity = ProjectIdentity.of(project);
+        ChannelChecks.Channel channel =
+                new ChannelChecks.Channel(ProjectIdentity.of(project), pgRole, claims, settings.schema(), rt, topic);
         return switch (String.valueOf(req.op())) {
             case ChannelAccess.OP_READ -> {
                 if (service) {
                     yield ChannelAccess.Reply.read(privateOnly, true, true);
                 }
-                ChannelChecks.ReadVerdict v = checks.read(identity, pgRole, claims, settings.schema(), rt, topic);
+                ChannelChecks.ReadVerdict v = checks.read(channel);
                 if (v.failure() != null) {
                     logDenied("read check", project, topic, v.failure());
                 }
@@ -246,15 +246,13 @@ public final class ChannelAccessService implements AutoCloseable {
                 }
                 boolean allowed = service;
                 if (!service) {
-                    ChannelChecks.WriteVerdict v =
-                            checks.write(identity, pgRole, claims, settings.schema(), rt, topic, extension);
+                    ChannelChecks.WriteVerdict v = checks.write(channel, extension);
                     allowed = v.allowed();
                 }
                 yield ChannelAccess.Reply.write(privateOnly, allowed);
             }
-            case ChannelAccess.OP_PERSIST, ChannelAccess.OP_PERSIST_BINARY ->
-                persist(req, checks, pgRole, claims, settings, rt, privateOnly);
-            case ChannelAccess.OP_REPLAY -> replay(req, checks, pgRole, claims, settings, rt, privateOnly);
+            case ChannelAccess.OP_PERSIST, ChannelAccess.OP_PERSIST_BINARY -> persist(req, channel, privateOnly);
+            case ChannelAccess.OP_REPLAY -> replay(req, channel, privateOnly);
             default -> ChannelAccess.Reply.failed("MalformedMessage: unknown channel access op " + req.op());
         };
     }
@@ -263,14 +261,7 @@ public final class ChannelAccessService implements AutoCloseable {
         return ChannelAccess.OP_READ.equals(op) || ChannelAccess.OP_WRITE.equals(op);
     }
 
-    private ChannelAccess.Reply persist(
-            ChannelAccess.Request req,
-            ChannelChecks checks,
-            String pgRole,
-            String claims,
-            ProjectCatalog.ChannelSettings settings,
-            String rt,
-            boolean privateOnly)
+    private ChannelAccess.Reply persist(ChannelAccess.Request req, ChannelChecks.Channel channel, boolean privateOnly)
             throws TenantDb.Unavailable, ConnectionShare.Busy, IOException {
         if (!schemas.confinement().status().guarded()) {
             // a deferred trigger at its COMMIT could edit the project's runners unseen
@@ -292,17 +283,7 @@ public final class ChannelAccessService implements AutoCloseable {
         if (req.ttlMs() < 0) {
             return ChannelAccess.Reply.failed("MalformedMessage: persist.ttl must be a positive number of seconds");
         }
-        ChannelChecks.WriteVerdict v = checks.persist(
-                ProjectIdentity.of(UUID.fromString(req.projectId())),
-                pgRole,
-                claims,
-                settings.schema(),
-                rt,
-                req.topic(),
-                event,
-                json,
-                binary,
-                Math.min(req.ttlMs(), MAX_TTL_MS));
+        ChannelChecks.WriteVerdict v = checks.persist(channel, event, json, binary, Math.min(req.ttlMs(), MAX_TTL_MS));
         if (!v.allowed()) {
             if (v.failure() != null && v.failure().kind() == TenantDb.Kind.TIMEOUT) {
                 logDenied("persisted broadcast", UUID.fromString(req.projectId()), req.topic(), v.failure());
@@ -314,25 +295,10 @@ public final class ChannelAccessService implements AutoCloseable {
         return ChannelAccess.Reply.persisted(privateOnly, v.id());
     }
 
-    private ChannelAccess.Reply replay(
-            ChannelAccess.Request req,
-            ChannelChecks checks,
-            String pgRole,
-            String claims,
-            ProjectCatalog.ChannelSettings settings,
-            String rt,
-            boolean privateOnly)
+    private ChannelAccess.Reply replay(ChannelAccess.Request req, ChannelChecks.Channel channel, boolean privateOnly)
             throws TenantDb.Unavailable, ConnectionShare.Busy, IOException {
         int limit = Math.min(Math.max(1, req.limit()), ChannelAccess.MAX_REPLAY_LIMIT);
-        List<ChannelChecks.StoredMessage> stored = checks.replay(
-                ProjectIdentity.of(UUID.fromString(req.projectId())),
-                pgRole,
-                claims,
-                settings.schema(),
-                rt,
-                req.topic(),
-                req.sinceMs(),
-                limit);
+        List<ChannelChecks.StoredMessage> stored = checks.replay(channel, req.sinceMs(), limit);
         if (stored == null) {
             return ChannelAccess.Reply.failed("UnableToReplayMessages: the messages could not be read, try again");
         }

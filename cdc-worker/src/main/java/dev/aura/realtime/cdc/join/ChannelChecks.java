@@ -57,18 +57,28 @@ public final class ChannelChecks {
     }
 
     /**
-     * Which of broadcast and presence the project's {@code clientRole} may read on {@code topic}
-     * (Supabase's probe: rows inserted, selected, rolled back), through the project's runner.
+     * The channel a statement is for, and as whom: the project with its schema and realtime schema,
+     * the subscriber's client role and claims, and the channel's topic.
      */
-    public ReadVerdict read(
+    public record Channel(
             ProjectIdentity project,
             String clientRole,
             String claims,
             String projectSchema,
             String realtimeSchema,
-            String topic)
-            throws Unavailable, ConnectionShare.Busy {
-        return readAll(project, projectSchema, realtimeSchema, List.of(new ReadAsk(clientRole, claims, topic)), null)
+            String topic) {}
+
+    /**
+     * Which of broadcast and presence the project's client role may read on the topic (Supabase's
+     * probe: rows inserted, selected, rolled back), through the project's runner.
+     */
+    public ReadVerdict read(Channel on) throws Unavailable, ConnectionShare.Busy {
+        return readAll(
+                        on.project(),
+                        on.projectSchema(),
+                        on.realtimeSchema(),
+                        List.of(new ReadAsk(on.clientRole(), on.claims(), on.topic())),
+                        null)
                 .get(0);
     }
 
@@ -127,30 +137,18 @@ public final class ChannelChecks {
     }
 
     /**
-     * Whether the insert policy lets the project's {@code clientRole} write {@code extension}
-     * messages on {@code topic}; through the runner, rolled back.
+     * Whether the insert policy lets the project's client role write {@code extension} messages on
+     * the topic; through the runner, rolled back.
      */
-    public WriteVerdict write(
-            ProjectIdentity project,
-            String clientRole,
-            String claims,
-            String projectSchema,
-            String realtimeSchema,
-            String topic,
-            String extension)
-            throws Unavailable, ConnectionShare.Busy {
+    public WriteVerdict write(Channel on, String extension) throws Unavailable, ConnectionShare.Busy {
         try {
             // no RETURNING: the insert policy alone decides, not the SELECT policies
             viaRunner(
-                    project,
-                    clientRole,
-                    claims,
-                    projectSchema,
-                    topic,
+                    on,
                     Mode.WRITE_ROLLBACK,
-                    "WITH w AS (INSERT INTO " + ident(realtimeSchema) + ".messages(topic, extension, private, event)"
-                            + " VALUES ($1[1], $1[2], true, 'aura_write_check')) SELECT ARRAY['ok']",
-                    topic,
+                    "WITH w AS (INSERT INTO " + ident(on.realtimeSchema()) + ".messages(topic, extension, private,"
+                            + " event) VALUES ($1[1], $1[2], true, 'aura_write_check')) SELECT ARRAY['ok']",
+                    on.topic(),
                     extension);
             return new WriteVerdict(true, null, null);
         } catch (RunnerSession.TenantFailure f) {
@@ -159,35 +157,25 @@ public final class ChannelChecks {
     }
 
     /**
-     * Stores one private broadcast as the project's {@code clientRole} (the insert policy decides)
-     * and commits it, on the project's login; the slot then delivers it. The row's id is chosen
+     * Stores one private broadcast on the channel as the project's client role (the insert policy
+     * decides) and commits it, on the project's login; the slot then delivers it. The row's id is chosen
      * here, so the insert needs no {@code RETURNING} (which would make the role's SELECT policies
      * decide too).
      *
      * @param ttlMs the row's {@code expires_at} is this long after now, at most the retention
      *     ({@code aura_rls.messages_retention()}); 0 leaves it null (the retention applies)
      */
-    public WriteVerdict persist(
-            ProjectIdentity project,
-            String clientRole,
-            String claims,
-            String projectSchema,
-            String realtimeSchema,
-            String topic,
-            String event,
-            String payloadJson,
-            byte[] binaryPayload,
-            long ttlMs)
+    public WriteVerdict persist(Channel on, String event, String payloadJson, byte[] binaryPayload, long ttlMs)
             throws Unavailable, ConnectionShare.Busy {
         UUID id = UUID.randomUUID();
         try {
             return share.admitted(
-                    projectSchema,
-                    () -> db.projectSession(project, claims, projectSchema, Mode.WRITE_COMMIT, s -> {
-                        s.setTopic(topic);
+                    on.projectSchema(),
+                    () -> db.projectSession(on.project(), on.claims(), on.projectSchema(), Mode.WRITE_COMMIT, s -> {
+                        s.setTopic(on.topic());
                         s.viaRunner(
-                                project.runner(clientRole),
-                                "WITH w AS (INSERT INTO " + ident(realtimeSchema)
+                                on.project().runner(on.clientRole()),
+                                "WITH w AS (INSERT INTO " + ident(on.realtimeSchema())
                                         + ".messages(id, topic, extension, private, event, "
                                         + (binaryPayload == null ? "payload" : "binary_payload") + ", expires_at)"
                                         + " VALUES ($1[1]::uuid, $1[2], 'broadcast', true, $1[3], "
@@ -197,7 +185,7 @@ public final class ChannelChecks {
                                         + " SELECT ARRAY['ok']",
                                 new Object[] {
                                     id.toString(),
-                                    topic,
+                                    on.topic(),
                                     event,
                                     binaryPayload == null
                                             ? payloadJson
@@ -212,41 +200,28 @@ public final class ChannelChecks {
     }
 
     /**
-     * The private broadcasts of {@code topic} inserted at or after {@code sinceMs} that the
-     * project's {@code clientRole} may read, the newest {@code limit}, returned oldest first in
+     * The private broadcasts of the channel's topic inserted at or after {@code sinceMs} that the
+     * project's client role may read, the newest {@code limit}, returned oldest first in
      * insertion order ({@code seq}), so one transaction's messages keep their order.
      *
      * @return the messages, or null when the tenant's policy raised or timed out (denied)
      */
-    public List<StoredMessage> replay(
-            ProjectIdentity project,
-            String clientRole,
-            String claims,
-            String projectSchema,
-            String realtimeSchema,
-            String topic,
-            long sinceMs,
-            int limit)
-            throws Unavailable, ConnectionShare.Busy {
+    public List<StoredMessage> replay(Channel on, long sinceMs, int limit) throws Unavailable, ConnectionShare.Busy {
         try {
             List<StoredMessage> out = new ArrayList<>();
             for (String[] row : viaRunner(
-                    project,
-                    clientRole,
-                    claims,
-                    projectSchema,
-                    topic,
+                    on,
                     Mode.READ_ONLY,
                     "SELECT ARRAY[id::text, coalesce(event, ''), CASE WHEN binary_payload IS NULL"
                             + " THEN coalesce(payload, '{}'::jsonb)::text ELSE encode(binary_payload, 'hex') END,"
                             + " floor(extract(epoch FROM inserted_at) * 1000)::bigint::text,"
                             + " (binary_payload IS NOT NULL)::text] FROM "
-                            + ident(realtimeSchema) + ".messages"
+                            + ident(on.realtimeSchema()) + ".messages"
                             + " WHERE topic = $1[1] AND extension = 'broadcast' AND private"
                             + " AND inserted_at >= to_timestamp($1[2]::double precision / 1000)"
                             + " AND (expires_at IS NULL OR expires_at > now())"
                             + " ORDER BY seq DESC LIMIT $1[3]::integer",
-                    topic,
+                    on.topic(),
                     Long.toString(sinceMs),
                     Integer.toString(limit))) {
                 boolean binary = "true".equals(row[4]);
@@ -266,34 +241,18 @@ public final class ChannelChecks {
     }
 
     /**
-     * One call of the project's runner for {@code clientRole}: {@code query} with {@code args} as
-     * its {@code $1}, in a session of the shared login set up by {@link #onTopic}.
+     * One call of the project's runner for the channel's client role: {@code query} with
+     * {@code args} as its {@code $1}, in a session of the shared login with the claims and
+     * {@code realtime.topic()} answering the channel's topic, on the project's part of the channel
+     * share.
      */
-    private List<String[]> viaRunner(
-            ProjectIdentity project,
-            String clientRole,
-            String claims,
-            String projectSchema,
-            String topic,
-            Mode mode,
-            String query,
-            String... args)
-            throws Unavailable, ConnectionShare.Busy, RunnerSession.TenantFailure {
-        return onTopic(claims, projectSchema, topic, mode, s -> s.viaRunner(project.runner(clientRole), query, args));
-    }
-
-    /**
-     * Runs {@code body} in a session of the shared login with the claims and {@code realtime.topic()}
-     * answering {@code topic}, on the project's share of the channel-check connections; {@code body}
-     * reaches tenant code through one runner call.
-     */
-    private <T> T onTopic(String claims, String projectSchema, String topic, Mode mode, RunnerSession.Body<T> body)
+    private List<String[]> viaRunner(Channel on, Mode mode, String query, String... args)
             throws Unavailable, ConnectionShare.Busy, RunnerSession.TenantFailure {
         return share.admitted(
-                projectSchema,
-                () -> db.session(claims, projectSchema, db.statementTimeout(), mode, s -> {
-                    s.setTopic(topic);
-                    return body.run(s);
+                on.projectSchema(),
+                () -> db.session(on.claims(), on.projectSchema(), db.statementTimeout(), mode, s -> {
+                    s.setTopic(on.topic());
+                    return s.viaRunner(on.project().runner(on.clientRole()), query, args);
                 }));
     }
 

@@ -16,27 +16,58 @@ import java.util.function.Consumer;
  * reports each one's sequence to {@link ReadYourWrites}. jnats calls it on its dispatcher thread.
  */
 final class RegistryLoader implements KeyValueWatcher {
+    /**
+     * What the loaders of one watch share: how entries are judged, where a live loader's progress
+     * is told, the clock of write times, and who swaps a loaded snapshot in.
+     */
+    record Shared(EntryTrust trust, ReadYourWrites reads, Clock clock, Consumer<RegistryLoader> loaded) {}
+
     private final SubscriptionIndex target;
-    private final EntryTrust trust;
-    private final ReadYourWrites reads;
-    private final Clock clock;
-    private final Consumer<RegistryLoader> loaded;
+    private final Shared shared;
     private final Set<String> deletedWhileLoading = new HashSet<>();
     private boolean live;
     /** Stream sequence of the last event this loader applied (set under {@link ReadYourWrites}' lock once live). */
     volatile long applied;
 
-    RegistryLoader(
-            SubscriptionIndex target,
-            EntryTrust trust,
-            ReadYourWrites reads,
-            Clock clock,
-            Consumer<RegistryLoader> loaded) {
+    RegistryLoader(SubscriptionIndex target, Shared shared) {
         this.target = target;
-        this.trust = trust;
-        this.reads = reads;
-        this.clock = clock;
-        this.loaded = loaded;
+        this.shared = shared;
+    }
+
+    @Override
+    public void watch(KeyValueEntry e) {
+        apply(e);
+        if (live) {
+            shared.reads().applied(this, e.getRevision());
+        } else {
+            applied = e.getRevision();
+        }
+    }
+
+    private void apply(KeyValueEntry e) {
+        String key = e.getKey();
+        if (e.getOperation() != KeyValueOperation.PUT) {
+            target.remove(key);
+            shared.trust().forget(key);
+            if (!live) {
+                deletedWhileLoading.add(key);
+            }
+            return;
+        }
+        SubscriptionEntry entry = shared.trust().accept(key, e.getValue());
+        if (entry == null) {
+            target.remove(key);
+            return;
+        }
+        long written = e.getCreated() == null
+                ? shared.clock().millis()
+                : e.getCreated().toInstant().toEpochMilli();
+        target.put(key, entry, written);
+    }
+
+    @Override
+    public void endOfData() {
+        shared.loaded().accept(this);
     }
 
     /** The index this loader fills. */
@@ -52,41 +83,5 @@ final class RegistryLoader implements KeyValueWatcher {
     /** From now on each event's sequence is reported as applied to the current view. */
     void goLive() {
         live = true;
-    }
-
-    @Override
-    public void watch(KeyValueEntry e) {
-        apply(e);
-        if (live) {
-            reads.applied(this, e.getRevision());
-        } else {
-            applied = e.getRevision();
-        }
-    }
-
-    private void apply(KeyValueEntry e) {
-        String key = e.getKey();
-        if (e.getOperation() != KeyValueOperation.PUT) {
-            target.remove(key);
-            trust.forget(key);
-            if (!live) {
-                deletedWhileLoading.add(key);
-            }
-            return;
-        }
-        SubscriptionEntry entry = trust.accept(key, e.getValue());
-        if (entry == null) {
-            target.remove(key);
-            return;
-        }
-        long written = e.getCreated() == null
-                ? clock.millis()
-                : e.getCreated().toInstant().toEpochMilli();
-        target.put(key, entry, written);
-    }
-
-    @Override
-    public void endOfData() {
-        loaded.accept(this);
     }
 }

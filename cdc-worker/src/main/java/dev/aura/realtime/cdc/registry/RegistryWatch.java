@@ -46,8 +46,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RegistryWatch.class);
-    /** After a reconnect, re-watch attempts one second apart before waiting for the next period. */
-    private static final int REWATCH_ATTEMPTS = 60;
 
     /**
      * @param resyncPeriod period of the full re-watch
@@ -63,12 +61,15 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
             Duration reputTimeout,
             KvBuckets.Spec bucket) {}
 
+    /** After a reconnect, re-watch attempts one second apart before waiting for the next period. */
+    private static final int REWATCH_ATTEMPTS = 60;
+
     private final Connection nats;
     private final Clock clock;
     private final Settings settings;
     private final ResyncGate gate;
-    private final EntryTrust trust;
     private final ReadYourWrites reads;
+    private final RegistryLoader.Shared loaders;
     private final CountDownLatch loaded = new CountDownLatch(1);
     private final ScheduledExecutorService resync = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().name("aura-subscription-resync").daemon().factory());
@@ -87,8 +88,8 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
         this.clock = clock;
         this.settings = settings;
         this.gate = new ResyncGate(clock, settings.reputTimeout());
-        this.trust = new EntryTrust(metrics);
         this.reads = new ReadYourWrites(nats, settings.syncTimeout(), metrics, this::rewatchNow);
+        this.loaders = new RegistryLoader.Shared(new EntryTrust(metrics), reads, clock, this::loaded);
     }
 
     /**
@@ -230,8 +231,7 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
             stopWatching();
             reads.current(null); // the old view gets no more events: it is not current until the new one loaded
         }
-        RegistryLoader loader =
-                new RegistryLoader(new SubscriptionIndex(SubscriptionEntry.MAX_AGE), trust, reads, clock, this::loaded);
+        RegistryLoader loader = new RegistryLoader(new SubscriptionIndex(SubscriptionEntry.MAX_AGE), loaders);
         loading = loader;
         watch = kv.watchAll(loader);
     }

@@ -60,35 +60,6 @@ final class TenantSessions {
         this.refused = refused;
     }
 
-    /** The session the work inside a transaction on {@code c} sees: runner calls and the topic, nothing else. */
-    static RunnerSession on(Connection c) {
-        return new RunnerSession() {
-            @Override
-            public List<String[]> viaRunner(String runner, String query, Object[] args) throws SQLException {
-                List<String[]> rows = new ArrayList<>();
-                try (PreparedStatement ps = c.prepareStatement("SELECT r FROM " + runner + "(?, ?::text[]) AS r")) {
-                    ps.setString(1, query);
-                    ps.setArray(2, c.createArrayOf("text", args));
-                    try (ResultSet rs = ps.executeQuery()) {
-                        while (rs.next()) {
-                            java.sql.Array a = rs.getArray(1);
-                            rows.add(a == null ? new String[0] : (String[]) a.getArray());
-                        }
-                    }
-                }
-                return rows;
-            }
-
-            @Override
-            public void setTopic(String topic) throws SQLException {
-                try (PreparedStatement ps = c.prepareStatement("SELECT set_config('realtime.topic', ?, true)")) {
-                    ps.setString(1, topic);
-                    ps.executeQuery().close();
-                }
-            }
-        };
-    }
-
     /**
      * One tenant transaction: setup, {@code body}, then classification of any failure, then
      * cleanup; it ends as {@code mode} says.
@@ -216,6 +187,35 @@ final class TenantSessions {
             }
         }
         return out;
+    }
+
+    /** The session the work inside a transaction on {@code c} sees: runner calls and the topic, nothing else. */
+    static RunnerSession on(Connection c) {
+        return new RunnerSession() {
+            @Override
+            public List<String[]> viaRunner(String runner, String query, Object[] args) throws SQLException {
+                List<String[]> rows = new ArrayList<>();
+                try (PreparedStatement ps = c.prepareStatement("SELECT r FROM " + runner + "(?, ?::text[]) AS r")) {
+                    ps.setString(1, query);
+                    ps.setArray(2, c.createArrayOf("text", args));
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            java.sql.Array a = rs.getArray(1);
+                            rows.add(a == null ? new String[0] : (String[]) a.getArray());
+                        }
+                    }
+                }
+                return rows;
+            }
+
+            @Override
+            public void setTopic(String topic) throws SQLException {
+                try (PreparedStatement ps = c.prepareStatement("SELECT set_config('realtime.topic', ?, true)")) {
+                    ps.setString(1, topic);
+                    ps.executeQuery().close();
+                }
+            }
+        };
     }
 
     /** Rolls back to the item's savepoint; false when the session cannot (it is then not reused). */
