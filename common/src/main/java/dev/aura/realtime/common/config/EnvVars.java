@@ -281,7 +281,7 @@ public final class EnvVars {
             "PROJECT_USAGE_INTERVAL_MS",
             "1000",
             "ms",
-            "Interval of each replica's per-project usage report to the others (how stale cross-replica counts may be)");
+            "Interval of each replica's per-project usage report to the others (how stale cross-replica counts may be); reports go out on the wall clock's multiples of it, just after the second they report ends");
     public static final EnvVar PROJECT_LIMITS_REFRESH_MS = new EnvVar(
             "PROJECT_LIMITS_REFRESH_MS",
             "30000",
