@@ -33,11 +33,26 @@ final class ServiceDiagnosis {
         } catch (RuntimeException e) {
             out.append("slot: ").append(e).append('\n');
         }
+        out.append("--- cdc-worker metrics ---\n")
+                .append(counters(stack.cdcHttp().metrics()));
+        out.append("--- ws-front 0 metrics ---\n")
+                .append(counters(stack.http(stack.wsPort(0)).metrics()));
         out.append("--- cdc-worker threads ---\n")
                 .append(threads(stack.cdcWorker().pid()));
         out.append("--- ws-front 0 threads ---\n")
                 .append(threads(stack.wsFront(0).pid()));
         return out.toString();
+    }
+
+    /** The product's own metrics, without histogram buckets. */
+    static String counters(String prometheus) {
+        StringBuilder kept = new StringBuilder();
+        for (String line : prometheus.split("\n")) {
+            if (line.startsWith("aura_") && !line.contains("_bucket{")) {
+                kept.append(line).append('\n');
+            }
+        }
+        return kept.isEmpty() ? prometheus + "\n" : kept.toString();
     }
 
     /** The product's threads of one JVM, stack by stack. */
