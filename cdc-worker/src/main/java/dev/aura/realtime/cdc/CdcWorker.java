@@ -369,6 +369,7 @@ public final class CdcWorker implements AutoCloseable {
                         cache::invalidate,
                         timings.controlLockTimeout(),
                         () -> heldChanges));
+        ProjectKeyServices.start(config, nats, platform, http, clock, started);
         ReaderSettings readerSettings = new ReaderSettings(
                 config.replicationUrl(),
                 config.batchSize(),

@@ -25,7 +25,7 @@ import java.util.Map;
  * <pre>
  * 0  cdc (CdcWorker, CdcWorkerMain: wiring only)
  * 1  leader  slot  pipeline  control  rpc  upkeep
- * 2  registry  match  rls  publish  decode  http
+ * 2  registry  match  rls  publish  decode  http  keys
  * 3  platform (platform SQL)  tenant (tenant SQL)
  * 4  event  health  fence  config
  * 5  failure  metrics
@@ -52,6 +52,7 @@ class ArchitectureTest {
             Map.entry("publish", 2),
             Map.entry("decode", 2),
             Map.entry("http", 2),
+            Map.entry("keys", 2),
             Map.entry("platform", 3),
             Map.entry("tenant", 3),
             Map.entry("event", 4),
