@@ -283,7 +283,7 @@ class ProjectApiKeysE2EIT {
         assertThat(refused.status()).isEqualTo(401);
         assertThat(refused.error()).startsWith("Invalid API key");
         assertThat(Upgrades.withQueryKey(port, "sb_secret_short").status()).isEqualTo(401);
-        assertThat(Upgrades.withQueryKey(port, "sb_secret_" + "x".repeat(5000)).status())
+        assertThat(Upgrades.withHeaderKey(port, "sb_secret_" + "x".repeat(5000)).status())
                 .isEqualTo(401);
         assertThat(Upgrades.restBroadcast(port, unknown, null, "x", "y").status())
                 .isEqualTo(401);

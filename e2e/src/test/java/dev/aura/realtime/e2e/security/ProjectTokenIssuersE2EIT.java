@@ -22,6 +22,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -239,13 +241,13 @@ class ProjectTokenIssuersE2EIT {
             js.awaitEvent(
                     mark,
                     e -> "system".equals(e.path("type").asText())
-                            && e.toString().contains(sig),
+                            && e.toString().contains("Failed to validate JWT signature"),
                     T);
             js.awaitStatus("set-auth", "CLOSED", T);
         }
         Upgrades.Answer rest = Upgrades.restBroadcast(port, publishableB, forged, "room", "forged");
         assertThat(rest.status()).isEqualTo(401);
-        assertThat(rest.error()).isEqualTo(sig);
+        assertThat(rest.error()).isEqualTo("Failed to validate JWT signature");
         assertThat(Upgrades.restBroadcast(port, publishableB, user("alice"), "room", "crossing")
                         .status())
                 .isEqualTo(401);
@@ -305,11 +307,12 @@ class ProjectTokenIssuersE2EIT {
                                 stack.tokens.serviceRole(project))
                         .statusCode())
                 .isEqualTo(200);
-        // verified tokens are kept at most a minute (docs/security.md); a new token of the removed issuer
-        String fresh = token(key, iss, null, "erin-2", null);
+        // a token verified before is kept up to a minute (docs/security.md); each try is a new token
         Awaitility.await("a removed issuer is dropped")
                 .atMost(Duration.ofSeconds(CACHE_SECONDS + 3))
-                .until(() -> Upgrades.withQueryKey(port, fresh).status() == 401);
+                .until(() -> Upgrades.withQueryKey(port, token(key, iss, null, "erin-" + UUID.randomUUID(), null))
+                                .status()
+                        == 401);
     }
 
     @Test
@@ -339,9 +342,10 @@ class ProjectTokenIssuersE2EIT {
 
             long started = System.nanoTime();
             List<CompletableFuture<Upgrades.Answer>> attacks = new ArrayList<>();
+            ExecutorService clients = Executors.newVirtualThreadPerTaskExecutor();
             for (int i = 0; i < 10; i++) {
                 for (String t : hostileTokens) {
-                    attacks.add(CompletableFuture.supplyAsync(() -> Upgrades.withQueryKey(port, t)));
+                    attacks.add(CompletableFuture.supplyAsync(() -> Upgrades.withQueryKey(port, t), clients));
                 }
             }
             Thread.sleep(200); // the hostile fetches are under way
@@ -362,6 +366,7 @@ class ProjectTokenIssuersE2EIT {
                 assertThat(r.error()).isEqualTo("Failed to validate JWT signature");
             }
             Duration attackTime = Duration.ofNanos(System.nanoTime() - started);
+            clients.close();
             assertThat(attackTime)
                     .as("30 tokens of hanging projects answered within the fetch timeout and some slack")
                     .isLessThan(Duration.ofSeconds(8));
