@@ -262,7 +262,7 @@ class ProjectApiKeysE2EIT {
 
     @Test
     void aKeyMadeAndRevokedWithTheDocumentedSqlWorks() {
-        // docs/operations.md, "Project API keys": the same SQL, verbatim
+        // docs/operations.md, "Project API keys and token issuers": the same SQL, verbatim
         String key = stack.pg.queryOne("""
                 WITH k AS (SELECT 'sb_secret_' || replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '') AS api_key)
                 INSERT INTO aura_platform.api_keys(project_id, type, name, prefix, key_hash)
