@@ -1,10 +1,13 @@
 package dev.aura.realtime.front.channel;
 
+import dev.aura.realtime.front.log.LogCode;
 import dev.aura.realtime.front.protocol.PhoenixMessage;
 import io.netty.channel.Channel;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Keeps one connection's client events in order while a credential is being checked: a join's
@@ -15,6 +18,7 @@ import java.util.function.Consumer;
  * completes at once (almost all: answers are kept) continues at once. Event loop only.
  */
 final class InboundHold {
+    private static final Logger log = LoggerFactory.getLogger(InboundHold.class);
     private final Channel channel;
     private final Consumer<PhoenixMessage.Inbound> handler;
     private final ArrayDeque<PhoenixMessage.Inbound> held = new ArrayDeque<>();
@@ -50,7 +54,11 @@ final class InboundHold {
                 return;
             }
             channel.config().setAutoRead(true);
-            then.run();
+            try {
+                then.run();
+            } catch (RuntimeException err) { // as the router does for any event: logged, the connection stays
+                LogCode.HandlerFailed.warn(log, "a checked event on {}: {}", channel, err.toString(), err);
+            }
             while (!holding && !held.isEmpty()) {
                 handler.accept(held.poll());
             }
