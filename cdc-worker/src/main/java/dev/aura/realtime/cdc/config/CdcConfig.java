@@ -88,13 +88,18 @@ public record CdcConfig(
      * The projects' late lanes and quarantines (docs/design.md C13, C14); their streams are stored
      * as the history streams are ({@link History#fileStorage}, {@link History#replicas}).
      *
+     * @param shardCheckBudget {@code CDC_SHARD_CHECK_BUDGET_MS}
      * @param lateCheckTimeout {@code CDC_LATE_CHECK_TIMEOUT_MS}
      * @param lateLaneBytes {@code CDC_LATE_LANE_BYTES}, per project
      * @param quarantineBytes {@code CDC_QUARANTINE_BYTES}, per project
      * @param quarantineMaxAge {@code CDC_QUARANTINE_MAX_AGE_HOURS}
      */
     public record Containment(
-            Duration lateCheckTimeout, long lateLaneBytes, long quarantineBytes, Duration quarantineMaxAge) {}
+            Duration shardCheckBudget,
+            Duration lateCheckTimeout,
+            long lateLaneBytes,
+            long quarantineBytes,
+            Duration quarantineMaxAge) {}
 
     /**
      * The per-project history streams of postgres_changes resume (docs/design.md R).
@@ -222,6 +227,7 @@ public record CdcConfig(
                         AURA_HISTORY_REPLICAS.read(env),
                         AURA_HISTORY_REFRESH_MS.read(env)),
                 new Containment(
+                        CDC_SHARD_CHECK_BUDGET_MS.read(env),
                         CDC_LATE_CHECK_TIMEOUT_MS.read(env),
                         CDC_LATE_LANE_BYTES.read(env),
                         CDC_QUARANTINE_BYTES.read(env),

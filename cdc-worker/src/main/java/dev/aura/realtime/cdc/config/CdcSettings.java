@@ -89,6 +89,10 @@ public final class CdcSettings {
             .range(100, 3_600_000)
             .doc("How often the cdc-worker re-reads which projects have resume on and creates, updates or deletes"
                     + " their history streams");
+    public static final Setting<Duration> CDC_SHARD_CHECK_BUDGET_MS = Setting.millis("CDC_SHARD_CHECK_BUDGET_MS", 25)
+            .range(5, 600_000)
+            .doc("Time one project's RLS checks may take in one shard run; a project whose checks take more goes to its"
+                    + " late lane, so it delays the projects sharing its shard by at most this (docs/design.md C14)");
     public static final Setting<Duration> CDC_LATE_CHECK_TIMEOUT_MS = Setting.millis("CDC_LATE_CHECK_TIMEOUT_MS", 2000)
             .range(10, 600_000)
             .doc("statement_timeout of a slow project's checks in its late lane; a change whose check takes longer"
@@ -153,6 +157,7 @@ public final class CdcSettings {
             AURA_HISTORY_STORAGE,
             AURA_HISTORY_REPLICAS,
             AURA_HISTORY_REFRESH_MS,
+            CDC_SHARD_CHECK_BUDGET_MS,
             CDC_LATE_CHECK_TIMEOUT_MS,
             CDC_LATE_LANE_BYTES,
             CDC_QUARANTINE_BYTES,
