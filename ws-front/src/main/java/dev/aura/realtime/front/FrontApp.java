@@ -5,11 +5,12 @@ import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.common.wire.KvBuckets;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.common.wire.WireJson;
+import dev.aura.realtime.front.auth.Credentials;
+import dev.aura.realtime.front.auth.RevokedKeys;
 import dev.aura.realtime.front.broadcast.Broadcasts;
 import dev.aura.realtime.front.broadcast.PrivateChannels;
 import dev.aura.realtime.front.broadcast.RestBroadcasts;
 import dev.aura.realtime.front.channel.ChannelLayer;
-import dev.aura.realtime.front.channel.VerifiedTokens;
 import dev.aura.realtime.front.config.FrontConfig;
 import dev.aura.realtime.front.fanout.CdcHealth;
 import dev.aura.realtime.front.fanout.Fanout;
@@ -29,6 +30,7 @@ import dev.aura.realtime.front.quota.ProjectQuotas;
 import dev.aura.realtime.front.relay.BucketLedger;
 import dev.aura.realtime.front.relay.KvSubscriptionRegistry;
 import dev.aura.realtime.front.relay.NatsConnection;
+import dev.aura.realtime.front.relay.NatsProjectKeys;
 import dev.aura.realtime.front.relay.NatsProjectLimits;
 import dev.aura.realtime.front.relay.NatsRelay;
 import dev.aura.realtime.front.relay.NatsUsageExchange;
@@ -186,10 +188,16 @@ public final class FrontApp implements AutoCloseable {
             liveness.start();
             ResumeServices resumes =
                     new ResumeServices(resumeStore, historyReader, projectLimits, config.maxOutboundBytes(), liveness);
-            VerifiedTokens tokens = new VerifiedTokens(verifier, clock);
+            // every credential, the platform's and each project's own keys (docs/security.md)
+            Credentials credentials = new Credentials(
+                    verifier,
+                    new NatsProjectKeys(nats.connection(), mapper, config.projectKeysTimeout()),
+                    clock,
+                    config.projectKeysCache(),
+                    config.jwt().jwksMinRefresh());
             PrivateChannels privateChannels = new PrivateChannels(relay, fanout, mapper, clock);
             ChannelLayer channels = new ChannelLayer(
-                    tokens,
+                    credentials,
                     quotas,
                     Limits.from(config),
                     sessions,
@@ -219,8 +227,7 @@ public final class FrontApp implements AutoCloseable {
             cdc.watch(config.cdcStatusTimeout());
             TransportContext transport = new TransportContext(
                     channels,
-                    tokens,
-                    verifier,
+                    credentials,
                     quotas,
                     sessions,
                     metrics,
@@ -241,6 +248,9 @@ public final class FrontApp implements AutoCloseable {
                     config.writeBufferLowBytes(),
                     config.writeBufferHighBytes());
             started.push(server);
+            RevokedKeys revoked = new RevokedKeys(credentials, sessions, config.projectKeysCache());
+            started.push(revoked);
+            revoked.start();
             log.info("ws-front {} started on port {}", config.instanceId(), server.port());
             return new FrontApp(config, nats, sessions, server, started);
         } catch (Exception | Error e) {

@@ -53,6 +53,11 @@ public enum LogCode {
      * answer was undecodable); the last known limits (else the global defaults) stay in force.
      */
     ProjectLimitsUnavailable,
+    /**
+     * No cdc-worker answered a question about a project's API key or token issuer (at most one line
+     * a second): the last answer found is used for a while, else the client is told to try again.
+     */
+    ProjectKeysUnavailable,
     /** A hook run after a NATS disconnect or reconnect threw. */
     ReconnectHookFailed,
     /** Closing the subscription registry abandoned KV operations still queued after the bounded wait. */
