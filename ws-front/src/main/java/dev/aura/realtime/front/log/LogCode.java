@@ -32,6 +32,11 @@ public enum LogCode {
     NatsError,
     /** jnats reported an exception on its own threads. */
     NatsException,
+    /**
+     * jnats dropped messages for a subscription whose pending messages passed its limits (a slow
+     * consumer): the relay missed them.
+     */
+    NatsSlowConsumer,
     /** Closing presence abandoned KV operations still queued after the bounded wait. */
     PresenceCloseTimeout,
     /** A presence delete failed; the entry expires with the bucket's max age. */
