@@ -93,19 +93,24 @@ class InspectorPageE2EIT {
         assertThat(status(stack.tokens.anon(stack.projectId)).statusCode()).isEqualTo(403);
         assertThat(status("not-a-key").statusCode()).isEqualTo(401);
 
-        Awaitility.await("project A's quarantined change in its status")
+        // a ws-front started after the worker's last status hears the next heartbeat (5 s)
+        Awaitility.await("project A's quarantined change and a CDC status in its status")
                 .atMost(T)
-                .until(() -> JSON.readTree(status(stack.tokens.serviceRole(stack.projectId))
-                                        .body())
-                                .path("quarantine")
-                                .path("changes")
-                                .asLong()
-                        >= 1);
+                .until(() -> {
+                    JsonNode s = JSON.readTree(
+                            status(stack.tokens.serviceRole(stack.projectId)).body());
+                    return s.path("quarantine").path("changes").asLong() >= 1
+                            && s.path("cdc").path("status_age_ms").asLong() >= 0;
+                });
         JsonNode mine =
                 JSON.readTree(status(stack.tokens.serviceRole(stack.projectId)).body());
         assertThat(mine.path("project").asText()).isEqualTo(stack.projectId);
-        assertThat(mine.path("cdc").path("cdc_active").asBoolean()).isTrue();
-        assertThat(mine.path("cdc").path("slot_lag_bytes").isNumber()).isTrue();
+        assertThat(mine.path("cdc").path("cdc_active").asBoolean())
+                .as(mine.toString())
+                .isTrue();
+        assertThat(mine.path("cdc").path("slot_lag_bytes").isNumber())
+                .as(mine.toString())
+                .isTrue();
         assertThat(mine.toString()).doesNotContain("long-topic").doesNotContain("\u00e9\u00e9");
 
         HttpResponse<String> theirs = status(stack.tokens.serviceRole(other));
