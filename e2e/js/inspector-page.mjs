@@ -5,7 +5,7 @@
 //   BROADCAST <latency ms>       page A listed page B's broadcast
 //   STATUS <connections> | <quarantined>   page A's project status (service key)
 //   USER STATUS <text>           what page B (anon key + user token) shows instead of the status
-//   INSPECTOR OK                 screenshots written; exit 0
+//   INSPECTOR OK                 screenshots written, no script error or CSP violation; exit 0
 //   INSPECTOR FAILED: <reason>   exit 1
 // Env: INSPECTOR_URL, SERVICE_KEY, ANON_KEY, USER_TOKEN, CHANNEL, TABLE, ROW_BODY, SHOTS_DIR,
 // CHROMIUM (default /usr/bin/chromium).
@@ -20,6 +20,8 @@ const WAIT = 30_000
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync']
 
+const problems = []
+
 function fail(reason) {
   console.log('INSPECTOR FAILED: ' + reason)
   process.exitCode = 1
@@ -28,8 +30,13 @@ function fail(reason) {
 async function openAndJoin(context, name, { apikey, token, presenceKey, table }) {
   const page = await context.newPage()
   await page.setViewportSize({ width: 1440, height: 900 })
-  page.on('console', (m) => { if (m.type() === 'error') console.error(`[${name}] console: ${m.text()}`) })
-  page.on('pageerror', (e) => console.error(`[${name}] page error: ${e.message}`))
+  page.on('console', (m) => {
+    if (m.type() !== 'error') return
+    console.error(`[${name}] console: ${m.text()}`)
+    // a script, style or connection the page's Content-Security-Policy blocked is a bug of the page
+    if (/Content Security Policy/i.test(m.text())) problems.push(`[${name}] ${m.text()}`)
+  })
+  page.on('pageerror', (e) => problems.push(`[${name}] page error: ${e.message}`))
   await page.goto(env.INSPECTOR_URL)
   await page.fill('input[name=apikey]', apikey)
   if (token) await page.fill('input[name=token]', token)
@@ -81,6 +88,7 @@ async function main() {
 
     await a.screenshot({ path: join(env.SHOTS_DIR, 'inspector-service-key.png'), fullPage: true })
     await b.screenshot({ path: join(env.SHOTS_DIR, 'inspector-user-token.png'), fullPage: true })
+    if (problems.length > 0) throw new Error(problems.join(' | '))
     console.log('INSPECTOR OK')
   } finally {
     await context.close()

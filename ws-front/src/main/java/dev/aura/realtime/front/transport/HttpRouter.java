@@ -84,7 +84,13 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
             InspectorEndpoint.handle(ctx, req, context);
         } else if (req.method() == HttpMethod.GET && StaticPages.INSTANCE.get(path) != null) {
             StaticPages.Asset asset = StaticPages.INSTANCE.get(path);
-            respond(ctx, req, HttpResponseStatus.OK, asset.contentType(), Unpooled.wrappedBuffer(asset.body()));
+            respond(
+                    ctx,
+                    req,
+                    HttpResponseStatus.OK,
+                    asset.contentType(),
+                    Unpooled.wrappedBuffer(asset.body()),
+                    asset.headers());
         } else {
             respond(ctx, req, HttpResponseStatus.NOT_FOUND, "application/json", error("Not found"));
         }

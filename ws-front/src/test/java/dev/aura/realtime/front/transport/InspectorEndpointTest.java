@@ -145,7 +145,11 @@ class InspectorEndpointTest {
         assertThat(out.toString())
                 .startsWith("HTTP/1.1 200")
                 .contains("text/html")
+                .contains("content-security-policy: default-src 'none'; script-src 'self';")
+                .contains("frame-ancestors 'none'")
+                .contains("x-frame-options: DENY")
                 .contains("/demo/supabase.js")
-                .contains("/inspector/inspector.js");
+                .contains("/inspector/inspector.js")
+                .contains("/inspector/inspector.css");
     }
 }
