@@ -2,6 +2,7 @@
 // browsers). Run by InspectorPageE2EIT; protocol on stdout:
 //   READY                        both pages joined the private channel and see each other: insert the row now
 //   ROW <event id> <latency ms>  page A listed the row's postgres_changes message
+//   PUBLIC ROW <event id>        page C (anon key, public channel) listed it too
 //   BROADCAST <latency ms>       page A listed page B's broadcast
 //   STATUS <connections> | <quarantined>   page A's project status (service key)
 //   USER STATUS <text>           what page B (anon key + user token) shows instead of the status
@@ -27,7 +28,7 @@ function fail(reason) {
   process.exitCode = 1
 }
 
-async function openAndJoin(context, name, { apikey, token, presenceKey, table }) {
+async function openAndJoin(context, name, { apikey, token, presenceKey, table, channel = env.CHANNEL, isPrivate = true }) {
   const page = await context.newPage()
   await page.setViewportSize({ width: 1440, height: 900 })
   page.on('console', (m) => {
@@ -40,8 +41,8 @@ async function openAndJoin(context, name, { apikey, token, presenceKey, table })
   await page.goto(env.INSPECTOR_URL)
   await page.fill('input[name=apikey]', apikey)
   if (token) await page.fill('input[name=token]', token)
-  await page.fill('input[name=channel]', env.CHANNEL)
-  await page.check('input[name=private]')
+  await page.fill('input[name=channel]', channel)
+  await page.setChecked('input[name=private]', isPrivate)
   await page.fill('input[name=presenceKey]', presenceKey)
   await page.fill('#bindings input[name=table]', table || '')
   await page.click('#join-button')
@@ -62,6 +63,8 @@ async function main() {
     const b = await openAndJoin(context, 'user', { apikey: env.ANON_KEY, token: env.USER_TOKEN, presenceKey: 'user-b' })
     await a.locator('#presence li[data-key="user-b"]').waitFor({ timeout: WAIT })
     await b.locator('#presence li[data-key="inspector-a"]').waitFor({ timeout: WAIT })
+    // a public channel with the anon key alone, as an app's anonymous client joins it
+    const c = await openAndJoin(context, 'public', { apikey: env.ANON_KEY, presenceKey: 'anon-c', table: env.TABLE, channel: 'lobby', isPrivate: false })
     await a.locator('#cdc-active', { hasText: 'true' }).waitFor({ timeout: WAIT })
     console.log('READY')
 
@@ -69,6 +72,9 @@ async function main() {
     await row.waitFor({ timeout: WAIT })
     const cells = await row.locator('td').allTextContents()
     console.log('ROW ' + cells[3] + ' ' + cells[4].replace(' ms', ''))
+    const publicRow = c.locator('#rows tr', { hasText: env.ROW_BODY }).filter({ hasText: 'postgres_changes' }).first()
+    await publicRow.waitFor({ timeout: WAIT })
+    console.log('PUBLIC ROW ' + (await publicRow.locator('td').allTextContents())[3])
 
     await b.fill('#broadcast input[name=event]', 'hello')
     await b.fill('#broadcast textarea[name=payload]', '{"text": "from the user page"}')
@@ -88,6 +94,7 @@ async function main() {
 
     await a.screenshot({ path: join(env.SHOTS_DIR, 'inspector-service-key.png'), fullPage: true })
     await b.screenshot({ path: join(env.SHOTS_DIR, 'inspector-user-token.png'), fullPage: true })
+    await c.screenshot({ path: join(env.SHOTS_DIR, 'inspector-public-anon.png'), fullPage: true })
     if (problems.length > 0) throw new Error(problems.join(' | '))
     console.log('INSPECTOR OK')
   } finally {

@@ -29,7 +29,8 @@ import org.junit.jupiter.api.Test;
  * Chromium by {@code e2e/js/inspector-page.mjs} (playwright-core): a page with the project's
  * service key and a page with the anon key and a user's token join one private channel with a
  * postgres_changes binding; each sees the other's presence, the service page lists a row inserted
- * with SQL with its event id and latency and the user page's broadcast with its latency, and shows
+ * with SQL with its event id and latency (a third page, with the anon key alone on a public channel,
+ * lists it with the same event id) and the user page's broadcast with its latency, and shows
  * the project's CDC status, its connections and its quarantined change; the user page is refused
  * the project status. Screenshots: {@code e2e/target/inspector-*.png}.
  *
@@ -160,11 +161,14 @@ class InspectorPageE2EIT {
         assertThat(output).contains("READY", "INSPECTOR OK");
         // ROW <commit LSN>:<ordinal> <latency ms>: the event id as the worker gave it, a latency measured
         assertThat(line(output, "ROW ")).matches("ROW [0-9A-F]+/[0-9A-F]+:\\d+ \\d+");
+        String eventId = line(output, "ROW ").split(" ")[1];
+        assertThat(line(output, "PUBLIC ROW ")).isEqualTo("PUBLIC ROW " + eventId);
         assertThat(line(output, "BROADCAST ")).matches("BROADCAST \\d+");
         assertThat(line(output, "STATUS ")).matches("STATUS [2-9]\\d* \\(here \\d+\\) \\| [1-9]\\d* \\(.*");
         assertThat(line(output, "USER STATUS ")).contains("service_role");
         assertThat(root.resolve("e2e/target/inspector-service-key.png")).exists();
         assertThat(root.resolve("e2e/target/inspector-user-token.png")).exists();
+        assertThat(root.resolve("e2e/target/inspector-public-anon.png")).exists();
     }
 
     private static String line(List<String> output, String prefix) {
