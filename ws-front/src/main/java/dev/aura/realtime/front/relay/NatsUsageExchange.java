@@ -111,6 +111,7 @@ public final class NatsUsageExchange implements UsageBoard, AutoCloseable {
         int checks = 0;
         long registryBytes = 0;
         long presenceBytes = 0;
+        int refused = 0;
         for (Stamped s : byReplica.values()) {
             if (s.atMs() < oldest) {
                 continue;
@@ -123,8 +124,10 @@ public final class NatsUsageExchange implements UsageBoard, AutoCloseable {
             checks += s.counts().checks();
             registryBytes += s.counts().registryBytes();
             presenceBytes += s.counts().presenceBytes();
+            refused += s.counts().refused();
         }
-        return new UsageReport.Counts(users, joins, events, bytes, presence, checks, registryBytes, presenceBytes);
+        return new UsageReport.Counts(
+                users, joins, events, bytes, presence, checks, registryBytes, presenceBytes, refused);
     }
 
     private void publish(Supplier<Map<String, UsageReport.Counts>> local) {

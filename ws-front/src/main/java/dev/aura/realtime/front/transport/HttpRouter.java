@@ -32,7 +32,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Routes HTTP requests of one connection: {@code GET /health}, {@code GET /metrics}, the demo
- * page ({@code GET /}, {@link DemoPage}), and the
+ * page ({@code GET /}) and the inspector ({@code GET /inspector}, {@link StaticPages}; its
+ * project status, {@link InspectorEndpoint}), and the
  * WebSocket upgrade at {@code /realtime/v1/websocket} and {@code /socket/websocket}. The
  * {@code apikey} (query parameter, else header: a JWT or a project API key) is verified before
  * the upgrade ({@link Verification}); failures answer HTTP 401 with {@code {"error": msg}} like
@@ -79,9 +80,17 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
                     HttpResponseStatus.OK,
                     "text/plain; version=0.0.4; charset=utf-8",
                     context.prometheusScrape().get());
-        } else if (req.method() == HttpMethod.GET && DemoPage.INSTANCE.get(path) != null) {
-            DemoPage.Asset asset = DemoPage.INSTANCE.get(path);
-            respond(ctx, req, HttpResponseStatus.OK, asset.contentType(), Unpooled.wrappedBuffer(asset.body()));
+        } else if (path.equals(InspectorEndpoint.PATH)) {
+            InspectorEndpoint.handle(ctx, req, context);
+        } else if (req.method() == HttpMethod.GET && StaticPages.INSTANCE.get(path) != null) {
+            StaticPages.Asset asset = StaticPages.INSTANCE.get(path);
+            respond(
+                    ctx,
+                    req,
+                    HttpResponseStatus.OK,
+                    asset.contentType(),
+                    Unpooled.wrappedBuffer(asset.body()),
+                    asset.headers());
         } else {
             respond(ctx, req, HttpResponseStatus.NOT_FOUND, "application/json", error("Not found"));
         }
