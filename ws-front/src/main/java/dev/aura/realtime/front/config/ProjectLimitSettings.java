@@ -51,7 +51,8 @@ public final class ProjectLimitSettings {
     public static final Setting<Duration> PROJECT_USAGE_INTERVAL_MS = Setting.millis("PROJECT_USAGE_INTERVAL_MS", 1000)
             .range(100, 60_000)
             .doc("Interval of each replica's per-project usage report to the others (how stale cross-replica counts"
-                    + " may be)");
+                    + " may be); reports go out on the wall clock's multiples of it, just after the second they report"
+                    + " ends");
     public static final Setting<Duration> PROJECT_LIMITS_REFRESH_MS = Setting.millis(
                     "PROJECT_LIMITS_REFRESH_MS", 30_000)
             .range(100, 86_400_000)
