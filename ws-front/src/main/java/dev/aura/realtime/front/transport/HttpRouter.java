@@ -35,8 +35,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Routes HTTP requests of one connection: {@code GET /health}, {@code GET /metrics}, the demo
  * page ({@code GET /}, {@link DemoPage}), and the
  * WebSocket upgrade at {@code /realtime/v1/websocket} and {@code /socket/websocket}. The
- * {@code apikey} is verified before the upgrade; failures answer HTTP 401 with
- * {@code {"error": msg}} like Supabase. An accepted upgrade, or SSE request ({@link SseEndpoint}),
+ * {@code apikey} is verified before the upgrade; a missing or refused one is said in the protocol
+ * ({@link RefusedSocket}: a browser reads no HTTP error body), logged and counted
+ * ({@link ConnectRefusals}). An accepted upgrade, or SSE request ({@link SseEndpoint}),
  * has {@link FrontInitializer} replace this handler with the WebSocket or SSE pipeline.
  */
 final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
@@ -101,11 +102,6 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
             respond(ctx, req, HttpResponseStatus.BAD_REQUEST, "application/json", error("WebSocket upgrade expected"));
             return;
         }
-        String apikey = first(query, "apikey");
-        if (apikey == null || apikey.isBlank()) {
-            respond(ctx, req, HttpResponseStatus.UNAUTHORIZED, "application/json", error("API key is missing"));
-            return;
-        }
         Vsn vsn = Vsn.fromQuery(first(query, "vsn"));
         if (vsn == null) {
             respond(
@@ -116,16 +112,6 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
                     error("Unsupported vsn: " + first(query, "vsn")));
             return;
         }
-        Claims claims;
-        try {
-            claims = pipelines.apiKeys().verify(apikey);
-        } catch (AuthException e) {
-            respond(ctx, req, HttpResponseStatus.UNAUTHORIZED, "application/json", error(e.getMessage()));
-            return;
-        }
-        if (!admitConnection(ctx, req, context, claims)) {
-            return;
-        }
         String url = "ws://" + req.headers().get(HttpHeaderNames.HOST, "localhost") + query.path();
         WebSocketServerHandshaker handshaker =
                 new WebSocketServerHandshakerFactory(url, "phoenix", false, context.maxFrameBytes()).newHandshaker(req);
@@ -133,7 +119,45 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
             WebSocketServerHandshakerFactory.sendUnsupportedVersionResponse(ctx.channel());
             return;
         }
+        String apikey = first(query, "apikey");
+        if (apikey == null || apikey.isBlank()) {
+            refuse(ctx, req, query, handshaker, vsn, ConnectRefusals.API_KEY_MISSING, "API key is missing");
+            return;
+        }
+        Claims claims;
+        try {
+            claims = pipelines.apiKeys().verify(apikey);
+        } catch (AuthException e) {
+            refuse(ctx, req, query, handshaker, vsn, e.code(), e.reason());
+            return;
+        }
+        if (!admitConnection(ctx, req, context, claims, pipelines.refusals())) {
+            return;
+        }
         pipelines.webSocket(ctx.pipeline(), ctx.name(), handshaker, vsn, claims);
+        handshake(ctx, req, handshaker);
+    }
+
+    /**
+     * Refuses a WebSocket at connect in the protocol ({@link RefusedSocket}): an HTTP 401's body
+     * never reaches a browser's WebSocket, the join's error reply and the close frame do. Logged
+     * and counted ({@link ConnectRefusals}).
+     */
+    private void refuse(
+            ChannelHandlerContext ctx,
+            FullHttpRequest req,
+            QueryStringDecoder query,
+            WebSocketServerHandshaker handshaker,
+            Vsn vsn,
+            String code,
+            String reason) {
+        pipelines.refusals().refused(ctx.channel(), code, reason, query.path());
+        pipelines.refusedWebSocket(ctx.pipeline(), ctx.name(), handshaker, vsn, reason);
+        handshake(ctx, req, handshaker);
+    }
+
+    private static void handshake(
+            ChannelHandlerContext ctx, FullHttpRequest req, WebSocketServerHandshaker handshaker) {
         handshaker.handshake(ctx.channel(), req).addListener((ChannelFutureListener) f -> {
             if (!f.isSuccess()) {
                 f.channel().close();
@@ -147,9 +171,18 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
      * {@code ConnectionRateLimitReached: Too many connected users} (as Supabase does at connect).
      */
     static boolean admitConnection(
-            ChannelHandlerContext ctx, FullHttpRequest req, TransportContext context, Claims claims) {
+            ChannelHandlerContext ctx,
+            FullHttpRequest req,
+            TransportContext context,
+            Claims claims,
+            ConnectRefusals refusals) {
         ProjectQuotas.Permit permit = context.quotas().admitConnection(claims.projectId());
         if (permit == null) {
+            refusals.refused(
+                    ctx.channel(),
+                    ConnectRefusals.CONNECTION_RATE_LIMIT,
+                    Reasons.TOO_MANY_USERS,
+                    new QueryStringDecoder(req.uri()).path());
             respond(ctx, req, HttpResponseStatus.TOO_MANY_REQUESTS, "application/json", error(Reasons.TOO_MANY_USERS));
             return false;
         }
