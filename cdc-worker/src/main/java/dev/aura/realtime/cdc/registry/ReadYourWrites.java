@@ -65,7 +65,19 @@ final class ReadYourWrites {
 
     /** Makes {@code loader} the current one (null: none is), waking the waiters. */
     void current(RegistryLoader loader) {
+        current(loader, () -> {});
+    }
+
+    /**
+     * Runs {@code swap} (the view's replacement by {@code loader}'s) and makes {@code loader} the
+     * current one, as one step under the lock the loaders report under: an event the previous
+     * loader applies meanwhile is either in the view {@code swap} copies from, or reported after
+     * the swap, when waiters wait for {@code loader} to apply it. Without this a waiter released by
+     * the previous loader read the new view before it held that event (RegistryWatchIT, under load).
+     */
+    void current(RegistryLoader loader, Runnable swap) {
         synchronized (progress) {
+            swap.run();
             current = loader;
             progress.notifyAll();
         }

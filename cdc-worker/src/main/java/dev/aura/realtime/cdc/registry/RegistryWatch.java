@@ -271,10 +271,12 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
             return; // replaced by a later re-watch before it loaded
         }
         SubscriptionIndex target = loader.index();
-        int kept = target.keepFrom(view, loader.deletedWhileLoading(), clock.millis());
-        view = target;
-        loader.goLive();
-        reads.current(loader);
+        int[] kept = new int[1];
+        reads.current(loader, () -> {
+            kept[0] = target.keepFrom(view, loader.deletedWhileLoading(), clock.millis());
+            view = target;
+            loader.goLive();
+        });
         loaded.countDown();
         try {
             resync.execute(this::closeRetiring);
@@ -285,7 +287,7 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
                 "subscription registry loaded: {} entries up to sequence {} ({} kept from the previous view until re-put or max age)",
                 target.size(),
                 loader.applied,
-                kept);
+                kept[0]);
     }
 
     @Override
