@@ -26,6 +26,14 @@ public interface ChangeSink {
     Barrier mark() throws InterruptedException;
 
     /**
+     * A reading of the slot starts (again) from its confirmed position: what the previous reading
+     * accepted and did not get confirmed is read again, so the sink drops what it still holds of it
+     * instead of publishing it (a change of it published after one that failed would overtake
+     * that one). Called by the reader thread before each reading.
+     */
+    default void newReading() {}
+
+    /**
      * Waits until every change accepted so far was published and confirmed.
      *
      * @throws CdcFailure when anything accepted since the last flush was not published; the slot

@@ -9,6 +9,9 @@ import dev.aura.realtime.cdc.fence.FencedException;
 import dev.aura.realtime.cdc.fence.LeaderGate;
 import dev.aura.realtime.cdc.health.RowFaultLedger;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
+import dev.aura.realtime.cdc.pipeline.ShardItem.Batch;
+import dev.aura.realtime.cdc.pipeline.ShardItem.Flush;
+import dev.aura.realtime.cdc.pipeline.ShardItem.NewReading;
 import dev.aura.realtime.cdc.publish.ChangePublisher;
 import dev.aura.realtime.cdc.registry.SubscriptionRegistry;
 import dev.aura.realtime.cdc.rls.AccessPolicy;
@@ -17,7 +20,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -93,34 +95,6 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
     private CompletableFuture<Long> registryPosition;
     /** A change was read after {@link #registryPosition} was asked for (reader thread only). */
     private boolean readSincePosition = true;
-
-    /** What a shard's queue holds: batches of changes, and flush markers between them. */
-    private sealed interface Item permits Batch, Flush {}
-
-    /** Changes handed over together (one lock and one wake-up instead of one per change). */
-    private record Batch(List<BatchPublisher.Work> works, long cost, CompletableFuture<Long> registryPosition)
-            implements Item {}
-
-    /** Completed by the shard once every change queued before it was processed. */
-    private static final class Flush implements Item {
-        private final CountDownLatch done = new CountDownLatch(1);
-        private volatile CdcFailure failure;
-
-        void complete(CdcFailure outcome) {
-            failure = outcome;
-            done.countDown();
-        }
-
-        boolean isDone() {
-            return done.getCount() == 0;
-        }
-
-        /** @return the shard's first failure since the previous flush, or null */
-        CdcFailure await() throws InterruptedException {
-            done.await();
-            return failure;
-        }
-    }
 
     /** One flush marker per shard, placed by {@link #mark}. */
     private final class ShardBarrier implements Barrier {
@@ -241,6 +215,20 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
         return new ShardBarrier(flushes);
     }
 
+    /**
+     * Reader thread: drops the changes accepted and not handed off, and tells each shard that what
+     * it still skips of the previous reading ends here.
+     */
+    @Override
+    public void newReading() {
+        for (Shard s : shards) {
+            s.pending = new ArrayList<>(BATCH);
+            s.pendingCost = 0;
+            s.queue.add(new NewReading());
+        }
+        readSincePosition = true;
+    }
+
     /** A registry position asked for after every change handed off so far was read (reader thread). */
     private CompletableFuture<Long> positionForHandOff() {
         if (readSincePosition || registryPosition == null) {
@@ -253,7 +241,7 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
     private final class Shard implements Runnable {
         final int id;
         /** Unbounded in items: {@link #bytes} bounds it. */
-        final BlockingQueue<Item> queue = new LinkedBlockingQueue<>();
+        final BlockingQueue<ShardItem> queue = new LinkedBlockingQueue<>();
 
         final ByteGate bytes;
         /** The reader's next batch for this shard (reader thread only). */
@@ -262,6 +250,12 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
         long pendingCost;
         Thread thread;
         CdcFailure failure;
+        /**
+         * The failure a flush marker reported, until the next {@link NewReading}: the reading that
+         * failed goes on reading meanwhile, and its later batches must not overtake the failed one.
+         */
+        CdcFailure skipping;
+
         final BatchPublisher batches;
 
         Shard(int id, long queueBytes) {
@@ -297,31 +291,41 @@ public final class ShardedPipeline implements ChangeSink, AutoCloseable {
 
         @Override
         public void run() {
-            List<Item> items = new ArrayList<>(DRAIN);
+            List<ShardItem> items = new ArrayList<>(DRAIN);
             List<BatchPublisher.Work> run = new ArrayList<>(DRAIN);
             CompletableFuture<Long> runPosition = null;
             try {
                 while (true) {
                     items.add(queue.take());
                     queue.drainTo(items, DRAIN - 1);
-                    for (Item item : items) {
+                    for (ShardItem item : items) {
                         switch (item) {
                             case Batch b -> {
-                                run.addAll(b.works());
-                                runPosition = b.registryPosition(); // positions are asked for in order
+                                if (skipping == null) {
+                                    run.addAll(b.works());
+                                    runPosition = b.registryPosition(); // positions are asked for in order
+                                }
                             }
                             case Flush f -> {
                                 process(run, runPosition);
                                 run.clear();
-                                f.complete(failure);
+                                if (failure != null && skipping == null) {
+                                    skipping = failure;
+                                }
+                                f.complete(skipping);
                                 failure = null;
+                            }
+                            case NewReading r -> {
+                                run.clear(); // the previous reading's: read again
+                                failure = null;
+                                skipping = null;
                             }
                         }
                     }
                     process(run, runPosition);
                     run.clear();
                     long done = 0;
-                    for (Item item : items) {
+                    for (ShardItem item : items) {
                         if (item instanceof Batch b) {
                             done += b.cost();
                         }

@@ -118,6 +118,7 @@ public abstract class SlotReader implements LeaderWork {
                     info = recreate(c, info);
                 }
                 state.slot(info);
+                sink.newReading();
                 read(c, gate, info.confirmedFlushLsn());
             } catch (CdcFailure f) {
                 report(f.reason(), f.getMessage(), f.retriable());

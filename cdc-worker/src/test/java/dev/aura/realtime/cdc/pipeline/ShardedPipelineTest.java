@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.aura.realtime.cdc.EventFixture;
+import dev.aura.realtime.cdc.event.ChangeSink;
 import dev.aura.realtime.cdc.event.Delivery;
 import dev.aura.realtime.cdc.event.HeldChange;
 import dev.aura.realtime.cdc.event.Quarantined;
@@ -169,6 +170,7 @@ class ShardedPipelineTest {
         assertThat(counter("aura.cdc.publish.failures")).isEqualTo(1);
 
         publisher.failPublishAt = 0;
+        pipeline.newReading(); // the reader reads again (SlotReader)
         pipeline.accept(change("p1", 1), "p1");
         pipeline.flush();
         assertThat(publisher.events).hasSize(2);
@@ -223,11 +225,42 @@ class ShardedPipelineTest {
         assertThat(publisher.events).as("nothing of the failed batch").hasSize(2);
 
         registry.behind = null;
+        pipeline.newReading(); // the reader reads again (SlotReader)
         pipeline.flush();
         assertThat(registry.positions).as("nothing handed off, nothing asked").hasValue(2);
         pipeline.accept(change("p1", 3), "p1");
         pipeline.flush();
         assertThat(publisher.events).hasSize(3);
+    }
+
+    @Test
+    void afterAFailedBatchTheReadingsLaterBatchesWaitForTheReadingAgain_soNoChangeOvertakesTheFailedOne()
+            throws Exception {
+        registry.bind("p1", "t", "sub-1");
+        start(1, 64);
+        registry.behindOnce = CdcFailure.retriable(CdcReason.NATS_UNAVAILABLE, "registry view behind", null);
+        // the streaming reader marks and reads on while earlier marks are processed
+        pipeline.accept(change("p1", 1), "p1");
+        ChangeSink.Barrier first = pipeline.mark();
+        pipeline.accept(change("p1", 2), "p1");
+        ChangeSink.Barrier second = pipeline.mark();
+        pipeline.accept(change("p1", 3), "p1"); // accepted, not handed off when the reading ends
+        assertThatThrownBy(first::await).isInstanceOf(CdcFailure.class);
+        assertThatThrownBy(second::await)
+                .as("the reading that failed confirms nothing more")
+                .isInstanceOf(CdcFailure.class);
+        assertThat(publisher.events)
+                .as("change 2 published before change 1 is read again would reach its clients first")
+                .isEmpty();
+
+        pipeline.newReading(); // the reader starts again from the slot's confirmed position
+        for (int i = 1; i <= 3; i++) {
+            pipeline.accept(change("p1", i), "p1");
+        }
+        pipeline.flush();
+        assertThat(publisher.events)
+                .extracting(e -> e.body().path("data").path("record").path("id").asInt())
+                .containsExactly(1, 2, 3);
     }
 
     @Test
@@ -523,6 +556,9 @@ class ShardedPipelineTest {
         final List<SubscriptionEntry> entries = new CopyOnWriteArrayList<>();
         volatile Set<String> awaited = Set.of();
         volatile CdcFailure behind;
+        /** Fails the next batch only. */
+        volatile CdcFailure behindOnce;
+
         final java.util.concurrent.atomic.AtomicInteger positions = new java.util.concurrent.atomic.AtomicInteger();
 
         void bind(String project, String table, String subId) {
@@ -558,6 +594,11 @@ class ShardedPipelineTest {
         public void awaitApplied(java.util.concurrent.CompletableFuture<Long> position) throws CdcFailure {
             if (behind != null) {
                 throw behind;
+            }
+            CdcFailure once = behindOnce;
+            if (once != null) {
+                behindOnce = null;
+                throw once;
             }
         }
     }
