@@ -106,6 +106,29 @@ final class ResumeStack implements AutoCloseable {
         }
     }
 
+    /**
+     * realtime-js 2.119.1 connected to {@code url} with {@code apikey} alone (no {@code accessToken}:
+     * the joins carry the apikey's claims, as a backend with the service key or an app with the
+     * anon key connects), channel {@value #CHANNEL} with {@code config} listening to INSERTs on
+     * {@code t} and to system messages, subscribed and told "Subscribed to PostgreSQL".
+     */
+    RealtimeJsClient keyClient(String url, String apikey, Map<String, ?> config) {
+        RealtimeJsClient js = RealtimeJsClient.start();
+        try {
+            js.connect(url, apikey, "2.0.0", Map.of());
+            js.channel(CHANNEL, config);
+            js.onPostgresChanges(CHANNEL, Map.of("event", "INSERT", "schema", "public", "table", "t"));
+            js.onSystem(CHANNEL);
+            int mark = js.eventCount();
+            js.subscribeAndAwait(CHANNEL, T);
+            awaitSubscribedToPostgres(js, mark);
+            return js;
+        } catch (RuntimeException | Error e) {
+            js.close();
+            throw e;
+        }
+    }
+
     /** Waits for the "Subscribed to PostgreSQL" system message at index {@code from} or later. */
     static JsonNode awaitSubscribedToPostgres(RealtimeJsClient js, int from) {
         return js.awaitEvent(
