@@ -40,7 +40,7 @@ public final class ResumeJoin {
     private final ResumeServices resumes;
     private final String projectId;
     /** The identity the record is keyed by ({@link ResumeKeys#identity}). */
-    private final String identity;
+    private final ResumeKeys.Identity identity;
 
     private final String recordKey;
     private final String pointerKey;
@@ -54,7 +54,7 @@ public final class ResumeJoin {
     ResumeJoin(
             Resumes owner,
             String projectId,
-            String identity,
+            ResumeKeys.Identity identity,
             String recordKey,
             String pointerKey,
             int window,
@@ -112,7 +112,7 @@ public final class ResumeJoin {
         for (int i = 0; i < canonical.size(); i++) {
             ids.put(canonical.get(i), m.bindings().get(i).subId());
         }
-        ResumeRecord mine = new ResumeRecord(sorted(ids), upTo, null, now, 0, window, 0, upTo)
+        ResumeRecord mine = new ResumeRecord(sorted(ids), upTo, null, now, 0, window, 0, upTo, identity.claimsDigest())
                 .ownedBy(owner.instanceId, now, window);
         try {
             store.claim(recordKey, mine, found == null ? 0 : found.revision()).join();
@@ -140,7 +140,7 @@ public final class ResumeJoin {
         if (state.tracker() != null) {
             return; // cannot happen (one start at a time, a join attaches before the channel is live)
         }
-        if (!identity.equals(ResumeKeys.identity(m.claims().subject(), state.resumeKey()))) {
+        if (!identity.equals(ResumeKeys.identity(m.claims(), state.resumeKey()))) {
             // another access_token changed the identity while this one was claimed: start over for it
             resumes.store().delete(recordKey);
             owner.startLate(m);
@@ -224,6 +224,10 @@ public final class ResumeJoin {
                     recordKey,
                     found.record().owner());
             return new Plan(fresh(), null, false, null, null);
+        } else if (!identity.claimsDigest().equals(found.record().claimsDigest())) {
+            // the same role and subject, other claims: what the record's subscriptions were
+            // allowed is not known to be visible to this token (issue 38)
+            notPossible = ResumeReason.claims_changed;
         } else if (since != null
                 && (!EventIds.valid(since)
                         || found.record().firstEventId() == null
@@ -240,7 +244,9 @@ public final class ResumeJoin {
                 adopt,
                 notPossible);
         Map<String, String> ids = adopt ? adopted(found.record()) : fresh();
-        ResumeRecord base = adopt ? found.record() : new ResumeRecord(sorted(ids), null, null, now, 0, window, 0, null);
+        ResumeRecord base = adopt
+                ? found.record()
+                : new ResumeRecord(sorted(ids), null, null, now, 0, window, 0, null, identity.claimsDigest());
         ResumeRecord mine = base.ownedBy(owner.instanceId, now, window);
         try {
             store.claim(recordKey, mine, found == null ? 0 : found.revision()).join();
@@ -310,7 +316,8 @@ public final class ResumeJoin {
                         0,
                         window,
                         0,
-                        p.claimed().firstEventId());
+                        p.claimed().firstEventId(),
+                        p.claimed().claimsDigest());
         ResumeTracker tracker = new ResumeTracker(resumes.store(), recordKey, claimed, m, owner.clock);
         if (p.adopted()) {
             tracker.gate(new ReplayGate(resumes.replayBufferBytes()));

@@ -18,5 +18,10 @@ public enum ResumeReason {
     /** More live events arrived during the replay than the channel may buffer. */
     buffer_overflow,
     /** The history could not be read (NATS unavailable). */
-    history_unavailable
+    history_unavailable,
+    /**
+     * The token has the record's role and subject but other claims (issue 38): what the record's
+     * subscriptions were allowed is not known to be visible to it.
+     */
+    claims_changed
 }

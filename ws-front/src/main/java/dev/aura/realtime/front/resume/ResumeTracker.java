@@ -121,6 +121,15 @@ final class ResumeTracker {
         store.put(key, record);
     }
 
+    /** A later token of the same identity carries other claims: the record names their digest. */
+    void claims(String digest) {
+        if (record == null || closed) {
+            return;
+        }
+        record = record.withClaimsDigest(digest);
+        store.put(key, record);
+    }
+
     /** The socket closed (or the channel was re-joined): the record says when, for the window. */
     void park() {
         stop();
