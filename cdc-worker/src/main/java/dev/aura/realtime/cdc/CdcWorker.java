@@ -33,6 +33,7 @@ import dev.aura.realtime.cdc.publish.EventPublisher;
 import dev.aura.realtime.cdc.publish.HistoryStreams;
 import dev.aura.realtime.cdc.publish.ProjectStreams;
 import dev.aura.realtime.cdc.publish.StatusPublisher;
+import dev.aura.realtime.cdc.registry.RegistryMaxAge;
 import dev.aura.realtime.cdc.registry.RegistryWatch;
 import dev.aura.realtime.cdc.rls.RlsPolicy;
 import dev.aura.realtime.cdc.slot.ReaderSettings;
@@ -291,9 +292,16 @@ public final class CdcWorker implements AutoCloseable {
                 started);
         this.realtimeSchemas = realtimeSchemas;
 
+        ProjectLimitsTable limits =
+                new ProjectLimitsTable(platform, config.history().defaultResumeSeconds());
+        // the registry keeps parked entries for the longest resume window (docs/design.md R)
+        RegistryMaxAge registryAge = new RegistryMaxAge(
+                nats, KvBuckets.registry(config.registryBucketMaxBytes()), limits::longestWindow, watch);
+        registryAge.start(config.history().refresh());
+        started.push(registryAge);
         HistoryStreams history = new HistoryStreams(
                 nats,
-                new ProjectLimitsTable(platform),
+                limits,
                 new HistoryStreams.Settings(
                         config.history().fileStorage(),
                         config.history().replicas(),

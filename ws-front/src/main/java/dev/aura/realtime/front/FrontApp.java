@@ -46,9 +46,12 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.buffer.ByteBufAllocator;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -104,7 +107,13 @@ public final class FrontApp implements AutoCloseable {
             NatsConnection nats = NatsConnection.connect(config.nats(), "ws-front " + config.instanceId());
             started.push(nats);
             // each project's bytes in the two KV buckets, counted here and shared in the usage report (D8)
-            BucketLedger registryBytes = new BucketLedger(SubscriptionEntry.BUCKET, SubscriptionEntry.MAX_AGE, clock);
+            // the registry's max age follows the longest resume window (docs/design.md R): read by the registry
+            AtomicReference<KvSubscriptionRegistry> registryRef = new AtomicReference<>();
+            Supplier<Duration> registryMaxAge = () -> {
+                KvSubscriptionRegistry r = registryRef.get();
+                return r == null ? SubscriptionEntry.MAX_AGE : r.maxAge();
+            };
+            BucketLedger registryBytes = new BucketLedger(SubscriptionEntry.BUCKET, registryMaxAge, clock);
             BucketLedger presenceBytes =
                     new BucketLedger(PresenceService.BUCKET, config.presence().maxAge(), clock);
             NatsUsageExchange usage = new NatsUsageExchange(
@@ -128,7 +137,9 @@ public final class FrontApp implements AutoCloseable {
                     config.subscriptionRefresh(),
                     mapper,
                     registryBytes,
-                    quotas.registryShares());
+                    quotas.registryShares(),
+                    clock);
+            registryRef.set(registry);
             started.push(registry);
             registry.start();
             PresenceService presence = new PresenceService(
@@ -184,8 +195,8 @@ public final class FrontApp implements AutoCloseable {
                     new ResumeLiveness(nats.connection(), config.instanceId(), topics::holds, RESUME_LIVE_TIMEOUT);
             started.push(liveness);
             liveness.start();
-            ResumeServices resumes =
-                    new ResumeServices(resumeStore, historyReader, projectLimits, config.maxOutboundBytes(), liveness);
+            ResumeServices resumes = new ResumeServices(
+                    resumeStore, historyReader, projectLimits, config.maxOutboundBytes(), liveness, registryMaxAge);
             VerifiedTokens tokens = new VerifiedTokens(verifier, clock);
             PrivateChannels privateChannels = new PrivateChannels(relay, fanout, mapper, clock);
             ChannelLayer channels = new ChannelLayer(

@@ -86,9 +86,11 @@ public record CdcConfig(
      *
      * @param fileStorage {@code AURA_HISTORY_STORAGE=file} (else memory)
      * @param replicas {@code AURA_HISTORY_REPLICAS}
-     * @param refresh {@code AURA_HISTORY_REFRESH_MS}: how often the opted-in projects are re-read
+     * @param refresh {@code AURA_HISTORY_REFRESH_MS}: how often the projects with resume on are re-read
+     * @param defaultResumeSeconds {@code AURA_RESUME_DEFAULT_SECONDS}: the window of a project that
+     *     sets none ({@code postgres_changes_resume_seconds} NULL)
      */
-    public record History(boolean fileStorage, int replicas, Duration refresh) {}
+    public record History(boolean fileStorage, int replicas, Duration refresh, int defaultResumeSeconds) {}
 
     /**
      * The projects' realtime messages tables (docs/design.md H2).
@@ -218,7 +220,8 @@ public record CdcConfig(
                                         java.util.Set.of("file", "memory"))
                                 .equals("file"),
                         env.integer(AURA_HISTORY_REPLICAS, 1, 5),
-                        env.millis(AURA_HISTORY_REFRESH_MS, 100, 3_600_000)),
+                        env.millis(AURA_HISTORY_REFRESH_MS, 100, 3_600_000),
+                        env.integer(AURA_RESUME_DEFAULT_SECONDS, 0, 86_400)),
                 new Containment(
                         env.millis(CDC_LATE_CHECK_TIMEOUT_MS, 10, 600_000),
                         env.longValue(CDC_LATE_LANE_BYTES, 64 * 1024, 64L * 1024 * 1024 * 1024),

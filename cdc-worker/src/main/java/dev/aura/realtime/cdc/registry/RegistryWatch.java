@@ -106,6 +106,8 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
     private final ScheduledExecutorService resync = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().name("aura-subscription-resync").daemon().factory());
     private volatile SubscriptionIndex view = new SubscriptionIndex(SubscriptionEntry.MAX_AGE);
+    /** The bucket's max age as last read or set ({@link #maxAge(Duration)}); every index ignores entries older. */
+    private volatile Duration maxAge = SubscriptionEntry.MAX_AGE;
     /** The loader whose index is {@link #view} and that applies live events; null while none is. */
     private volatile Loader current;
     /** Notified whenever {@link #current} or its applied sequence changes. */
@@ -186,6 +188,19 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
     @Override
     public Set<String> awaitedReplicas() {
         return gate.awaited(view);
+    }
+
+    /**
+     * The registry bucket's max age is now {@code age} ({@link RegistryMaxAge}, or as read at a
+     * re-watch): the view and every later index keep entries that long after their last write.
+     */
+    public void maxAge(Duration age) {
+        maxAge = age;
+        view.maxAge(age);
+        Loader l = loading;
+        if (l != null) {
+            l.target.maxAge(age);
+        }
     }
 
     /** Number of indexed entries (including stale ones not yet evicted). */
@@ -338,6 +353,7 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
         // a restarted nats-server has lost the memory-storage bucket: re-create it, or the watch
         // fails until ws-front happens to re-create it
         KeyValue kv = KvBuckets.ensure(nats, settings.bucket());
+        maxAge(KvBuckets.maxAge(nats, settings.bucket()));
         if (keepView && current != null) {
             if (retiring == null) {
                 retiring = watch; // the current view's watch, closed once the new view is current
@@ -350,7 +366,7 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
             stopWatching();
             setCurrent(null); // the old view gets no more events: it is not current until the new one loaded
         }
-        Loader loader = new Loader(new SubscriptionIndex(SubscriptionEntry.MAX_AGE));
+        Loader loader = new Loader(new SubscriptionIndex(maxAge));
         loading = loader;
         watch = kv.watchAll(loader);
     }

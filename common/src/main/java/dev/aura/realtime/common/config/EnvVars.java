@@ -384,6 +384,12 @@ public final class EnvVars {
             "5000",
             "ms",
             "How often the cdc-worker re-reads which projects have resume on and creates, updates or deletes their history streams");
+    public static final EnvVar AURA_RESUME_DEFAULT_SECONDS = new EnvVar(
+            "AURA_RESUME_DEFAULT_SECONDS",
+            "120",
+            "s",
+            "The postgres_changes resume window of every project whose aura_platform.project_limits row does not"
+                    + " set postgres_changes_resume_seconds (docs/design.md R); 0: resume off unless a project sets it");
     public static final EnvVar CDC_LATE_CHECK_TIMEOUT_MS = new EnvVar(
             "CDC_LATE_CHECK_TIMEOUT_MS",
             "2000",
@@ -453,6 +459,7 @@ public final class EnvVars {
             AURA_HISTORY_STORAGE,
             AURA_HISTORY_REPLICAS,
             AURA_HISTORY_REFRESH_MS,
+            AURA_RESUME_DEFAULT_SECONDS,
             CDC_LATE_CHECK_TIMEOUT_MS,
             CDC_LATE_LANE_BYTES,
             CDC_QUARANTINE_BYTES,

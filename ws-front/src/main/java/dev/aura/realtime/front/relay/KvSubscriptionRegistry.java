@@ -38,7 +38,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Quota: every put charges the entry's stored bytes to its project in a {@link BucketLedger};
  * one that would put the project over its share (across replicas) fails at once with
- * {@link SubscriptionRegistry.QuotaExceeded} and writes nothing (docs/design.md D8).
+ * {@link SubscriptionRegistry.QuotaExceeded} and writes nothing (docs/design.md D8). A parked
+ * entry (resume, docs/design.md R) stays charged at its stored size until its expiry, when it is
+ * deleted if nobody adopted it since (a delete conditional on the park's revision; its marker is
+ * charged until the bucket's max age), else forgotten here (issue 38).
+ *
+ * <p>Max age: the bucket's follows the longest resume window (the cdc-worker sets it); it is read
+ * at start and at every refresh ({@link #maxAge()}).
  *
  * <p>Threads: one {@link KvThread} {@code aura-registry} publishes every put and delete, so those
  * of one key keep their order and event loops never block. They are pipelined (each completes
@@ -67,6 +73,26 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
     private final Semaphore putsInFlight = new Semaphore(MAX_PUTS_IN_FLIGHT);
 
     static final int MAX_PUTS_IN_FLIGHT = 512;
+    /** How often parked entries past their expiry are deleted (or forgotten). */
+    static final Duration PARKED_SWEEP = Duration.ofSeconds(5);
+
+    /** A parked entry: its project, its expiry, and the revision the park wrote (0 until acknowledged). */
+    private static final class Parked {
+        final String projectId;
+        final long untilMs;
+        volatile long revision;
+
+        Parked(String projectId, long untilMs) {
+            this.projectId = projectId;
+            this.untilMs = untilMs;
+        }
+    }
+
+    /** Entries this replica parked and has not deleted or forgotten yet (KV thread, and park). */
+    private final Map<String, Parked> parked = new ConcurrentHashMap<>();
+
+    private final java.time.Clock clock;
+    private volatile Duration maxAge = SubscriptionEntry.MAX_AGE;
     private volatile KeyValue kv;
     /** Completed by the first full refresh after a reconnect (KV thread only). */
     private CompletableFuture<Void> reput = CompletableFuture.completedFuture(null);
@@ -82,19 +108,31 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
             Duration refresh,
             ObjectMapper mapper,
             BucketLedger ledger,
-            BucketLedger.Shares shares) {
+            BucketLedger.Shares shares,
+            java.time.Clock clock) {
         this.connection = connection;
         this.ledger = ledger;
         this.shares = shares;
         this.bucket = bucket;
         this.mapper = mapper;
+        this.clock = clock;
         this.worker = new KvThread("aura-registry", LogCode.RegistryCloseTimeout);
         worker.every(refresh, this::refreshAllNow);
+        worker.every(PARKED_SWEEP, this::sweepParked);
     }
 
-    /** Creates the bucket when absent and binds to it (blocking, at start-up). */
+    /** Creates the bucket when absent and binds to it, reads its max age (blocking, at start-up). */
     public void start() throws IOException, JetStreamApiException {
         bucket();
+        maxAge = KvBuckets.maxAge(connection, bucket);
+    }
+
+    /**
+     * The bucket's max age as last read (at start and every refresh): the cdc-worker sets it from the
+     * longest resume window, and no window may outlast it ({@link SubscriptionEntry#longestWindowWithin}).
+     */
+    public Duration maxAge() {
+        return maxAge;
     }
 
     private KeyValue bucket() throws IOException, JetStreamApiException {
@@ -163,10 +201,10 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
      * sends, on the key's {@code $KV.<bucket>.<key>} subject, in the KV thread's order, so one
      * key's puts and deletes still reach the stream in order. Completes with the stream's ack.
      */
-    private CompletableFuture<Void> writeAsync(SubscriptionEntry entry) {
+    private CompletableFuture<Long> writeAsync(SubscriptionEntry entry) {
         SubscriptionEntry current = live.get(entry.key());
         if (current == null) {
-            return CompletableFuture.completedFuture(null); // removed before its turn
+            return CompletableFuture.completedFuture(0L); // removed before its turn
         }
         return pipelined(
                 key -> NatsMessage.builder()
@@ -181,9 +219,9 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
      * each on the KV thread, and the joins' puts waited behind them): the message {@code
      * KeyValue.delete} sends, a {@code KV-Operation: DEL} marker on the key's subject.
      */
-    private CompletableFuture<Void> deleteAsync(String key) {
+    private CompletableFuture<Long> deleteAsync(String key) {
         if (live.containsKey(key)) {
-            return CompletableFuture.completedFuture(null); // put again before its turn: the put wins
+            return CompletableFuture.completedFuture(0L); // put again before its turn: the put wins
         }
         return pipelined(
                 subject -> NatsMessage.builder()
@@ -204,7 +242,7 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
      * makes the next write re-check the bucket: a restarted server may have lost it (memory
      * storage).
      */
-    private CompletableFuture<Void> pipelined(KvMessage message, String key) {
+    private CompletableFuture<Long> pipelined(KvMessage message, String key) {
         try {
             bucket();
             if (!putsInFlight.tryAcquire(PUT_PERMIT_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -223,7 +261,7 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
                     kv = null;
                     throw e instanceof CompletionException ce ? ce : new CompletionException(e);
                 }
-                return null;
+                return a.getSeqno();
             });
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -267,8 +305,7 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         if (entry == null) {
             return;
         }
-        ledger.release(entry.projectId(), key);
-        SubscriptionEntry parked = new SubscriptionEntry(
+        SubscriptionEntry parkedEntry = new SubscriptionEntry(
                 entry.subId(),
                 entry.projectId(),
                 entry.table(),
@@ -279,6 +316,19 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
                 Math.min(entry.expiresAtMs(), untilMs),
                 entry.instance(),
                 entry.select());
+        byte[] value;
+        try {
+            value = mapper.writeValueAsBytes(parkedEntry);
+        } catch (Exception e) {
+            ledger.release(entry.projectId(), key);
+            remove(key);
+            return;
+        }
+        // the bucket keeps the parked entry whole: charged at its size (it replaces the live
+        // entry's charge, about as large, so it is never refused) until the sweep after its expiry
+        ledger.charge(entry.projectId(), key, ledger.storedBytes(key, value.length), Long.MAX_VALUE);
+        Parked p = new Parked(entry.projectId(), untilMs);
+        parked.put(key, p);
         try {
             worker.execute(() -> {
                 if (live.containsKey(key)) {
@@ -287,12 +337,14 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
                 pipelined(
                                 subject -> NatsMessage.builder()
                                         .subject(subject)
-                                        .data(mapper.writeValueAsBytes(parked))
+                                        .data(value)
                                         .build(),
                                 key)
-                        .whenComplete((v, e) -> {
+                        .whenComplete((seq, e) -> {
                             if (e != null) {
                                 LogCode.RegistryPutFailed.warn(log, "parking {}: {}", key, e.toString());
+                            } else {
+                                p.revision = seq;
                             }
                         });
             });
@@ -300,6 +352,52 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
             LogCode.RegistryDeleteFailed.warn(log, "{}: registry closed", key);
         }
     }
+
+    /**
+     * The parked entries past their expiry (KV thread): deleted when the bucket still holds this
+     * replica's park of them (a delete conditional on that revision; its marker charged until the
+     * max age), else forgotten: adopted since (by a rejoin elsewhere, which charges it there), or
+     * the park was never acknowledged.
+     */
+    private void sweepParked() {
+        long now = clock.millis();
+        for (Map.Entry<String, Parked> e : parked.entrySet()) {
+            String key = e.getKey();
+            Parked p = e.getValue();
+            if (p.untilMs > now || !parked.remove(key, p)) {
+                continue;
+            }
+            if (live.containsKey(key)) {
+                continue; // adopted again on this replica: charged as live
+            }
+            long revision = p.revision;
+            if (revision <= 0) {
+                ledger.forget(p.projectId, key);
+                continue;
+            }
+            pipelined(
+                            subject -> NatsMessage.builder()
+                                    .subject(subject)
+                                    .headers(new Headers()
+                                            .put(KV_OPERATION, KV_DELETE)
+                                            .put(EXPECTED_LAST_SUBJECT_SEQUENCE, Long.toString(revision)))
+                                    .build(),
+                            key)
+                    .whenComplete((seq, err) -> {
+                        if (live.containsKey(key)) {
+                            return;
+                        }
+                        if (err == null) {
+                            ledger.release(p.projectId, key);
+                        } else {
+                            ledger.forget(p.projectId, key); // written since (adopted elsewhere), or gone
+                        }
+                    });
+        }
+    }
+
+    /** JetStream's header: store the message only when the subject's last sequence is this (a compare-and-set). */
+    private static final String EXPECTED_LAST_SUBJECT_SEQUENCE = "Nats-Expected-Last-Subject-Sequence";
 
     /**
      * Re-puts every live entry soon (after a NATS reconnect), re-creating the bucket first if the
@@ -345,9 +443,14 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         }
     }
 
-    /** The periodic refresh (KV thread); its completion is not awaited. */
+    /** The periodic refresh (KV thread); its completion is not awaited. Reads the bucket's max age too. */
     private void refreshAllNow() {
         refreshAll();
+        try {
+            maxAge = KvBuckets.maxAge(connection, bucket);
+        } catch (IOException | JetStreamApiException | RuntimeException e) {
+            log.debug("registry max age not read: {}", e.toString());
+        }
     }
 
     /**

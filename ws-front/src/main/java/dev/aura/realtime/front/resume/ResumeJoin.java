@@ -90,7 +90,7 @@ public final class ResumeJoin {
         if (window <= 0 && !resumes.limits().known(projectId)) {
             LogCode.ProjectLimitsUnavailable.warn(
                     log, "{}: window unknown after {} ms, resume record kept", projectId, Resumes.LIMITS_WAIT_MS);
-            window = (int) ResumeServices.MAX_WINDOW.toSeconds();
+            window = resumes.maxWindowSeconds();
         }
         return window > 0;
     }
