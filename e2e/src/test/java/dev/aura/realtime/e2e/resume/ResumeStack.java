@@ -37,6 +37,11 @@ final class ResumeStack implements AutoCloseable {
      * replica reads the limits on its first connection).
      */
     static ResumeStack start(Integer resumeSeconds, String columns, String... setup) {
+        return start(resumeSeconds, columns, Map.of(), setup);
+    }
+
+    /** {@link #start(Integer, String, String...)} with {@code frontEnv} added to both replicas' environment. */
+    static ResumeStack start(Integer resumeSeconds, String columns, Map<String, String> frontEnv, String... setup) {
         NatsServer nats = NatsServer.start();
         E2eStack stack = new E2eStack(PostgresServer.shared(), nats);
         ResumeStack s = new ResumeStack(nats, stack);
@@ -50,8 +55,8 @@ final class ResumeStack implements AutoCloseable {
             for (String sql : setup) {
                 stack.sql(sql.replace("{t}", stack.table("t")));
             }
-            stack.startWsFront(Map.of());
-            stack.startWsFront(Map.of());
+            stack.startWsFront(frontEnv);
+            stack.startWsFront(frontEnv);
             if (resumeSeconds != null && resumeSeconds > 0) {
                 // the worker re-reads the opted-in projects every AURA_HISTORY_REFRESH_MS (5 s)
                 Waits.until(
@@ -86,13 +91,18 @@ final class ResumeStack implements AutoCloseable {
      * to system messages, subscribed and told "Subscribed to PostgreSQL".
      */
     RealtimeJsClient client(String url, String sub, Map<String, ?> config) {
+        return client(url, stack.projectId, sub, config);
+    }
+
+    /** {@link #client(String, String, Map)} for a user of another project of this stack. */
+    RealtimeJsClient client(String url, String projectId, String sub, Map<String, ?> config) {
         RealtimeJsClient js = RealtimeJsClient.start();
         try {
             js.connect(
                     url,
-                    stack.tokens.anon(stack.projectId),
+                    stack.tokens.anon(projectId),
                     "2.0.0",
-                    Map.of("accessToken", stack.tokens.authenticated(stack.projectId, sub)));
+                    Map.of("accessToken", stack.tokens.authenticated(projectId, sub)));
             js.channel(CHANNEL, config);
             js.onPostgresChanges(CHANNEL, Map.of("event", "INSERT", "schema", "public", "table", "t"));
             js.onSystem(CHANNEL);
