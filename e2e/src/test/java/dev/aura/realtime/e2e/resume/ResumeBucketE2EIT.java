@@ -107,7 +107,9 @@ class ResumeBucketE2EIT {
                                         .mapToLong(ResumeBucketE2EIT::subscribedToPostgres)
                                         .sum()
                                 >= 120,
-                        s::logs);
+                        () -> clientsOfA.stream()
+                                        .map(ResumeBucketE2EIT::statuses)
+                                        .toList() + "\n" + s.logs());
                 Thread.sleep(1000);
                 for (RealtimeJsClient js : clientsOfA) {
                     told += (int) js.events().stream()
@@ -185,6 +187,14 @@ class ResumeBucketE2EIT {
                     (System.nanoTime() - parked) / 1_000_000_000L, ttl);
             assertThat(ttl).isLessThanOrEqualTo(Duration.ofMinutes(5));
         }
+    }
+
+    private static String statuses(RealtimeJsClient js) {
+        return subscribedToPostgres(js) + " told Subscribed to PostgreSQL, statuses "
+                + js.events().stream()
+                        .filter(e -> "status".equals(e.path("type").asText()))
+                        .map(e -> e.path("status").asText())
+                        .toList();
     }
 
     private static long subscribedToPostgres(RealtimeJsClient js) {
