@@ -3,6 +3,7 @@ package dev.aura.realtime.front;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.common.wire.KvBuckets;
+import dev.aura.realtime.common.wire.ResumeRecord;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.front.broadcast.Broadcasts;
@@ -32,6 +33,7 @@ import dev.aura.realtime.front.relay.NatsConnection;
 import dev.aura.realtime.front.relay.NatsProjectLimits;
 import dev.aura.realtime.front.relay.NatsRelay;
 import dev.aura.realtime.front.relay.NatsUsageExchange;
+import dev.aura.realtime.front.resume.HeldBytes;
 import dev.aura.realtime.front.resume.HistoryReader;
 import dev.aura.realtime.front.resume.ResumeLiveness;
 import dev.aura.realtime.front.resume.ResumeServices;
@@ -129,8 +131,16 @@ public final class FrontApp implements AutoCloseable {
                     clock,
                     config.projectLimits().limitsRefresh(),
                     config.subscriptionCheckTimeout());
+            BucketLedger resumeBytes = new BucketLedger(
+                    ResumeRecord.BUCKET, () -> registryMaxAge.get().plus(ResumeStore.MARGIN), clock);
             ProjectQuotas quotas = new ProjectQuotas(
-                    ProjectQuota.defaults(config), projectLimits, usage, clock, registryBytes, presenceBytes);
+                    ProjectQuota.defaults(config),
+                    projectLimits,
+                    usage,
+                    clock,
+                    registryBytes,
+                    presenceBytes,
+                    resumeBytes);
             KvSubscriptionRegistry registry = new KvSubscriptionRegistry(
                     nats.connection(),
                     KvBuckets.registry(config.registryBucketMaxBytes()),
@@ -186,17 +196,34 @@ public final class FrontApp implements AutoCloseable {
             Sessions sessions = new Sessions();
             usage.start(quotas::usage);
             // postgres_changes resume (docs/design.md R): records, history reads
-            ResumeStore resumeStore = new ResumeStore(nats.connection(), mapper, config.resumeBucketMaxBytes());
+            ResumeStore resumeStore = new ResumeStore(
+                    nats.connection(),
+                    mapper,
+                    config.resumeBucketMaxBytes(),
+                    resumeBytes,
+                    quotas.resumeShares(),
+                    registryMaxAge,
+                    clock);
             started.push(resumeStore);
             resumeStore.start();
-            HistoryReader historyReader = new HistoryReader(nats.connection(), mapper);
+            // what resume's replays hold at once, bounded well under the heap (issue 38, docs/design.md R):
+            // the chunks being read and written 1/32 of it, the live changes held meanwhile 1/16
+            long heap = Runtime.getRuntime().maxMemory();
+            HistoryReader historyReader =
+                    new HistoryReader(nats.connection(), mapper, clamp(heap / 32, 4L << 20, 256L << 20));
             started.push(historyReader);
             ResumeLiveness liveness =
                     new ResumeLiveness(nats.connection(), config.instanceId(), topics::holds, RESUME_LIVE_TIMEOUT);
             started.push(liveness);
             liveness.start();
             ResumeServices resumes = new ResumeServices(
-                    resumeStore, historyReader, projectLimits, config.maxOutboundBytes(), liveness, registryMaxAge);
+                    resumeStore,
+                    historyReader,
+                    projectLimits,
+                    config.maxOutboundBytes(),
+                    liveness,
+                    registryMaxAge,
+                    new HeldBytes(clamp(heap / 16, 8L << 20, 512L << 20)));
             VerifiedTokens tokens = new VerifiedTokens(verifier, clock);
             PrivateChannels privateChannels = new PrivateChannels(relay, fanout, mapper, clock);
             ChannelLayer channels = new ChannelLayer(
@@ -309,5 +336,9 @@ public final class FrontApp implements AutoCloseable {
                 LogCode.StopFailed.warn(log, "error while stopping {}: {}", c, e.toString());
             }
         }
+    }
+
+    private static long clamp(long v, long min, long max) {
+        return Math.max(min, Math.min(max, v));
     }
 }

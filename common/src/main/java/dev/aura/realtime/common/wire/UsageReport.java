@@ -28,6 +28,7 @@ public record UsageReport(
      * @param registryBytes bytes this replica's live registry entries (and their recent delete
      *     markers) of the project occupy in the registry bucket now
      * @param presenceBytes the same in the presence bucket
+     * @param resumeBytes the same in the {@code aura_resume} bucket (resume records and pointers)
      */
     public record Counts(
             @JsonProperty("u") int users,
@@ -37,11 +38,25 @@ public record UsageReport(
             @JsonProperty("p") int presence,
             @JsonProperty("c") int checks,
             @JsonProperty("rb") long registryBytes,
-            @JsonProperty("pb") long presenceBytes) {
+            @JsonProperty("pb") long presenceBytes,
+            @JsonProperty("sb") long resumeBytes) {
 
         /** The counts of a report without checks and bucket bytes (as older replicas send). */
         public Counts(int users, int joins, int events, long bytes, int presence) {
-            this(users, joins, events, bytes, presence, 0, 0, 0);
+            this(users, joins, events, bytes, presence, 0, 0, 0, 0);
+        }
+
+        /** The counts of a report without resume bytes (as older replicas send). */
+        public Counts(
+                int users,
+                int joins,
+                int events,
+                long bytes,
+                int presence,
+                int checks,
+                long registryBytes,
+                long presenceBytes) {
+            this(users, joins, events, bytes, presence, checks, registryBytes, presenceBytes, 0);
         }
     }
 }

@@ -114,6 +114,12 @@ class ResumeReplayMemoryE2EIT {
                             during.size(),
                             describe(clients));
                     System.out.println(report);
+                    StringBuilder timeline = new StringBuilder("B's delays during the replays (ms, every 10th):");
+                    for (int i = 0; i < during.size(); i += 10) {
+                        RawChanges.Change c = during.get(i);
+                        timeline.append(' ').append(c.arrivedMs() - c.sentMs());
+                    }
+                    System.out.println(timeline);
                     assertThat(stack.wsFront(small).isAlive())
                             .as("the 768 MiB replica lives\n" + report + "\n"
                                     + stack.wsFront(small).logTail(40))

@@ -16,7 +16,8 @@ import java.util.Map;
 /**
  * Issue 27's setting: a cdc-worker, two ws-front replicas on a nats-server of their own (the
  * history streams and the {@code aura_resume} bucket start empty), one project with table
- * {@code t} and, when asked, postgres_changes resume switched on in its limits row.
+ * {@code t} and, when asked, its own postgres_changes resume window in its limits row (else the
+ * operator default: on, 120 s; issue 38).
  */
 final class ResumeStack implements AutoCloseable {
     static final Duration T = Duration.ofSeconds(20);
@@ -32,7 +33,7 @@ final class ResumeStack implements AutoCloseable {
 
     /**
      * Starts everything; {@code resumeSeconds} null leaves the project without a limits row (resume
-     * off, the default). {@code setup} runs after table {@code t} ({@code columns}) is created and
+     * on with the operator's default window, issue 38), 0 turns resume off. {@code setup} runs after table {@code t} ({@code columns}) is created and
      * enabled ({@code {t}} in it stands for the table's quoted name), before the replicas start (a
      * replica reads the limits on its first connection).
      */
@@ -57,7 +58,7 @@ final class ResumeStack implements AutoCloseable {
             }
             stack.startWsFront(frontEnv);
             stack.startWsFront(frontEnv);
-            if (resumeSeconds != null && resumeSeconds > 0) {
+            if (resumeSeconds == null || resumeSeconds > 0) {
                 // the worker re-reads the opted-in projects every AURA_HISTORY_REFRESH_MS (5 s)
                 Waits.until(
                         "the history stream " + s.historyStream(),

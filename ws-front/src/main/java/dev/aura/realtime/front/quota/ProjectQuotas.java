@@ -46,6 +46,7 @@ public final class ProjectQuotas {
     private final Clock clock;
     private final BucketUsage registryBytes;
     private final BucketUsage presenceBytes;
+    private final BucketUsage resumeBytes;
     private final Map<String, Counters> projects = new ConcurrentHashMap<>();
 
     public ProjectQuotas(ProjectQuota defaults, ProjectLimitsSource overrides, UsageBoard others, Clock clock) {
@@ -63,12 +64,25 @@ public final class ProjectQuotas {
             Clock clock,
             BucketUsage registryBytes,
             BucketUsage presenceBytes) {
+        this(defaults, overrides, others, clock, registryBytes, presenceBytes, BucketUsage.NONE);
+    }
+
+    /** @param resumeBytes this replica's bytes per project in the {@code aura_resume} bucket (reported) */
+    public ProjectQuotas(
+            ProjectQuota defaults,
+            ProjectLimitsSource overrides,
+            UsageBoard others,
+            Clock clock,
+            BucketUsage registryBytes,
+            BucketUsage presenceBytes,
+            BucketUsage resumeBytes) {
         this.defaults = defaults;
         this.overrides = overrides;
         this.others = others;
         this.clock = clock;
         this.registryBytes = registryBytes;
         this.presenceBytes = presenceBytes;
+        this.resumeBytes = resumeBytes;
     }
 
     /** Each project's share of the registry bucket and the other replicas' bytes of it. */
@@ -97,6 +111,21 @@ public final class ProjectQuotas {
             @Override
             public long elsewhere(String projectId) {
                 return others.others(projectId).presenceBytes();
+            }
+        };
+    }
+
+    /** Each project's share of the {@code aura_resume} bucket and the other replicas' bytes of it. */
+    public BucketLedger.Shares resumeShares() {
+        return new BucketLedger.Shares() {
+            @Override
+            public long share(String projectId) {
+                return quota(projectId).maxResumeBytes();
+            }
+
+            @Override
+            public long elsewhere(String projectId) {
+                return others.others(projectId).resumeBytes();
             }
         };
     }
@@ -244,6 +273,7 @@ public final class ProjectQuotas {
         long now = clock.millis();
         Map<String, Long> registry = registryBytes.totals();
         Map<String, Long> presence = presenceBytes.totals();
+        Map<String, Long> resume = resumeBytes.totals();
         Map<String, UsageReport.Counts> out = new HashMap<>();
         for (String projectId : projects.keySet()) {
             projects.computeIfPresent(projectId, (k, c) -> {
@@ -263,17 +293,26 @@ public final class ProjectQuotas {
                                     (int) p[Kind.PRESENCE.ordinal()],
                                     (int) Math.min(Integer.MAX_VALUE, p[Kind.CHECKS.ordinal()]),
                                     registry.getOrDefault(k, 0L),
-                                    presence.getOrDefault(k, 0L)));
+                                    presence.getOrDefault(k, 0L),
+                                    resume.getOrDefault(k, 0L)));
                 }
                 return c;
             });
         }
-        for (Map<String, Long> bytes : List.of(registry, presence)) {
+        for (Map<String, Long> bytes : List.of(registry, presence, resume)) {
             for (String projectId : bytes.keySet()) {
                 out.computeIfAbsent(
                         projectId,
                         k -> new UsageReport.Counts(
-                                0, 0, 0, 0, 0, 0, registry.getOrDefault(k, 0L), presence.getOrDefault(k, 0L)));
+                                0,
+                                0,
+                                0,
+                                0,
+                                0,
+                                0,
+                                registry.getOrDefault(k, 0L),
+                                presence.getOrDefault(k, 0L),
+                                resume.getOrDefault(k, 0L)));
             }
         }
         return out;

@@ -88,6 +88,7 @@ public final class NatsUsageExchange implements UsageBoard, AutoCloseable {
         int checks = 0;
         long registryBytes = 0;
         long presenceBytes = 0;
+        long resumeBytes = 0;
         for (Stamped s : byReplica.values()) {
             if (s.atMs() < oldest) {
                 continue;
@@ -100,8 +101,10 @@ public final class NatsUsageExchange implements UsageBoard, AutoCloseable {
             checks += s.counts().checks();
             registryBytes += s.counts().registryBytes();
             presenceBytes += s.counts().presenceBytes();
+            resumeBytes += s.counts().resumeBytes();
         }
-        return new UsageReport.Counts(users, joins, events, bytes, presence, checks, registryBytes, presenceBytes);
+        return new UsageReport.Counts(
+                users, joins, events, bytes, presence, checks, registryBytes, presenceBytes, resumeBytes);
     }
 
     private void publish(Supplier<Map<String, UsageReport.Counts>> local) {

@@ -23,5 +23,12 @@ public enum ResumeReason {
      * The token has the record's role and subject but other claims (issue 38): what the record's
      * subscriptions were allowed is not known to be visible to it.
      */
-    claims_changed
+    claims_changed,
+    /**
+     * The project's share of the {@code aura_resume} bucket is used up (issue 38): the channel has
+     * no record, so its rejoin cannot be resumed. Told at the join that could not write it.
+     */
+    resume_quota_exceeded,
+    /** The {@code aura_resume} bucket itself is full: as {@link #resume_quota_exceeded}, for every project. */
+    resume_store_full
 }

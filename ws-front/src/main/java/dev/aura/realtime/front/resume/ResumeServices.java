@@ -15,6 +15,7 @@ import java.util.function.Supplier;
  * @param liveness asks a record's owner whether the record's channel is still live there
  * @param registryMaxAge the registry bucket's max age in force (the cdc-worker sets it from the
  *     longest window, docs/design.md R)
+ * @param heldBytes the live changes all channels of the replica hold while their histories are replayed
  */
 public record ResumeServices(
         ResumeStore store,
@@ -22,7 +23,8 @@ public record ResumeServices(
         ProjectLimitsSource limits,
         long replayBufferBytes,
         ResumeLiveness liveness,
-        Supplier<Duration> registryMaxAge) {
+        Supplier<Duration> registryMaxAge,
+        HeldBytes heldBytes) {
 
     /**
      * The longest a resume can span now: a parked registry entry lives the bucket's max age after
