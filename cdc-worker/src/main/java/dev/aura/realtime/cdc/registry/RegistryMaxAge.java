@@ -1,5 +1,6 @@
 package dev.aura.realtime.cdc.registry;
 
+import dev.aura.realtime.cdc.failure.LogCode;
 import dev.aura.realtime.common.wire.KvBuckets;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import io.nats.client.Connection;
@@ -62,7 +63,7 @@ public final class RegistryMaxAge implements AutoCloseable {
             watch.maxAge(wanted);
             current = wanted;
         } catch (Exception e) {
-            log.warn("[RegistryMaxAgeFailed] registry bucket max age not updated: {}", e.toString());
+            log.warn("[{}] registry bucket max age not updated: {}", LogCode.REGISTRY_MAX_AGE_FAILED, e.toString());
         }
     }
 

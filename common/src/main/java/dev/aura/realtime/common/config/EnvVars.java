@@ -354,7 +354,11 @@ public final class EnvVars {
             "ms",
             "Wait for a cdc-worker to validate a postgres_changes binding at join");
     public static final EnvVar SUBSCRIPTION_REFRESH_MS = new EnvVar(
-            "SUBSCRIPTION_REFRESH_MS", "30000", "ms", "Re-put interval of registry entries (bucket max age is 120 s)");
+            "SUBSCRIPTION_REFRESH_MS",
+            "30000",
+            "ms",
+            "Re-put interval of registry entries (the bucket's max age is at least 120 s, the longest resume"
+                    + " window + 40 s; keep this at 30 s or less)");
     public static final EnvVar PRESENCE_MAX_AGE_MS = new EnvVar(
             "PRESENCE_MAX_AGE_MS",
             "60000",
@@ -414,7 +418,8 @@ public final class EnvVars {
             "RESUME_BUCKET_MAX_BYTES",
             "33554432",
             "bytes",
-            "Byte limit of the aura_resume KV bucket (resume records of postgres_changes channels)");
+            "Byte limit of the aura_resume KV bucket (resume records of postgres_changes channels); each project may"
+                    + " hold 1/40 of it (project_limits.max_resume_bytes overrides)");
     public static final EnvVar PRESENCE_RECONCILE_MS = new EnvVar(
             "PRESENCE_RECONCILE_MS",
             "5000",

@@ -115,9 +115,11 @@ public record FrontConfig(
             throw new ConfigException("WS_MAX_OUTBOUND_BYTES=" + maxOutboundBytes
                     + " must be at least WS_WRITE_BUFFER_HIGH_BYTES=" + writeBufferHighBytes);
         }
-        if (subscriptionRefresh.compareTo(subscriptionTtl) >= 0) {
-            throw new ConfigException("SUBSCRIPTION_REFRESH_MS must be shorter than the registry bucket's max age ("
-                    + subscriptionTtl.toMillis() + " ms), else registry entries expire between refreshes");
+        if (subscriptionRefresh.compareTo(SubscriptionEntry.REFRESH_INTERVAL) > 0) {
+            throw new ConfigException("SUBSCRIPTION_REFRESH_MS must be at most "
+                    + SubscriptionEntry.REFRESH_INTERVAL.toMillis() + " ms: the registry bucket's max age ("
+                    + subscriptionTtl.toMillis() + " ms or more) allows resume windows that long after the last"
+                    + " refresh of a replica that died (docs/design.md R)");
         }
         if (cdcStatusTimeout.compareTo(CdcStatus.HEARTBEAT) <= 0) {
             throw new ConfigException("WS_CDC_STATUS_TIMEOUT_MS=" + cdcStatusTimeout.toMillis()
