@@ -5,7 +5,7 @@
 # scripts/bench.sh only). ws-front and nats-server are pinned to CPU 0, the load generator to CPU 1.
 #
 # Usage: scripts/bench-fanout.sh [--skip-build] [--clients 5000] [--burst-rate 100] [--burst-seconds 6]
-#                                [--light-rate 5] [--light-seconds 6] [--rounds 3] [--idle 10000] [--scale 100000]
+#                                [--light-rate 5] [--light-seconds 6] [--rounds 5] [--idle 10000] [--scale 100000]
 # Profile: bench/target/bench-run/ws-front-fanout.jfr (summary printed; jfr print --events jdk.ExecutionSample ...)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,8 +28,8 @@ source scripts/lib/limits.sh
 raise_open_files 110000 "bench-fanout.sh" || true   # figures above the limit are capped and say so
 
 if [ "$build" = 1 ]; then
-  echo "== building (mvn -DskipTests install -pl bench -am)"
-  mvn -q -DskipTests install -pl bench -am
+  echo "== building (mvn -DskipTests package -pl bench -am)"
+  mvn -q -DskipTests package -pl bench -am
 fi
 
 mkdir -p bench/target/bench-run

@@ -17,8 +17,8 @@ export PATH="$JAVA_HOME/bin:$PATH"
 source scripts/lib/limits.sh
 raise_open_files 110000 "bench-identity.sh" || true
 
-echo "== building this checkout (mvn -DskipTests install)"
-mvn -q -DskipTests install
+echo "== building this checkout (mvn -DskipTests package)"
+mvn -q -DskipTests package
 [ -d e2e/js/node_modules ] || npm ci --prefix e2e/js --no-audit --no-fund --loglevel=error
 dir="bench/target/identity-base-$base"
 if [ ! -f "$dir/cdc-worker/target/cdc-worker.jar" ]; then

@@ -31,7 +31,7 @@
 //
 // Events (stdout):
 //   {"type":"postgres_changes","channel":name,"payload":<exactly what realtime-js gave the callback>}
-//   {"type":"broadcast","channel":name,"payload":..}
+//   {"type":"broadcast","channel":name,"payload":..,"at":<Date.now() when the callback ran>}
 //   {"type":"presence","event":"sync"|"join"|"leave","channel":name,"payload":..,"state":presenceState()}
 //   {"type":"system","channel":name,"payload":..}
 //   {"type":"status","channel":name,"status":"SUBSCRIBED"|"CHANNEL_ERROR"|"TIMED_OUT"|"CLOSED","error":{message,cause}|null}
@@ -221,6 +221,8 @@ const handlers = {
         channel.on(kind, filter, (payload) => emit({ type: kind, channel: name, payload }))
         break
       case 'broadcast':
+        channel.on(kind, filter, (payload) => emit({ type: kind, channel: name, payload, at: Date.now() }))
+        break
       case 'system':
         channel.on(kind, filter, (payload) => emit({ type: kind, channel: name, payload }))
         break

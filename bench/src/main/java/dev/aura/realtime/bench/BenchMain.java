@@ -14,22 +14,26 @@ import java.util.Map;
  * table and writes {@code docs/performance.md}. Started by {@code scripts/bench.sh}, never by the
  * test build.
  *
- * <pre>java -jar bench/target/bench.jar [--quick] [--cdc-only] [--joins-only] [--matching-only] [--resume-compare] [--out docs/performance.md]
- *     [--scale 100000] [--storm-clients 600] [--reconnect-clients 5000] [--rounds 3] [--profile]</pre>
+ * <pre>java -jar bench/target/bench.jar [--quick] [--cdc-only] [--latency-only] [--joins-only] [--matching-only]
+ *     [--resume-compare] [--rls-only] [--dbcast-only] [--out docs/performance.md] [--scale 100000]
+ *     [--storm-clients 600] [--reconnect-clients 5000] [--rounds 5] [--profile] [--no-walsender-pause]</pre>
  *
- * <p>Timed figures run {@code --rounds} alternating rounds on warm processes and are judged on the
- * median ({@link Rounds}, {@link CdcRounds}, {@link LatencyBench}); {@code --profile} makes a
- * separate profiled run (services record JFR), timed runs never profile.
+ * <p>Timed figures run {@code --rounds} alternating rounds (default and minimum for a verdict
+ * {@link Target#MIN_ROUNDS}) on warm processes; each round knows whether it is valid
+ * ({@link Sample}, {@link Rounds}) and each target is one {@link Target} judged on the median of
+ * the valid rounds (issue 39). {@code --profile} makes a separate profiled run (services record
+ * JFR), timed runs never profile. {@code --no-walsender-pause} lets a paused CDC reader's walsender
+ * run on (issue 39, finding 4; not for the figures).
  *
- * <p>{@code --cdc-only} runs figures 1 and 2 only (CDC throughput with the peer, latency);
- * {@code --joins-only} runs the join figures only: 6 (private joins against public ones), 8
- * (postgres_changes joins against public ones), 8b (a join storm of {@code --storm-clients}
- * through two replicas) and 9 (a reconnect storm of {@code --reconnect-clients} after a replica
- * is killed). Both print the table and write a report only with {@code --out}, so a partial run
- * never replaces docs/performance.md.
+ * <p>{@code --cdc-only} runs figures 1, 2 and 2b only (CDC throughput with the peer, latency, latency
+ * beside a slow project); {@code --latency-only} figures 2 and 2b; {@code --joins-only} the join
+ * figures only: 6 (private joins against public ones), 8 (postgres_changes joins against public
+ * ones), 8b (a join storm of {@code --storm-clients} through two replicas) and 9 (a reconnect storm
+ * of {@code --reconnect-clients} after a replica is killed). They print the table and write a
+ * report only with {@code --out}, so a partial run never replaces docs/performance.md.
  *
  * <p>{@code --resume-compare} runs figures 1 (single-row txns) and 2 (1,000 rows/s) with
- * postgres_changes resume off then on, alternating for {@code --resume-rounds} rounds (issue 27,
+ * postgres_changes resume off then on, alternating for {@code --rounds} rounds (issue 27,
  * {@link ResumeCompareBench}); prints the table, writing a report only with {@code --out}.
  *
  * <p>{@code --matching-only} runs figure 7 only (matching cost with 10,001 bindings vs 1) and
@@ -40,7 +44,8 @@ import java.util.Map;
  * and write a report only with {@code --out}.
  *
  * <p>Order: CDC throughput (backlogs, readers paused between turns), worker heap in a huge transaction,
- * commit→client latency (live writes), RLS batched vs the reference method, matching, Broadcast
+ * commit→client latency (live writes) alone and beside a slow project, resume cost, RLS batched vs
+ * the reference method, matching, Broadcast
  * from Database (figure 10), then the ws-front figures
  * ({@link FanoutFigures}: fan-out, idle-connection heap, {@code --scale} connections), private joins.
  */
@@ -58,13 +63,21 @@ public final class BenchMain {
         }
         boolean quick = List.of(args).contains("--quick");
         boolean cdcOnly = List.of(args).contains("--cdc-only");
+        boolean latencyOnly = List.of(args).contains("--latency-only");
         boolean joinsOnly = List.of(args).contains("--joins-only");
         boolean matchingOnly = List.of(args).contains("--matching-only");
         boolean identityOnly = List.of(args).contains("--identity-only");
         boolean resumeCompare = List.of(args).contains("--resume-compare");
         boolean rlsOnly = List.of(args).contains("--rls-only");
         boolean dbcastOnly = List.of(args).contains("--dbcast-only");
-        Path out = cdcOnly || joinsOnly || matchingOnly || identityOnly || rlsOnly || dbcastOnly || resumeCompare
+        Path out = cdcOnly
+                        || latencyOnly
+                        || joinsOnly
+                        || matchingOnly
+                        || identityOnly
+                        || rlsOnly
+                        || dbcastOnly
+                        || resumeCompare
                 ? null
                 : Jars.repoRoot().resolve("docs/performance.md");
         for (int i = 0; i < args.length - 1; i++) {
@@ -80,7 +93,7 @@ public final class BenchMain {
             }
         }
         boolean profile = List.of(args).contains("--profile");
-        int rounds = 3;
+        int rounds = Target.MIN_ROUNDS;
         for (int i = 0; i < args.length - 1; i++) {
             if (args[i].equals("--rounds")) {
                 rounds = Math.max(1, Integer.parseInt(args[i + 1]));
@@ -114,12 +127,12 @@ public final class BenchMain {
             JoinBench.createTable(s);
             ReconnectStormBench.createTable(s);
             if (joinsOnly) {
-                joins(s, report, z, t0, true);
+                joins(s, report, z, rounds, t0, true);
                 print(report, out, machine, quick, runDir, t0);
                 return;
             }
             if (dbcastOnly) {
-                dbcast(s, report, quick, t0);
+                dbcast(s, report, quick, rounds, t0);
                 print(report, out, machine, quick, runDir, t0);
                 return;
             }
@@ -148,7 +161,7 @@ public final class BenchMain {
                 }
                 if (matchingOnly) {
                     step("7. matching cost", t0);
-                    new MatchingBench(s, counter, report).run(z.matchRows);
+                    new MatchingBench(s, counter, report).run(z.matchRows, rounds);
                 }
             }
             if (matchingOnly || rlsOnly) {
@@ -156,7 +169,12 @@ public final class BenchMain {
                 return;
             }
             if (identityOnly) {
-                joins(s, report, z, t0, false);
+                joins(s, report, z, rounds, t0, false);
+                print(report, out, machine, quick, runDir, t0);
+                return;
+            }
+            if (latencyOnly) {
+                latency(s, report, z, rounds, t0);
                 print(report, out, machine, quick, runDir, t0);
                 return;
             }
@@ -164,7 +182,9 @@ public final class BenchMain {
                 step("1. CDC throughput (" + rounds + " alternating rounds, warm)", t0);
                 // the figure's baseline: replication clients that share no code with the product
                 List<BacklogCeiling> ceilings = List.of(new IndependentCeiling(s, CdcThroughputBench.TABLE));
-                new CdcRounds(s, counter, report, ceilings).run(z.cdcRows, rounds, z.sqlOnlySeconds);
+                new CdcRounds(s, counter, report, ceilings)
+                        .pauseWalSenders(!List.of(args).contains("--no-walsender-pause"))
+                        .run(z.cdcRows, rounds, z.sqlOnlySeconds);
                 CdcThroughputBench cdc = new CdcThroughputBench(s, counter, report);
 
                 if (!cdcOnly) {
@@ -173,15 +193,7 @@ public final class BenchMain {
                     s.stopWorker();
                 }
 
-                step("2. commit→client latency (" + rounds + " alternating rounds, warm)", t0);
-                // one WebSocket client stays joined through all rounds and sends no heartbeats
-                s.startFront(
-                        Map.of("WS_IDLE_TIMEOUT_MS", "3600000"), s.profiler(s.runDir.resolve("latency-front.jfr")));
-                new LatencyBench(s, report)
-                        .run(new int[] {100, 1000, 5000}, z.latencySeconds, z.latencyWarmSeconds, rounds, true);
-                s.startWorker(Map.of(), List.of());
-                s.awaitWorkerActive();
-                s.stopFront();
+                latency(s, report, z, rounds, t0);
 
                 if (!cdcOnly) {
                     step("27. resume cost: figures 1 and 2 with resume off and on (" + rounds + " rounds)", t0);
@@ -194,16 +206,34 @@ public final class BenchMain {
                     counter.hook(m -> {});
 
                     step("7. matching cost", t0);
-                    new MatchingBench(s, counter, report).run(z.matchRows);
+                    new MatchingBench(s, counter, report).run(z.matchRows, rounds);
                 }
             }
             if (!cdcOnly) {
-                dbcast(s, report, quick, t0);
+                dbcast(s, report, quick, rounds, t0);
                 fanoutAndIdle(s, report, z, rounds, scale, runDir, t0);
-                joins(s, report, z, t0, true);
+                joins(s, report, z, rounds, t0, true);
             }
         }
         print(report, out, machine, quick, runDir, t0);
+    }
+
+    /**
+     * Figures 2 (commit→client latency, stream and poll alternating) and 2b (the same beside a slow
+     * project, issue 36) on one ws-front; needs the worker stopped, leaves it running.
+     */
+    private static void latency(Stack s, Report report, Sizes z, int rounds, long t0) throws Exception {
+        step("2. commit→client latency (" + rounds + " alternating rounds, warm)", t0);
+        s.stopWorker();
+        // one WebSocket client stays joined through all rounds and sends no heartbeats
+        s.startFront(Map.of("WS_IDLE_TIMEOUT_MS", "3600000"), s.profiler(s.runDir.resolve("latency-front.jfr")));
+        new LatencyBench(s, report)
+                .run(new int[] {100, 1000, 5000}, z.latencySeconds, z.latencyWarmSeconds, rounds, true);
+        step("2b. latency beside a slow project on the same worker (issue 36; " + rounds + " rounds)", t0);
+        new SlowTenantBench(s, report).run(z.latencySeconds, rounds);
+        s.startWorker(Map.of(), List.of());
+        s.awaitWorkerActive();
+        s.stopFront();
     }
 
     /**
@@ -211,9 +241,10 @@ public final class BenchMain {
      * and as a backlog, against plain table inserts ({@link DbBroadcastBench}). Starts the worker
      * when it is stopped; starts and stops ws-front.
      */
-    private static void dbcast(Stack s, Report report, boolean quick, long t0) throws Exception {
-        step("10. Broadcast from Database", t0);
-        new DbBroadcastBench(s, report, 2).run(new int[] {1_000, 10_000}, quick ? 5 : 10, quick ? 20_000 : 50_000);
+    private static void dbcast(Stack s, Report report, boolean quick, int rounds, long t0) throws Exception {
+        step("10. Broadcast from Database (" + rounds + " alternating rounds)", t0);
+        new DbBroadcastBench(s, report, 2)
+                .run(new int[] {1_000, DbBroadcastBench.OFFERED}, quick ? 3 : 5, quick ? 20_000 : 50_000, rounds);
     }
 
     /** Figures 3, 4a and 4c: fan-out, idle connections and {@code scale} connections, CPU-pinned. */
@@ -261,7 +292,7 @@ public final class BenchMain {
      * figures 8 (postgres_changes joins), 8b (join storm) and 9 (reconnect storm). Starts and
      * stops the worker and the fronts.
      */
-    private static void joins(Stack s, Report report, Sizes z, long t0, boolean issue23) throws Exception {
+    private static void joins(Stack s, Report report, Sizes z, int rounds, long t0, boolean issue23) throws Exception {
         step(
                 issue23
                         ? "6, 8. private and postgres_changes joins vs public joins"
@@ -276,13 +307,13 @@ public final class BenchMain {
         s.projectLimits(100_000, 1_000_000);
         s.startFront(
                 Map.of("WS_MAX_JOINS_PER_SECOND", "1000000", "WS_IDLE_TIMEOUT_MS", "3600000"), s.profiler(frontJfr));
-        new JoinBench(s, report).run(z.joinConnections, z.joinWarmupSeconds, z.joinSeconds, issue23);
+        new JoinBench(s, report).run(z.joinConnections, z.joinWarmupSeconds, z.joinSeconds, issue23, rounds);
         s.stopFront();
         if (issue23) {
-            step("8b. join storm of " + z.stormClients() + " clients, two replicas", t0);
-            new JoinStormBench(s, report).run(z.stormClients());
-            step("9. reconnect storm of " + z.reconnectClients() + " clients", t0);
-            new ReconnectStormBench(s, report).run(z.reconnectClients(), z.reconnectRowsPerSecond());
+            step("8b. join storm of " + z.stormClients() + " clients, two replicas (" + rounds + " rounds)", t0);
+            new JoinStormBench(s, report).run(z.stormClients(), rounds);
+            step("9. reconnect storm of " + z.reconnectClients() + " clients (" + rounds + " rounds)", t0);
+            new ReconnectStormBench(s, report).run(z.reconnectClients(), z.reconnectRowsPerSecond(), rounds);
         }
         s.stopWorker();
         if (!s.profile) {
@@ -304,6 +335,7 @@ public final class BenchMain {
     }
 
     private static void probe(Stack s, ChangeCounter counter) {
+        counter.reset(Stack.WORKER_ORIGIN);
         long deadline = System.nanoTime() + 60_000_000_000L;
         while (counter.count() == 0) {
             if (System.nanoTime() > deadline) {
@@ -341,9 +373,9 @@ public final class BenchMain {
             int reconnectClients,
             int reconnectRowsPerSecond) {
         static final Sizes FULL = new Sizes(
-                10, 100_000, 1_000_000, 5, 3, 10_000, 5_000, 100, 4, 5, 6, 10_000, 32, 3, 15, 50_000, 600, 5_000, 5);
+                10, 100_000, 1_000_000, 5, 3, 10_000, 5_000, 100, 4, 5, 6, 10_000, 32, 1, 5, 50_000, 600, 5_000, 5);
         static final Sizes QUICK =
-                new Sizes(3, 20_000, 100_000, 2, 2, 2_000, 1_000, 200, 2, 5, 3, 2_000, 32, 1, 5, 5_000, 600, 1_000, 5);
+                new Sizes(3, 20_000, 100_000, 2, 2, 2_000, 1_000, 200, 2, 5, 3, 2_000, 32, 1, 2, 5_000, 600, 1_000, 5);
 
         Sizes withStorms(int storm, int reconnect) {
             return new Sizes(

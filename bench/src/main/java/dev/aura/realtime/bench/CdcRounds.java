@@ -16,14 +16,27 @@ import java.util.Map;
  * All get the same JVM flags (none; JFR only with {@code --profile}). Between their turns they are
  * paused ({@link WarmProcess}), so a backlog builds up for each while it is written.
  *
- * <p>Warm-up: one backlog of each shape is drained by each reader first. The stream worker is
+ * <p>Warm-up: two backlogs of each shape are drained by each reader first. The stream worker is
  * started after the first of them is written, so its drain is the cold-start figure (time from its
  * "started" log line; reported once, apart). Then {@code rounds} rounds, each of both shapes: the
  * ceilings ({@link BacklogCeiling}) and a raw peek read the backlog, then the three readers take
  * turns, their order rotated each round (stream, Debezium, poll; Debezium, poll, stream; ...). Each
  * reader's time runs from its resume to the last of its events at the NATS subscriber.
+ *
+ * <p>Each turn counts its own reader's events only ({@link ChangeCounter}: its {@code Aura-Origin},
+ * distinct {@code Aura-Event-Id}s, LSNs from the backlog's start) and records them with the
+ * reader's CPU and where its slot stood ({@link SlotPosition}: right after the backlog was written
+ * and at its resume) in a {@link Sample}. A turn that did not receive all {@code n} events has no
+ * rate (never n over the time of the last arrival) and makes its round invalid, as does a stream
+ * turn faster than the round's ceiling or one whose CPU per row is far from the other rounds'.
  */
 final class CdcRounds {
+    /** The stream worker's name and {@code Aura-Origin}. */
+    private static final String STREAM = "cdc-worker-stream";
+
+    static final Target VS_CEILING = Target.of(Target.atLeast("ratio", "", 0.9, "× the streaming ceiling"));
+    static final Target VS_DEBEZIUM = Target.of(Target.atLeast("ratio", "", 1.5, "× Debezium"));
+
     private final Stack s;
     private final ChangeCounter counter;
     private final Report report;
@@ -63,13 +76,14 @@ final class CdcRounds {
                     "Debezium");
             poll = new Rounds("1. CDC throughput, poll (warm), " + label, "rows/s", "raw peek");
             for (BacklogCeiling c : cs) {
-                ceilings.add(new Rounds("ceiling " + c.label() + ", " + label, "rows/s", null));
+                ceilings.add(new Rounds("ceiling " + c.label() + ", " + label, "rows/s", "raw peek"));
             }
         }
     }
 
     void run(int n, int rounds, int sqlOnlySeconds) throws Exception {
         WarmProcess.allowPauses(s);
+        paused = new PausedReaders(s, w -> slotOf(name(w)), pauseWalSenders);
         s.stopWorker();
         List<String> jvm = s.profiler(s.runDir.resolve("cdc-stream.jfr"));
         DebeziumPeer peer = new DebeziumPeer(s);
@@ -85,40 +99,46 @@ final class CdcRounds {
                     s.profiler(s.runDir.resolve("cdc-poll.jfr")));
             readers.put("poll", poll);
             poll.awaitActive();
-            poll.pause();
+            pause(poll);
             WarmProcess dbz = peer.start(CdcThroughputBench.TABLE, s.profiler(s.runDir.resolve("debezium.jfr")));
             readers.put("Debezium", dbz);
-            dbz.pause();
+            pause(dbz);
 
             // warm-up, single-row shape: the stream worker starts after the backlog (the cold figure)
+            long coldFrom = SlotPosition.walNow(s);
             cdc.writeBacklog(n, true);
-            counter.reset();
+            counter.reset(STREAM, coldFrom);
             long startWall = System.currentTimeMillis();
             long offset = startWall * 1_000_000 - System.nanoTime();
-            WarmProcess stream =
-                    WarmProcess.worker(s, "cdc-worker-stream", s.slot, Map.of("CDC_SOURCE", "stream"), jvm);
+            WarmProcess stream = WarmProcess.worker(s, STREAM, s.slot, Map.of("CDC_SOURCE", "stream"), jvm);
             readers.put("stream", stream);
             long readyWallMs = CdcThroughputBench.logTime(
                     stream.process.waitForLog(CdcThroughputBench.STARTED, Duration.ofSeconds(90)));
             boolean coldComplete = counter.await(n, 30_000, 600_000);
+            long coldReceived = counter.count();
             long lastWallMs = (counter.lastNanos() + offset) / 1_000_000;
             double coldS = (lastWallMs - readyWallMs) / 1000.0;
             double coldJvmS = (lastWallMs - startWall) / 1000.0;
-            stream.pause();
+            pause(stream);
             StringBuilder warm =
-                    new StringBuilder("CDC warm-up (untimed for the figures; one backlog of each shape per reader): ");
+                    new StringBuilder("CDC warm-up (untimed for the figures; two backlogs of each shape per reader): ");
             for (String r : List.of("Debezium", "poll")) {
                 warm.append(r)
                         .append(' ')
-                        .append(Report.f0(n / turn(readers.get(r), n)))
-                        .append(" rows/s, ");
+                        .append(rate(turn(readers.get(r), n, coldFrom, null)))
+                        .append(", ");
             }
-            cdc.writeBacklog(n, false);
-            for (String r : List.of("stream", "Debezium", "poll")) {
-                warm.append(r)
-                        .append(" (one txn) ")
-                        .append(Report.f0(n / turn(readers.get(r), n)))
-                        .append(" rows/s, ");
+            // then one more backlog of each shape for every reader: their JIT settles (its CPU counts in a
+            // turn's, and a round whose CPU per row is far from its siblings' is invalid)
+            for (boolean singleRow : new boolean[] {false, true, false}) {
+                long from = SlotPosition.walNow(s);
+                cdc.writeBacklog(n, singleRow);
+                for (String r : List.of("stream", "Debezium", "poll")) {
+                    warm.append(r)
+                            .append(singleRow ? " " : " (one txn) ")
+                            .append(rate(turn(readers.get(r), n, from, null)))
+                            .append(", ");
+                }
             }
             report.note(warm.substring(0, warm.length() - 2));
 
@@ -135,24 +155,26 @@ final class CdcRounds {
                 report(shape);
             }
             Rounds warmStream = single.readers.get("stream");
-            report.row(
+            report.info(
                     "1. CDC throughput, stream, COLD start (fresh JVM, one round), " + single.label,
-                    Report.f0(n / coldS) + " rows/s (" + Report.f2(coldS) + " s from the \"started\" line; "
-                            + Report.f2(coldJvmS) + " s incl. JVM start"
-                            + (coldComplete ? "" : "; only " + counter.count() + " of " + n + " arrived") + ")",
+                    coldComplete
+                            ? Report.f0(n / coldS) + " rows/s (" + Report.f2(coldS) + " s from the \"started\" line; "
+                                    + Report.f2(coldJvmS) + " s incl. JVM start)"
+                            : "INCOMPLETE: " + coldReceived + " of " + n + " events arrived (no rate)",
                     "warm stream rounds of this run: median " + Report.f0(warmStream.median()) + " rows/s",
-                    Report.f2(n / coldS / warmStream.median()) + "× warm",
-                    "– (reported: what a restart costs)",
-                    null);
+                    coldComplete ? Report.f2(n / coldS / warmStream.median()) + "× warm" : "–",
+                    "– (reported: what a restart costs)");
+            paused.note(report);
             if (s.profile) {
                 for (WarmProcess w : readers.values()) {
-                    w.resume();
+                    resume(w);
                     Path f = s.runDir.resolve("profile-" + w.label.replaceAll("[^A-Za-z0-9.-]", "-") + ".jfr");
                     Procs.run(List.of(Procs.JDK + "jcmd", Long.toString(w.pid()), "JFR.dump", "filename=" + f));
                     report.evidence("CDC throughput (profiled run): " + w.label, JfrHotMethods.summarize(f, null, 8));
                 }
             }
         } finally {
+            paused.resumeWalSenders();
             readers.values().forEach(WarmProcess::close);
             peer.drop();
             s.pg.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '"
@@ -160,28 +182,76 @@ final class CdcRounds {
         }
     }
 
+    /** Whether a paused reader's walsender is paused too ({@code --no-walsender-pause}: not). */
+    private boolean pauseWalSenders = true;
+
+    private PausedReaders paused;
+
+    CdcRounds pauseWalSenders(boolean on) {
+        pauseWalSenders = on;
+        return this;
+    }
+
+    private void pause(WarmProcess w) {
+        paused.pause(w);
+    }
+
+    private void resume(WarmProcess w) {
+        paused.resume(w);
+    }
+
+    private static String name(WarmProcess w) {
+        return w.origin.equals(STREAM) ? "stream" : w.origin.equals(DebeziumPeer.ORIGIN) ? "Debezium" : "poll";
+    }
+
     private final Map<String, Double> cumulativePolls = new LinkedHashMap<>();
     private final Map<String, Double> lastTurnPolls = new LinkedHashMap<>();
 
-    /** Resumes {@code reader}, waits for its {@code n} events at the subscriber, pauses it; @return seconds */
-    private double turn(WarmProcess reader, int n) {
-        counter.reset();
+    /** "12,345 rows/s", or "INCOMPLETE (99,990/100,000)". */
+    private static String rate(Sample t) {
+        return Double.isNaN(t.value())
+                ? "INCOMPLETE (" + t.received() + "/" + t.expected() + ")"
+                : Report.f0(t.value()) + " rows/s";
+    }
+
+    /**
+     * Resumes {@code reader}, waits for its {@code n} events (counted from it only, LSNs from
+     * {@code from}) at the subscriber, pauses it. @return its rate (NaN unless all {@code n}
+     * arrived), the count, its CPU and {@code start} (where its slot stood)
+     */
+    private Sample turn(WarmProcess reader, int n, long from, String start) {
+        counter.reset(reader.origin, from);
+        double cpu0 = Procs.cpuSeconds(reader.pid());
         long t0 = System.nanoTime();
-        reader.resume();
+        resume(reader);
         boolean complete = counter.await(n, 30_000, 600_000);
         long last = counter.lastNanos();
+        long received = counter.count();
         if (reader.http != null) {
             // scraped while it runs (a paused process answers nothing); read rounds of this turn
             double polls = reader.metric("aura_cdc_polls_total");
             lastTurnPolls.put(reader.label, polls - cumulativePolls.getOrDefault(reader.label, 0.0));
             cumulativePolls.put(reader.label, polls);
         }
-        reader.pause();
+        double cpu = Procs.cpuSeconds(reader.pid()) - cpu0;
+        pause(reader);
         if (!complete) {
-            report.note(reader.label + ": only " + counter.count() + " of " + n
-                    + " events arrived before the stall timeout");
+            report.note(reader.label + ": only " + received + " of " + n + " events arrived before the stall"
+                    + " timeout (" + counter.leftOut() + ")");
         }
-        return (last - t0) / 1e9;
+        return Sample.of(complete ? n / ((last - t0) / 1e9) : Double.NaN)
+                .counted(n, received)
+                .cpu(cpu)
+                .start(start);
+    }
+
+    /** The slot each reader reads (where {@link SlotPosition} looks). */
+    private String slotOf(String reader) {
+        return switch (reader) {
+            case "stream" -> s.slot;
+            case "poll" -> s.slot + "_poll";
+            default -> DebeziumPeer.SLOT;
+        };
     }
 
     private void round(
@@ -194,8 +264,15 @@ final class CdcRounds {
         }
         double setupS = (System.nanoTime() - started) / 1e9;
         long w0 = System.nanoTime();
+        long from = SlotPosition.walNow(s);
         cdc.writeBacklog(n, shape.singleRow);
+        long to = SlotPosition.walNow(s);
         double writeS = (System.nanoTime() - w0) / 1e9;
+        // finding 4: how far each paused reader's walsender got while the backlog was written
+        Map<String, SlotPosition> written = new LinkedHashMap<>();
+        for (String r : order) {
+            written.put(r, SlotPosition.of(s, slotOf(r)));
+        }
         long r0 = System.nanoTime();
         long[] raw = cdc.rawPeek();
         double peekRate = n / ((System.nanoTime() - r0) / 1e9);
@@ -220,25 +297,26 @@ final class CdcRounds {
             shape.ceilings.get(i).add(ceiling[i], peekRate, ceilings.get(i).lastDetail());
         }
         double beforeTurnsS = (System.nanoTime() - started) / 1e9;
-        Map<String, Double> rate = new LinkedHashMap<>();
-        Map<String, String> cpu = new LinkedHashMap<>();
+        Map<String, Sample> turns = new LinkedHashMap<>();
+        Map<String, String> polls = new LinkedHashMap<>();
         for (String r : order) {
             WarmProcess w = readers.get(r);
-            double c0 = Procs.cpuSeconds(w.pid());
-            rate.put(r, n / turn(w, n));
-            cpu.put(
+            SlotPosition atResume = SlotPosition.of(s, slotOf(r));
+            paused.atResume(r, atResume, from, to);
+            String start = "slot of the backlog after the write: "
+                    + written.get(r).describe(from, to) + ", at its resume: " + atResume.describe(from, to);
+            turns.put(r, turn(w, n, from, start));
+            polls.put(
                     r,
-                    String.format("CPU %.1f s", Procs.cpuSeconds(w.pid()) - c0)
-                            + (w.http == null
-                                    ? ""
-                                    : String.format(", %.0f read rounds", lastTurnPolls.getOrDefault(w.label, 0.0))));
+                    w.http == null ? "" : String.format("%.0f read rounds", lastTurnPolls.getOrDefault(w.label, 0.0)));
         }
         String orderNote = "order " + String.join(", ", order);
-        shape.readers.get("stream").add(rate.get("stream"), ceiling[0], cpu.get("stream") + "; " + orderNote);
-        shape.debezium.add(rate.get("stream"), rate.get("Debezium"), "Debezium " + cpu.get("Debezium"));
-        shape.poll.add(rate.get("poll"), peekRate, cpu.get("poll"));
+        Sample stream = turns.get("stream").ceiling(ceiling[0]);
+        shape.readers.get("stream").add(stream, Sample.of(ceiling[0]), polls.get("stream") + "; " + orderNote);
+        shape.debezium.add(stream, turns.get("Debezium"), orderNote);
+        shape.poll.add(turns.get("poll"), Sample.of(peekRate), polls.get("poll"));
         System.out.printf(
-                "  round %d, %s (%.1f s: slots %.1f, write %.1f, ceilings from %.1f, readers from %.1f): stream %,.0f, Debezium %,.0f, poll %,.0f rows/s; ceiling %,.0f, raw peek %,.0f (%s)%n",
+                "  round %d, %s (%.1f s: slots %.1f, write %.1f, ceilings from %.1f, readers from %.1f): stream %s, Debezium %s, poll %s; ceiling %,.0f, raw peek %,.0f (%s)%n",
                 round + 1,
                 shape.label,
                 (System.nanoTime() - started) / 1e9,
@@ -246,9 +324,9 @@ final class CdcRounds {
                 writeS,
                 beforeCeilingS,
                 beforeTurnsS,
-                rate.get("stream"),
-                rate.get("Debezium"),
-                rate.get("poll"),
+                rate(stream),
+                rate(turns.get("Debezium")),
+                rate(turns.get("poll")),
                 ceiling[0],
                 peekRate,
                 orderNote);
@@ -261,26 +339,23 @@ final class CdcRounds {
                 stream,
                 null,
                 ceilings.get(0).label() + " of the same backlog, same round: " + ceiling.summary(),
-                "≥ 0.9× the streaming ceiling (median)",
-                Rounds.atLeast(stream.medianRatio(), 0.9));
+                VS_CEILING);
         Rounds d = shape.debezium;
         report.row(
                 d,
                 null,
                 "Debezium, same backlog, same round: median " + Report.f0(d.medianBaseline()) + " rows/s (rounds: "
                         + d.rounds.stream()
-                                .map(r -> Report.f0(r.baseline()))
+                                .map(r -> Report.f0(r.baseline().value()))
                                 .reduce((a, b) -> a + " / " + b)
                                 .orElse("")
                         + ")",
-                "≥ 1.5× Debezium (median of ours ÷ Debezium)",
-                Rounds.atLeast(d.medianRatio(), 1.5));
-        report.row(
+                VS_DEBEZIUM);
+        report.info(
                 shape.poll,
                 null,
                 "one raw peek of the same backlog, same round (pg_logical_slot_peek_changes, fetch 500)",
-                "– (reported beside stream; no target)",
-                null);
+                "– (reported beside stream; no target)");
         for (int i = 0; i < shape.ceilings.size(); i++) {
             Rounds c = shape.ceilings.get(i);
             report.rounds.add(c);

@@ -51,24 +51,71 @@ final class CdcThroughputBench {
                         + "(v, body) VALUES (i, 'row number ' || i); COMMIT; END LOOP; END $$");
     }
 
-    /** Figure 4b: worker heap while a huge transaction streams through, with a fixed -Xmx. */
+    /** Figure 4b's heap: {@link #HEAP_BOUND_MB} is far under it, so the bound is something the worker must keep. */
+    static final int HEAP_MAX_MB = 1024;
+
+    /**
+     * Figure 4b's bound on the live heap: twice {@code CDC_BUFFER_BYTES} (64 MiB, the heap for changes
+     * between the slot and NATS's confirmation), in MB; a worker that held the transaction would pass it.
+     */
+    static final int HEAP_BOUND_MB = 128;
+
+    static final Target HUGE_TXN = Target.of(
+            Target.atMost("live", "max live heap (after a forced full GC)", HEAP_BOUND_MB, "MB"),
+            Target.atMost("missing", "events not received", 0, ""));
+
+    /**
+     * Figure 4b (issue 39: a bound that can fail): worker heap while a huge transaction streams
+     * through. The worker runs with {@code -Xmx}{@value #HEAP_MAX_MB}m, so its heap could grow far
+     * past {@value #HEAP_BOUND_MB} MB; the live heap is read every 2 s during the drain after a forced
+     * full GC ({@code jcmd GC.run}, then {@code GC.heap_info}), and the GC log's peaks are reported beside it.
+     */
     void hugeTransactionHeap(int n) throws Exception {
         s.stopWorker();
+        long from = SlotPosition.walNow(s);
         writeBacklog(n, false);
+        long walBytes = SlotPosition.walNow(s) - from;
         Path gcLog = s.runDir.resolve("cdc-huge-gc.log");
         Files.deleteIfExists(gcLog);
-        Result r = timeWorker(n, Map.of(), List.of("-Xmx256m", "-Xlog:gc:file=" + gcLog), 900_000);
+        java.util.concurrent.atomic.AtomicLong live = new java.util.concurrent.atomic.AtomicLong(-1);
+        java.util.concurrent.atomic.AtomicInteger samples = new java.util.concurrent.atomic.AtomicInteger();
+        Result r = timeWorker(
+                n, from, Map.of(), List.of("-Xmx" + HEAP_MAX_MB + "m", "-Xlog:gc:file=" + gcLog), 900_000, pid -> {
+                    Thread t = Thread.ofPlatform()
+                            .daemon()
+                            .name("bench-heap-sampler")
+                            .start(() -> {
+                                while (!Thread.currentThread().isInterrupted()) {
+                                    try {
+                                        live.accumulateAndGet(Procs.heapUsedAfterGc(pid), Math::max);
+                                        samples.incrementAndGet();
+                                        Thread.sleep(2000);
+                                    } catch (InterruptedException e) {
+                                        return;
+                                    } catch (RuntimeException gone) {
+                                        return; // the worker stopped
+                                    }
+                                }
+                            });
+                    return t::interrupt;
+                });
         long[] peak = GcLog.peakMb(gcLog);
+        double liveMb = live.get() < 0 ? Double.NaN : live.get() / 1e6;
         report.row(
-                "4b. cdc-worker heap, one " + n / 1000 + "k-row txn, -Xmx256m",
-                (r.complete ? "all " + n + " events" : r.received + "/" + n + " events") + ", heap peak " + peak[0]
-                        + " MB before GC, max live " + peak[1] + " MB after GC (" + peak[2] + " GCs)",
-                "– (no baseline: a bound, not a rate: the heap must stay under -Xmx)",
+                "4b. cdc-worker heap, one " + n / 1000 + "k-row txn (" + SlotPosition.mb(walBytes) + " of WAL), -Xmx"
+                        + HEAP_MAX_MB + "m",
+                String.format(
+                        "%d/%d events; max live heap %.0f MB (after a forced full GC, %d samples 2 s apart); GC log:"
+                                + " peak %d MB before a GC, %d MB after (%d GCs)",
+                        r.received, n, liveMb, samples.get(), peak[0], peak[1], peak[2]),
+                "– (no baseline: a bound, not a rate: the live heap must stay under a bound set by the worker's"
+                        + " buffers, with room to exceed it)",
                 "–",
-                "bounded (stays under -Xmx, no OOM)",
-                r.complete && peak[0] <= 256);
-        report.note(
-                String.format("one %d-row txn: %.0f rows/s through the worker (%.1f s)", n, n / r.seconds, r.seconds));
+                HUGE_TXN,
+                HUGE_TXN.judgeOnce(Map.of("live", liveMb, "missing", (double) (n - r.received))));
+        report.note(String.format(
+                "one %d-row txn: %.0f rows/s through the worker (%.1f s; slowed by the forced GCs of figure 4b)",
+                n, n / r.seconds, r.seconds));
     }
 
     /**
@@ -85,8 +132,20 @@ final class CdcThroughputBench {
             double pollSeconds,
             String cpu) {}
 
-    private Result timeWorker(int n, Map<String, String> env, List<String> jvmArgs, long maxMs) throws Exception {
-        counter.reset();
+    /**
+     * Starts the worker, waits for its {@code n} events (LSNs from {@code from}), stops it.
+     *
+     * @param whileDraining started with the worker's pid once it is up; closed when the drain ended
+     */
+    private Result timeWorker(
+            int n,
+            long from,
+            Map<String, String> env,
+            List<String> jvmArgs,
+            long maxMs,
+            java.util.function.LongFunction<Runnable> whileDraining)
+            throws Exception {
+        counter.reset(Stack.WORKER_ORIGIN, from);
         long startWall = System.currentTimeMillis();
         long offset = startWall * 1_000_000 - System.nanoTime(); // wall ns = nanoTime + offset
         ServiceProcess w = s.startWorker(env, jvmArgs);
@@ -97,7 +156,9 @@ final class CdcThroughputBench {
         double worker0 = Procs.cpuSeconds(w.pid());
         double nats0 = Procs.cpuSeconds(natsPid);
         double self0 = Procs.cpuSeconds(self);
+        Runnable stopSampling = whileDraining.apply(w.pid());
         boolean complete = counter.await(n, 30_000, maxMs);
+        stopSampling.run();
         double pgCpu = 0;
         try (Connection c = s.pg.connect();
                 Statement st = c.createStatement();

@@ -10,8 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -31,7 +29,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * commit, so it is over-stated by the insert of at most 100 rows). Latency = arrival − {@code t}
  * (same host clock); delivered msg/s = messages received by the client ÷ (last arrival − first
  * write). Backlog: with the worker stopped, {@code backlog} messages are inserted, then the worker
- * starts; msg/s = messages ÷ (last arrival − first arrival) at realtime-js.
+ * starts; msg/s = messages ÷ (last arrival − first arrival) at realtime-js. Each rate and the
+ * backlog run alternating rounds of both paths (issue 39); a path's round is valid only when
+ * realtime-js and every Java client received every message and the writer offered the load.
  *
  * <p>Baseline, same run, same clients, same rates: the CDC stream of plain table inserts (table
  * {@value #PLAIN}, no RLS, public channel, postgres_changes INSERT), stamped the same way. It is
@@ -44,40 +44,26 @@ final class DbBroadcastBench {
     static final String TOPIC = "bench:dbcast";
     static final String PLAIN = "bench_dbcast_plain";
     private static final String PLAIN_CHANNEL = "dbcast-plain";
-    /** Issue 25's target: 10,000 msg/s delivered with p99 ≤ 100 ms (Supabase: 10,000 msg/s, p99 159 ms). */
-    static final int TARGET_RATE = 10_000;
+    /**
+     * Issue 25's target: 10,000 msg/s delivered to realtime-js with p99 ≤ 100 ms (Supabase: 10,000
+     * msg/s, p99 159 ms). Delivered msg/s are messages ÷ (last arrival − first write), which is below
+     * the offered rate by the time the last message takes; the figure offers {@link #OFFERED} msg/s
+     * so that a pipeline that keeps up delivers more than 10,000 msg/s, and is judged on that.
+     */
+    static final Target TARGET = Target.of(
+            Target.atLeast("value", "delivered", 10_000, "msg/s"), Target.atMost("p99", "realtime-js p99", 100, "ms"));
 
-    static final double TARGET_P99_MS = 100;
+    /** The offered rate of the figure with the target: 5 % above it (see {@link #TARGET}). */
+    static final int OFFERED = 10_500;
+
+    /** A round whose writer offered less than this share of the nominal rate measured the writer: invalid. */
+    static final double MIN_OFFERED = 0.95;
 
     /** Which rows a measurement writes. */
     enum Path {
         BROADCAST,
         PLAIN
     }
-
-    /** One steady-rate measurement of one path. */
-    record RateResult(
-            Path path,
-            int rate,
-            int seconds,
-            long sent,
-            double sentPerSecond,
-            long jsReceived,
-            double jsPerSecond,
-            Stats js,
-            long javaReceived,
-            long javaExpected,
-            Stats java) {
-        String describe() {
-            return String.format(
-                    "%s msg/s delivered to realtime-js (%d/%d), %s; Java clients %s (%d/%d)",
-                    Report.f0(jsPerSecond), jsReceived, sent, js.summary(), java.summary(), javaReceived, javaExpected);
-        }
-    }
-
-    /** One backlog measurement of one path: {@code messages} drained at realtime-js. */
-    record BacklogResult(
-            Path path, long messages, long jsReceived, double jsPerSecond, long natsReceived, double natsPerSecond) {}
 
     private final Stack s;
     private final Report report;
@@ -108,18 +94,18 @@ final class DbBroadcastBench {
      * subscribes the clients, measures each rate (broadcast then baseline) and the backlogs, reports
      * and stops ws-front. Needs a running worker and {@link JoinBench#createPolicy}.
      */
-    void run(int[] rates, int seconds, int backlog) throws Exception {
+    void run(int[] rates, int seconds, int backlog, int rounds) throws Exception {
         rt = s.schema + "_realtime";
-        // the worker and ws-front record where their time goes (evidence of the report)
+        // a profiled run (--profile) records where the worker's and ws-front's time goes; a timed run never
         s.stopWorker();
         java.nio.file.Path workerJfr = s.runDir.resolve("dbcast-worker.jfr");
         java.nio.file.Path frontJfr = s.runDir.resolve("dbcast-front.jfr");
-        s.startWorker(Map.of(), Stack.jfr(workerJfr));
+        s.startWorker(Map.of(), s.profiler(workerJfr));
         s.awaitWorkerActive();
         createTable(s);
         raiseLimits();
         s.startFront(
-                Map.of("WS_MAX_JOINS_PER_SECOND", "1000000", "WS_IDLE_TIMEOUT_MS", "3600000"), Stack.jfr(frontJfr));
+                Map.of("WS_MAX_JOINS_PER_SECOND", "1000000", "WS_IDLE_TIMEOUT_MS", "3600000"), s.profiler(frontJfr));
         String token = s.tokens.authenticated(s.projectId, UUID.randomUUID().toString());
         try (WsClients clients = new WsClients(1);
                 JsSubscriber js = JsSubscriber.start(s, token, TOPIC, PLAIN_CHANNEL, PLAIN)) {
@@ -127,39 +113,11 @@ final class DbBroadcastBench {
             conns.addAll(join(clients, Path.BROADCAST, token));
             conns.addAll(join(clients, Path.PLAIN, token));
             warmUp(js);
-            List<RateResult> results = new ArrayList<>();
             for (int rate : rates) {
-                RateResult b = measureRate(js, Path.BROADCAST, rate, seconds);
-                RateResult p = measureRate(js, Path.PLAIN, rate, seconds);
-                results.add(b);
-                results.add(p);
-                boolean atTarget = rate == TARGET_RATE;
-                report.row(
-                        "10. Broadcast from Database @ " + Report.f0(rate) + " msg/s, private channel, realtime-js + "
-                                + javaClients + " Java subscribers",
-                        b.describe() + String.format(" (writer %s msg/s)", Report.f0(b.sentPerSecond())),
-                        "plain table inserts (postgres_changes, public): " + p.describe(),
-                        String.format(
-                                "%.2f× msg/s, %.2f× p99",
-                                b.jsPerSecond() / p.jsPerSecond(), b.js().percentileMs(99) / p.js().percentileMs(99)),
-                        atTarget ? "≥ 10,000 msg/s, p99 ≤ 100 ms (Supabase publishes 10,000 msg/s, p99 159 ms)" : "–",
-                        atTarget ? met(b) : null);
+                rateRounds(js, rate, seconds, rounds);
             }
             if (backlog > 0) {
-                BacklogResult b = measureBacklog(js, Path.BROADCAST, backlog);
-                BacklogResult p = measureBacklog(js, Path.PLAIN, backlog);
-                report.row(
-                        "10. Broadcast from Database, backlog of " + Report.f0(backlog)
-                                + " messages (worker restarted)",
-                        String.format(
-                                "%s msg/s at realtime-js (%d/%d); the worker published %s msg/s (raw NATS subscriber)",
-                                Report.f0(b.jsPerSecond()), b.jsReceived(), b.messages(), Report.f0(b.natsPerSecond())),
-                        String.format(
-                                "plain table inserts: %s msg/s (%d/%d); published %s msg/s",
-                                Report.f0(p.jsPerSecond()), p.jsReceived(), p.messages(), Report.f0(p.natsPerSecond())),
-                        String.format("%.2f×", b.jsPerSecond() / p.jsPerSecond()),
-                        "–",
-                        null);
+                backlogRounds(js, backlog, rounds);
             }
             if (js.errors() > 0 || clients.closedUnexpectedly.get() > 0) {
                 report.note("Broadcast from Database: " + js.errors() + " realtime-js driver errors, "
@@ -174,6 +132,9 @@ final class DbBroadcastBench {
                     + " WHERE project_id = '" + s.projectId + "'");
         }
         s.stopWorker();
+        if (!s.profile) {
+            return;
+        }
         report.evidence(
                 "Broadcast from Database: where the time goes (informational)",
                 "cdc-worker (rates and baseline; the backlog's restarted worker is not recorded):\n\n"
@@ -181,11 +142,87 @@ final class DbBroadcastBench {
                         + JfrHotMethods.summarize(frontJfr, null, 8));
     }
 
-    private static boolean met(RateResult b) {
-        return b.sentPerSecond() >= 0.98 * TARGET_RATE
-                && b.jsReceived() >= b.sent()
-                && b.jsPerSecond() >= 0.98 * TARGET_RATE
-                && b.js().percentileMs(99) <= TARGET_P99_MS;
+    /**
+     * {@code rounds} alternating rounds (broadcast, plain; plain, broadcast; ...) at {@code rate}
+     * offered msg/s; the round of a path is valid when realtime-js and every Java client received
+     * every message and the writer offered at least {@link #MIN_OFFERED} of the rate.
+     */
+    private void rateRounds(JsSubscriber js, int rate, int seconds, int rounds) throws Exception {
+        boolean judged = rate == OFFERED;
+        Rounds fig = new Rounds(
+                "10. Broadcast from Database @ " + Report.f0(rate) + " msg/s offered, private channel, realtime-js + "
+                        + javaClients + " Java subscribers",
+                "msg/s",
+                "plain table inserts");
+        for (int round = 0; round < rounds; round++) {
+            DbBroadcastResults.Rate b;
+            DbBroadcastResults.Rate p;
+            if (round % 2 == 0) {
+                b = measureRate(js, Path.BROADCAST, rate, seconds);
+                p = measureRate(js, Path.PLAIN, rate, seconds);
+            } else {
+                p = measureRate(js, Path.PLAIN, rate, seconds);
+                b = measureRate(js, Path.BROADCAST, rate, seconds);
+            }
+            fig.add(sample(b), sample(p), "broadcast: " + b.describe() + "; plain: " + p.describe())
+                    .metric("p99", b.js().percentileMs(99))
+                    .metric("plain p99", p.js().percentileMs(99));
+            System.out.printf(
+                    "  10. @ %,d msg/s round %d: broadcast %s; plain %s%n",
+                    rate, round + 1, b.describe(), p.describe());
+        }
+        String measured = String.format(
+                "realtime-js p99: median %.1f ms (plain inserts %.1f ms)",
+                fig.medianMetric("p99"), fig.medianMetric("plain p99"));
+        String baseline = "plain table inserts (postgres_changes, public), same clients, same rounds: median "
+                + Report.f0(fig.medianBaseline()) + " msg/s";
+        if (judged) {
+            report.row(fig, measured + " (Supabase publishes 10,000 msg/s, p99 159 ms)", baseline, TARGET);
+        } else {
+            report.info(fig, measured, baseline, "– (no target)");
+        }
+    }
+
+    /** One path's round: delivered msg/s at realtime-js, every message counted at every subscriber. */
+    private static Sample sample(DbBroadcastResults.Rate r) {
+        return Sample.of(r.jsPerSecond())
+                .counted(r.sent(), r.jsReceived())
+                .invalidIf(
+                        r.javaReceived() != r.javaExpected(),
+                        "Java clients received " + r.javaReceived() + " of " + r.javaExpected())
+                .invalidIf(
+                        r.sentPerSecond() < MIN_OFFERED * r.rate(),
+                        "the writer offered only " + Report.f0(r.sentPerSecond()) + " msg/s");
+    }
+
+    /** The backlog, {@code rounds} alternating rounds of both paths (the worker restarted for each). */
+    private void backlogRounds(JsSubscriber js, int backlog, int rounds) throws Exception {
+        Rounds fig = new Rounds(
+                "10. Broadcast from Database, backlog of " + Report.f0(backlog) + " messages (worker restarted)",
+                "msg/s",
+                "plain table inserts");
+        for (int round = 0; round < rounds; round++) {
+            DbBroadcastResults.Backlog b;
+            DbBroadcastResults.Backlog p;
+            if (round % 2 == 0) {
+                b = measureBacklog(js, Path.BROADCAST, backlog);
+                p = measureBacklog(js, Path.PLAIN, backlog);
+            } else {
+                p = measureBacklog(js, Path.PLAIN, backlog);
+                b = measureBacklog(js, Path.BROADCAST, backlog);
+            }
+            fig.add(
+                    Sample.of(b.jsPerSecond()).counted(b.messages(), b.jsReceived()),
+                    Sample.of(p.jsPerSecond()).counted(p.messages(), p.jsReceived()),
+                    String.format(
+                            "the worker published %s msg/s (broadcast), %s msg/s (plain), at a raw NATS subscriber",
+                            Report.f0(b.natsPerSecond()), Report.f0(p.natsPerSecond())));
+        }
+        report.info(
+                fig,
+                "at realtime-js",
+                "plain table inserts, same rounds: median " + Report.f0(fig.medianBaseline()) + " msg/s",
+                "– (no target)");
     }
 
     /** Every project limit far above what the figure sends. */
@@ -265,7 +302,7 @@ final class DbBroadcastBench {
     }
 
     /** One steady rate of one path: {@code rate/100} messages every 10 ms for {@code seconds}. */
-    RateResult measureRate(JsSubscriber js, Path path, int rate, int seconds) throws Exception {
+    DbBroadcastResults.Rate measureRate(JsSubscriber js, Path path, int rate, int seconds) throws Exception {
         js.reset();
         javaCount.get(path).set(0);
         Stats java = new Stats();
@@ -278,11 +315,11 @@ final class DbBroadcastBench {
         long t0 = System.nanoTime();
         long sent = write(path, rate, seconds);
         double writeSecs = (System.nanoTime() - t0) / 1e9;
-        Progress.await(meter.count::get, sent, Duration.ofMillis(2000), Duration.ofSeconds(60));
-        Progress.await(javaCount.get(path)::get, sent * javaClients, Duration.ofMillis(2000), Duration.ofSeconds(30));
+        Progress.await(meter.count::get, sent, Duration.ofMillis(5000), Duration.ofSeconds(60));
+        Progress.await(javaCount.get(path)::get, sent * javaClients, Duration.ofMillis(5000), Duration.ofSeconds(30));
         long received = meter.count.get();
         double jsSecs = received == 0 ? Double.NaN : (meter.lastNanos - t0) / 1e9;
-        return new RateResult(
+        return new DbBroadcastResults.Rate(
                 path,
                 rate,
                 seconds,
@@ -297,7 +334,7 @@ final class DbBroadcastBench {
     }
 
     /** With the worker stopped, {@code messages} rows of the path; then the worker drains them. */
-    BacklogResult measureBacklog(JsSubscriber js, Path path, int messages) throws Exception {
+    DbBroadcastResults.Backlog measureBacklog(JsSubscriber js, Path path, int messages) throws Exception {
         s.stopWorker();
         try (Connection c = s.pg.connect();
                 PreparedStatement ps = c.prepareStatement(writeSql(path))) {
@@ -320,7 +357,7 @@ final class DbBroadcastBench {
         s.client.flush(Duration.ofSeconds(5));
         try {
             s.startWorker(Map.of(), List.of());
-            Progress.await(meter.count::get, messages, Duration.ofMillis(5000), Duration.ofSeconds(300));
+            Progress.await(meter.count::get, messages, Duration.ofSeconds(30), Duration.ofSeconds(300));
         } finally {
             s.client.closeDispatcher(d);
         }
@@ -329,7 +366,7 @@ final class DbBroadcastBench {
         long published = nats.count.get();
         double natsSecs = (nats.lastNanos - nats.firstNanos) / 1e9;
         s.awaitWorkerActive();
-        return new BacklogResult(
+        return new DbBroadcastResults.Backlog(
                 path,
                 messages,
                 received,
@@ -339,52 +376,10 @@ final class DbBroadcastBench {
     }
 
     private String writeSql(Path path) {
-        String stamp = "(extract(epoch from clock_timestamp()) * 1000000)::bigint";
-        return path == Path.BROADCAST
-                ? "SELECT count(*) FROM (SELECT " + rt + ".send(jsonb_build_object('t', " + stamp + ", 'n', g), 'm', '"
-                        + TOPIC + "', true) FROM generate_series(1, ?) g) x"
-                : "INSERT INTO " + s.table(PLAIN) + "(t, n) SELECT " + stamp + ", g FROM generate_series(1, ?) g";
+        return DbBroadcastWriter.sql(s, rt, path);
     }
 
-    /**
-     * Commits {@code rate/100} rows of the path every 10 ms for {@code seconds}, over one
-     * connection per 2,500 msg/s ({@code send()} is a plpgsql call with an exception block, a
-     * subtransaction per message: one connection alone does not reach 10,000/s on this box);
-     * returns the rows written.
-     */
     private long write(Path path, int rate, int seconds) throws Exception {
-        int writers = Math.max(1, (rate + 2_499) / 2_500);
-        int perTick = Math.max(1, rate / 100 / writers);
-        AtomicLong sent = new AtomicLong();
-        List<Connection> conns = new ArrayList<>();
-        ScheduledExecutorService timer = Executors.newScheduledThreadPool(writers);
-        try {
-            for (int w = 0; w < writers; w++) {
-                Connection c = s.pg.connect();
-                conns.add(c);
-                PreparedStatement ps = c.prepareStatement(writeSql(path));
-                ps.setInt(1, perTick);
-                timer.scheduleAtFixedRate(
-                        () -> {
-                            try {
-                                ps.execute();
-                                sent.addAndGet(perTick);
-                            } catch (Exception e) {
-                                System.err.println("dbcast writer: " + e.getMessage());
-                            }
-                        },
-                        w * 10L / writers,
-                        10,
-                        TimeUnit.MILLISECONDS);
-            }
-            Procs.sleep(seconds * 1000L);
-        } finally {
-            timer.shutdown();
-            timer.awaitTermination(10, TimeUnit.SECONDS);
-            for (Connection c : conns) {
-                c.close();
-            }
-        }
-        return sent.get();
+        return DbBroadcastWriter.write(s, rt, path, rate, seconds);
     }
 }

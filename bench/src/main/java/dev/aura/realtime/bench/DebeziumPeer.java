@@ -1,5 +1,7 @@
 package dev.aura.realtime.bench;
 
+import dev.aura.realtime.common.lsn.Lsn;
+import dev.aura.realtime.common.wire.AuraHeaders;
 import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.testkit.NatsServer;
 import dev.aura.realtime.testkit.ServiceProcess;
@@ -9,6 +11,7 @@ import io.debezium.engine.format.Json;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
 import io.nats.client.Options;
+import io.nats.client.impl.Headers;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -24,8 +27,9 @@ import java.util.regex.Pattern;
 /**
  * The peer the CDC throughput is compared with (issue 18): Debezium's embedded engine with its
  * Postgres connector reading a backlog through {@code pgoutput}, publishing each change as its
- * JSON to NATS and flushing NATS at the end of each batch before marking it processed (the same
- * at-least-once point as the worker's). It runs in a JVM of its own started with the worker's JVM
+ * JSON to NATS (with {@code Aura-Origin} and {@code Aura-Event-Id} headers, as the worker's events
+ * carry, so the counter counts its events only: issue 39) and flushing NATS at the end of each
+ * batch before marking it processed (the same at-least-once point as the worker's). It runs in a JVM of its own started with the worker's JVM
  * flags and publishes on a NATS connection of its own (issue 25: it used to share the benchmark
  * JVM and the counter's connection); it is never a product dependency.
  *
@@ -35,7 +39,10 @@ import java.util.regex.Pattern;
  */
 final class DebeziumPeer {
     static final String VERSION = "3.6.1.Final";
-    private static final String SLOT = "bench_dbz";
+    /** The peer's {@code Aura-Origin}: {@link ChangeCounter} counts its events by it. */
+    static final String ORIGIN = "bench-debezium-peer";
+
+    static final String SLOT = "bench_dbz";
     private static final String PUBLICATION = "bench_dbz_pub";
 
     private final Stack s;
@@ -103,7 +110,28 @@ final class DebeziumPeer {
             p.stop();
             throw e;
         }
-        return new WarmProcess("Debezium " + VERSION, p, null);
+        return new WarmProcess("Debezium " + VERSION, ORIGIN, p, null);
+    }
+
+    /**
+     * The change's id in the worker's form, {@code <LSN X/Y>:<primary key>}: the LSN of the change
+     * (Debezium's {@code source.lsn}) and the row's key, so a re-delivered change has the same id.
+     */
+    static String eventId(String value, String key) {
+        int at = value.indexOf("\"lsn\":");
+        long lsn = 0;
+        if (at >= 0) {
+            for (int i = at + 6; i < value.length() && Character.isDigit(value.charAt(i)); i++) {
+                lsn = lsn * 10 + (value.charAt(i) - '0');
+            }
+        }
+        StringBuilder id = new StringBuilder(new Lsn(lsn).toString()).append(':');
+        for (int i = 0; key != null && i < key.length(); i++) {
+            if (Character.isDigit(key.charAt(i))) {
+                id.append(key.charAt(i));
+            }
+        }
+        return id.toString();
     }
 
     private static final Pattern TASK_STARTED = Pattern.compile("bench peer: connector task started");
@@ -139,6 +167,9 @@ final class DebeziumPeer {
         // the worker waits 20 ms on an idle slot in the benchmark (testkit CDC_IDLE_BACKOFF_MS); Debezium's
         // default 500 ms wait for an empty queue would add up to half a second to a resumed turn
         p.setProperty("poll.interval.ms", "20");
+        // the peer is SIGSTOPped between its turns, its walsender too (issue 39): an LSN flush in flight when
+        // it was paused is older than lsn.flush.timeout.ms when it resumes, which would stop the connector
+        p.setProperty("lsn.flush.timeout.action", "warn");
         p.setProperty("converter.schemas.enable", "false");
         p.setProperty("key.converter.schemas.enable", "false");
         p.setProperty("value.converter.schemas.enable", "false");
@@ -154,7 +185,11 @@ final class DebeziumPeer {
                 .notifying((records, committer) -> {
                     for (ChangeEvent<String, String> r : records) {
                         if (r.value() != null) {
-                            nats.publish(subject, r.value().getBytes(StandardCharsets.UTF_8));
+                            // what the counter needs to attribute it (the worker sends the same two and one more)
+                            Headers h = new Headers()
+                                    .add(AuraHeaders.ORIGIN, ORIGIN)
+                                    .add(AuraHeaders.EVENT_ID, eventId(r.value(), r.key()));
+                            nats.publish(subject, h, r.value().getBytes(StandardCharsets.UTF_8));
                         }
                         committer.markProcessed(r);
                     }

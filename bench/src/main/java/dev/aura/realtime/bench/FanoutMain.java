@@ -13,7 +13,7 @@ import java.nio.file.Path;
  * {@link BenchMain} only.
  *
  * <pre>java -cp bench/target/bench.jar dev.aura.realtime.bench.FanoutMain [--clients 5000]
- *     [--burst-rate 100] [--burst-seconds 6] [--light-rate 5] [--light-seconds 6] [--rounds 3] [--idle 10000]
+ *     [--burst-rate 100] [--burst-seconds 6] [--light-rate 5] [--light-seconds 6] [--rounds 5] [--idle 10000]
  *     [--scale 100000]</pre>
  */
 public final class FanoutMain {
@@ -26,7 +26,7 @@ public final class FanoutMain {
                 arg(args, "--burst-seconds", 6),
                 arg(args, "--light-rate", 5),
                 arg(args, "--light-seconds", 6),
-                arg(args, "--rounds", 3),
+                arg(args, "--rounds", Target.MIN_ROUNDS),
                 arg(args, "--idle", 10_000),
                 arg(args, "--scale", 0));
         Path runDir = Jars.repoRoot().resolve("bench/target/bench-run");

@@ -9,6 +9,9 @@ import java.util.List;
  * (broadcast only, no traffic; the idle timeout is raised so they stay).
  */
 final class IdleMemoryBench {
+    /** Issue 8's budget: 16 KiB of heap per idle joined connection. */
+    static final Target TARGET = Target.of(Target.atMost("per", "heap per connection", 16 * 1024, "B"));
+
     private IdleMemoryBench() {}
 
     static void run(Stack s, Report report, long frontPid, int n) throws Exception {
@@ -25,8 +28,8 @@ final class IdleMemoryBench {
                             + " MB after full GC)",
                     "– (no baseline: an absolute budget per connection; the heap before the connections is subtracted)",
                     "–",
-                    "≤ 16 KB",
-                    perConn <= 16 * 1024);
+                    TARGET,
+                    TARGET.judgeOnce(java.util.Map.of("per", perConn)));
             clients.closeAll(conns);
         }
         Procs.sleep(2000); // the server notices the closes

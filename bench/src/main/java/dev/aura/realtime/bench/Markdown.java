@@ -17,6 +17,8 @@ final class Markdown {
     static final String ANALYSIS_25 = "performance-analysis-2026-12-05.md";
     /** The hand-written analysis of figure 27 (issue 27: what postgres_changes resume costs). */
     static final String ANALYSIS_27 = "performance-analysis-2026-12-05-resume.md";
+    /** The hand-written account of issue 39: round validity, paused readers' walsenders, figures 2b and 9. */
+    static final String ANALYSIS_39 = "performance-analysis-2026-12-06-validity.md";
 
     static String render(Report r, String machine, boolean quick, double minutes, String when, Path runDir)
             throws Exception {
@@ -37,7 +39,12 @@ final class Markdown {
                 .append(ANALYSIS_27)
                 .append("](")
                 .append(ANALYSIS_27)
-                .append(") (issue 27: what resume costs, the CPU split, the NATS permission fix) and [")
+                .append(") (issue 27: what resume costs, the CPU split, the NATS permission fix), [")
+                .append(ANALYSIS_39)
+                .append("](")
+                .append(ANALYSIS_39)
+                .append(
+                        ") (issue 39: when a round counts, what a paused reader's walsender did, figures 2b and 9) and [")
                 .append(ANALYSIS)
                 .append("](")
                 .append(ANALYSIS)
@@ -61,29 +68,23 @@ final class Markdown {
             r.notes.forEach(n -> sb.append("- ").append(n).append('\n'));
             sb.append('\n');
         }
-        sb.append("## Targets (issues 8, 5, 16, 18, 19, 23, 25; judged on the median of the rounds)\n\n"
-                + "1. CDC throughput with `CDC_SOURCE=stream` (the default), warm, for both backlog shapes: ≥ 0.9× the"
-                + " streaming ceiling of the same backlog in the same round, and ≥ 1.5× Debezium's embedded engine"
-                + " reading the same backlog (`poll` reported beside them, against one raw peek).\n"
-                + "2. Commit→client latency with `stream`, warm: at 1,000 rows/s (100 transactions/s of 10 rows) p50 ≤"
-                + " 10 ms and p99 ≤ 50 ms, at 5,000 rows/s (100 transactions/s of 50 rows) p99 ≤ 100 ms; `poll`"
-                + " against issue 8's p50 ≤ 60 ms, p99 ≤ 150 ms at 1,000 rows/s (100 rows/s reported).\n"
-                + "3. Fan-out (5,000 clients, 200-byte broadcasts): ≥ 50k deliveries/s per core used and ≥ 0.5× raw NATS"
-                + " (issue 19); burst p99 reported against raw NATS's. Broadcast from Database: ≥ 10,000 msg/s with"
-                + " p99 ≤ 100 ms (issue 25).\n"
-                + "4. Heap per idle connection ≤ 16 KB (10,000 sockets); ≤ 5 KB with 100,000 joined connections on one"
-                + " ws-front, one broadcast reaching all of them (p99 reported; issue 19); cdc-worker heap bounded in a"
-                + " 1,000,000-row transaction.\n"
-                + "5. RLS batched: ≥ 10× fewer round trips and ≥ 5× the events/s of the reference method (issue 25).\n"
-                + "6. Private joins (issues 16, 23): ≥ 1,000 joins/s with p95 ≤ 50 ms to the ok reply, 32 in flight for one"
-                + " project; reported against public joins of the same run (Supabase publishes 1,000 joins/s, p95 49 ms).\n"
-                + "8. postgres_changes joins (issue 23): ≥ 2,000 joins/s per project with p95 ≤ 50 ms, 32 in flight, against"
-                + " the same public joins. 8b: 600 clients joining one postgres_changes channel at once through two replicas,"
-                + " limits 2,000 users and 2,000 joins/s: every client SUBSCRIBED within its 5 s join timeout.\n"
-                + "9. Reconnect storm (issue 23): 5,000 joined clients of a killed replica SUBSCRIBED again on the other within"
-                + " 10 s, and every change committed after each client's SUBSCRIBED reached it.\n\n");
+        sb.append("## Targets (issues 5, 8, 16, 18, 19, 23, 25, 27, 36, 39)\n\n"
+                + "Each target below is the text of the object that judges its figure (issue 39: text and predicate"
+                + " cannot drift apart). On rounds it is met only with at least " + Target.MIN_ROUNDS + " valid rounds"
+                + " and no invalid one, when the median of the valid rounds clears each bound by their median absolute"
+                + " deviation; a figure measured once is judged on that run.\n\n");
+        r.rows.stream()
+                .filter(x -> x.met() != null)
+                .forEach(x -> sb.append("- ")
+                        .append(x.figure())
+                        .append(": ")
+                        .append(x.target())
+                        .append('\n'));
+        sb.append('\n');
         if (!r.rounds.isEmpty()) {
-            sb.append("## Rounds\n\nEvery round of every timed figure, in the order they ran.\n\n");
+            sb.append("## Rounds\n\nEvery round of every timed figure, in the order they ran, with what it counted"
+                    + " (received/expected, from its own reader only), its CPU, where its slot stood at its start, and"
+                    + " whether it is valid (and why not).\n\n");
             for (Rounds x : r.rounds) {
                 sb.append("**")
                         .append(x.figure)
@@ -108,62 +109,92 @@ final class Markdown {
                 + " embedded engine (debezium-embedded and debezium-connector-postgres " + DebeziumPeer.VERSION
                 + ", `pgoutput`, JSON without schemas) in a JVM of its own with the worker's JVM flags, publishing each"
                 + " change on its own NATS connection and flushing NATS before marking each batch processed. Between"
-                + " turns a reader is paused (SIGSTOP; `wal_sender_timeout = 0`), so each backlog waits for it. Warm-up:"
-                + " one backlog of each shape per reader; the stream worker starts after the first, and that drain, timed"
+                + " turns a reader is paused (SIGSTOP; `wal_sender_timeout = 0`), and so is its walsender once idle, so each backlog waits for it undecoded. Warm-up:"
+                + " two backlogs of each shape per reader; the stream worker starts after the first, and that drain, timed"
                 + " from its `started` log line, is the COLD row. Each round, per shape (a plpgsql procedure committing"
                 + " each row, or one `INSERT ... SELECT generate_series`): the backlog is written; one raw"
                 + " `pg_logical_slot_peek_changes` up to `pg_current_wal_flush_lsn()` (the worker's options, fetch 500;"
                 + " poll's baseline); the streaming ceiling reads it from a slot of its own (stream's baseline); then"
                 + " the three readers in turn, the order rotated each round, each timed from its resume to its last"
-                + " event at a NATS subscriber (a service_role binding sees every change).\n"
+                + " event at a NATS subscriber (a service_role binding sees every change). A turn counts only its"
+                + " reader's events (`Aura-Origin` = the reader's instance id; Debezium's peer sends the same two headers,"
+                + " its change's LSN and key as the id), each `Aura-Event-Id` once, none from before the backlog's first"
+                + " LSN; a turn that did not receive all n has no rate. Each turn also records the reader's CPU and"
+                + " where its slot stood after the backlog was written and at its resume (`sent_lsn` of its walsender"
+                + " and the bytes queued on its socket, `ss`): a SIGSTOPped streaming reader's walsender goes on decoding"
+                + " into the socket until its buffers are full (the note on paused readers says how much).\n"
                 + "- **Latency**: one ws-front and two workers (stream, poll) run through the whole figure; the sources"
                 + " take turns, alternating, the idle one paused. A turn: resume, wait until the catch-up of rows"
                 + " written meanwhile stopped arriving, a warm-up segment at 1,000 rows/s, then 100, 1,000 and 5,000"
                 + " rows/s. The writer commits one transaction every 10 ms of rate/100 rows (100 transactions/s of 1,"
                 + " 10 and 50 rows). A Netty WebSocket client (vsn 1.0.0) joined with a postgres_changes binding"
                 + " measures receipt time minus the payload's `commit_timestamp` (same host clock); only rows tagged"
-                + " with the segment's `note` count (probe, warm-up and catch-up rows never do). In the first stream"
+                + " with the segment's `note` count, each row id once (probe, warm-up and catch-up rows never do); a"
+                + " segment where a row never arrived makes its round invalid. In the first stream"
                 + " turn the unmodified realtime-js (node, `e2e/js/driver.mjs`) listens to the 100 rows/s segment.\n"
+                + "- **Latency beside a slow project (2b, issue 36)**: see `SlowTenantBench`: one warm stream worker with"
+                + " one shard (`CDC_NUM_SHARDS=1`: both projects share it) and the figure-2 ws-front; project A has a read"
+                + " policy that takes 50 ms a row (`pg_sleep(0.05)`) and a signed-in subscriber; segments of this"
+                + " project's 1,000 rows/s alone and beside A's writer (20 rows/s) alternate; every row of both must"
+                + " arrive (A's late), B is held to figure 2's target.\n"
                 + "- **Resume cost (27)**: see `ResumeCompareBench`: one warm stream worker and one ws-front; the"
                 + " project's `postgres_changes_resume_seconds` is switched between 0 and 60 for each turn (the worker"
                 + " creates or deletes the project's history stream, both services re-read it every 200 ms), turns"
                 + " alternating (off, on; on, off; ...) after one untimed turn of each. A turn: figure 1's single-row"
                 + " backlog (worker paused while it is written, timed from its resume to the last event at a NATS"
                 + " subscriber), then figure 2's 1,000 rows/s segment to a WebSocket client joined anew as a signed-in"
-                + " user (a `sub`), so with resume on ws-front keeps its resume record as for a real user.\n"
+                + " user (a `sub`), so with resume on ws-front keeps its resume record as for a real user; each turn"
+                + " checks that a record written in that turn appeared (on) or did not (off).\n"
                 + "- **Fan-out**: N+1 Netty WebSocket clients join `realtime:fan` (broadcast, self=false); one sends 200-byte payloads "
                 + "`{\"t\":<nanoTime>,\"pad\":...}`. Throughput burst: deliveries ÷ (last receipt − first send). Baseline: the same "
                 + "payloads published to N raw NATS subscriber connections (the NATS text protocol on the same Netty client), both "
                 + "client sets connected throughout; the bursts alternate (ws-front, NATS, ws-front, ...) after one warm-up "
-                + "burst of each; the figure is the median round and the median of the per-round ratios. ws-front runs with `WS_MAX_QUEUE_DELAY_MS=600000` so the burst measures capacity, not the "
+                + "burst of each; the figure is the median round and the median of the per-round ratios; a burst where a delivery "
+                + "is missing, on either side, makes its round invalid. ws-front runs with `WS_MAX_QUEUE_DELAY_MS=600000` so the burst measures capacity, not the "
                 + "overload bound. Latency sampled on every 25th client. Clients bind round robin to 127.0.0.2–127.0.0.9.\n"
                 + "- **100,000 connections (4c)**: that many clients connect and join `realtime:scale`; heap per connection as in "
                 + "4a; then three single broadcasts from one more client, each timed from the send to every receipt. Capped (and "
                 + "said so in the notes) when the open files limit cannot hold the sockets.\n"
                 + "- **Memory**: ws-front heap after `jcmd GC.run` (`GC.heap_info` used) before and after N clients connected and "
-                + "joined; cdc-worker with `-Xmx256m -Xlog:gc`, peak heap before/after GC while the transaction streams through.\n"
+                + "joined; cdc-worker with `-Xmx" + CdcThroughputBench.HEAP_MAX_MB
+                + "m -Xlog:gc` (a heap that can exceed the"
+                + " bound), its live heap read every 2 s after a forced full GC while the transaction streams through, against"
+                + " a bound of twice `CDC_BUFFER_BYTES`; the GC log's peaks beside it.\n"
                 + "- **RLS**: see `RlsBench` Javadoc. The reference method (walrus's shape, written here): one call per"
                 + " change of a plpgsql function that, per distinct (role, claims) group, sets both locally, selects the row"
                 + " by its primary key under RLS and returns the allowed subscription ids (stronger than walrus, which"
                 + " checks every subscription; row 5b runs walrus's per-subscription loop for information). Ours and the"
-                + " reference alternate over backlogs of the same shape, the same 1,000 bindings and 10 claims groups.\n"
+                + " reference alternate over backlogs of the same shape, the same 1,000 bindings and 10 claims groups (ours"
+                + " first in odd rounds); a round of ours is valid when every change arrived with its 100 allowed bindings,"
+                + " one of the reference when every change was checked.\n"
+                + "- **Matching (7)**: see `MatchingBench`: a fresh worker drains the same single-row backlog with 1 binding"
+                + " and with 10,001 (the 10,000 `k=eq.N` put before and deleted after each of their rounds), alternating.\n"
+                + "- **Broadcast from Database (10)**: see `DbBroadcastBench`: broadcast and plain-insert segments alternate"
+                + " (" + Report.f0(DbBroadcastBench.OFFERED)
+                + " msg/s offered for the 10,000 msg/s target, so that a pipeline"
+                + " that keeps up delivers more than 10,000 msg/s over first write to last arrival); a round is valid when"
+                + " realtime-js and every Java client received every message and the writer offered at least"
+                + " " + Math.round(100 * DbBroadcastBench.MIN_OFFERED) + " % of the rate.\n"
                 + "- **Joins**: see `JoinBench` Javadoc: closed-loop WebSocket clients (one join in flight each) join new topics with "
                 + "an authenticated user's `access_token` and leave them; public topics first, then private ones whose every join "
                 + "runs the read check (NATS request to the cdc-worker, probe rows under the project's read policy on the tenant "
-                + "pool); joins/s and join→ok-reply latency after a warm-up. Figure 8 is the same loop with one postgres_changes "
+                + "pool); joins/s and join→ok-reply latency after a warm-up, the modes' order rotated each round; a round with "
+                + "a refused join is invalid. Figure 8 is the same loop with one postgres_changes "
                 + "binding per join (`event '*'` on `public.bench_joins`, no filter), timed to the ok reply and to the `system` "
                 + "\"Subscribed to PostgreSQL\" push; the next join follows the push. Every join figure first raises the project's "
                 + "row in `aura_platform.project_limits` (the free tier's 200 users and 100 joins/s would be measured otherwise).\n"
                 + "- **Join storm (8b)**: see `JoinStormBench`: the clients connect half to each of two fresh ws-front replicas, "
                 + "then send their `phx_join` in one loop; a public storm (no binding) is the baseline; one unreported round of "
-                + "both warms the replicas first.\n"
+                + "both warms the replicas first; the storms alternate; a round where a client was refused or never SUBSCRIBED "
+                + "is invalid.\n"
                 + "- **Reconnect storm (9)**: see `ReconnectStormBench` and `StormClient`: clients join one postgres_changes "
                 + "channel with `postgres_changes_options: {wait: true, timeout: 5000}` on replica 1 (128 at a time: the "
                 + "baseline), a writer commits rows `row-<n>` at a fixed rate, replica 1 gets SIGKILL, the clients reconnect to "
                 + "replica 2 on realtime-js's 1/2/5/10 s schedule (plus up to 10 % jitter) and rejoin. Time runs from the kill to "
-                + "the last client's second SUBSCRIBED (ok reply and the `system` push both received); a row is owed to a client "
-                + "when its INSERT started after that client's SUBSCRIBED, on either socket (on the first, only when it committed "
-                + "more than 1 s before the kill); one owed row missing fails the figure.\n");
+                + "the last client caught up: SUBSCRIBED again (ok reply and the `system` push both received) with every owed row "
+                + "committed before that received; a row is owed to a client when its INSERT started after the client's first "
+                + "SUBSCRIBED, those committed while it was away included (issue 38 point 7); one owed row missing makes the round "
+                + "invalid. Each round has two fresh replicas.\n");
         return sb.toString();
     }
 }

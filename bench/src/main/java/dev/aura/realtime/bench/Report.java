@@ -5,8 +5,11 @@ import java.util.List;
 
 /** The run's results: one table of figures plus evidence sections, printed and written as markdown. */
 final class Report {
-    /** One line of the table. {@code met} is null when the figure has no target. */
-    record Row(String figure, String measured, String baseline, String ratio, String target, Boolean met) {}
+    /**
+     * One line of the table. {@code met} is null when the figure has no target; {@code why} says
+     * how its target was judged (each clause's median and noise, invalid rounds), empty without one.
+     */
+    record Row(String figure, String measured, String baseline, String ratio, String target, Boolean met, String why) {}
 
     final List<Row> rows = new ArrayList<>();
     final List<String> notes = new ArrayList<>();
@@ -16,36 +19,64 @@ final class Report {
     /** What this run can and cannot show (quick run, sizes, profiling), printed in the report header. */
     final List<String> header = new ArrayList<>();
 
-    /**
-     * Adds a row. A row without a baseline must say why: a bare "–" baseline becomes
-     * "– (no baseline: not given)" and a warning is printed, so the omission shows in the report.
-     */
-    void row(String figure, String measured, String baseline, String ratio, String target, Boolean met) {
-        if (baseline == null || baseline.isBlank() || baseline.equals("–")) {
-            System.err.println("bench: row without a baseline or a reason: " + figure);
-            baseline = "– (no baseline: not given)";
-        }
-        rows.add(new Row(figure, measured, baseline, ratio, target, met));
-        System.out.printf(
-                "  %-44s %s | baseline %s | %s | target %s %s%n",
-                figure, measured, baseline, ratio, target, met == null ? "" : met ? "MET" : "MISSED");
+    /** A row judged by {@code target} ({@code verdict} from {@link Target#judge} or {@link Target#judgeOnce}). */
+    void row(String figure, String measured, String baseline, String ratio, Target target, Target.Verdict verdict) {
+        add(new Row(figure, measured, baseline(figure, baseline), ratio, target.text(), verdict.met(), verdict.why()));
+    }
+
+    /** A row without a target: {@code noTarget} says why ("– (reported: what a restart costs)"). */
+    void info(String figure, String measured, String baseline, String ratio, String noTarget) {
+        add(new Row(figure, measured, baseline(figure, baseline), ratio, noTarget, null, ""));
     }
 
     /**
-     * A row for a timed figure of several rounds: measured = the median, its spread and every
-     * round's value; ratio = the median of the per-round ratios to the same round's baseline. The
-     * rounds are also listed in the report's "Rounds" section. {@code met} must come from the
-     * median ({@link Rounds#atLeast}, {@link Rounds#atMost}).
+     * A row for a timed figure of several rounds, judged by {@code target} on them: measured = the
+     * median of the valid rounds, its spread and every round's value; ratio = the median of the
+     * per-round ratios to the same round's baseline. The rounds are also listed, with their
+     * validity, in the report's "Rounds" section.
      */
-    void row(Rounds r, String measuredExtra, String baseline, String target, Boolean met) {
+    void row(Rounds r, String measuredExtra, String baseline, Target target) {
+        row(r, measuredExtra, baseline, target, target.judge(r));
+    }
+
+    /** As {@link #row(Rounds, String, String, Target)}, with a verdict judged on several figures' rounds. */
+    void row(Rounds r, String measuredExtra, String baseline, Target target, Target.Verdict verdict) {
         rounds.add(r);
-        row(
-                r.figure,
-                r.summary() + "; rounds: " + r.values() + (measuredExtra == null ? "" : "; " + measuredExtra),
-                baseline,
-                r.ratioSummary(),
-                target,
-                met);
+        row(r.figure, measured(r, measuredExtra), baseline, r.ratioSummary(), target, verdict);
+    }
+
+    /** A timed figure of several rounds without a target (reported beside another). */
+    void info(Rounds r, String measuredExtra, String baseline, String noTarget) {
+        rounds.add(r);
+        info(r.figure, measured(r, measuredExtra), baseline, r.ratioSummary(), noTarget);
+    }
+
+    private static String measured(Rounds r, String extra) {
+        return r.summary() + "; rounds: " + r.values() + (extra == null ? "" : "; " + extra);
+    }
+
+    /**
+     * A row without a baseline must say why: a bare "–" baseline becomes "– (no baseline: not
+     * given)" and a warning is printed, so the omission shows in the report.
+     */
+    private static String baseline(String figure, String baseline) {
+        if (baseline == null || baseline.isBlank() || baseline.equals("–")) {
+            System.err.println("bench: row without a baseline or a reason: " + figure);
+            return "– (no baseline: not given)";
+        }
+        return baseline;
+    }
+
+    private void add(Row r) {
+        rows.add(r);
+        System.out.printf(
+                "  %-44s %s | baseline %s | %s | target %s %s%n",
+                r.figure(),
+                r.measured(),
+                r.baseline(),
+                r.ratio(),
+                r.target(),
+                r.met() == null ? "" : (r.met() ? "MET (" : "MISSED (") + r.why() + ")");
     }
 
     void note(String text) {

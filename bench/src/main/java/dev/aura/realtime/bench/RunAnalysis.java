@@ -15,7 +15,8 @@ final class RunAnalysis {
         long met = judged.stream().filter(Report.Row::met).count();
         StringBuilder sb = new StringBuilder("## Analysis of this run (generated)\n\n");
         sb.append(String.format(
-                "%d of %d targets met, %d missed (each on the median of its rounds where it has rounds).%n%n",
+                "%d of %d targets met, %d missed (each on the median of its valid rounds, cleared by their noise,"
+                        + " where it has rounds; a figure with an invalid round is missed).%n%n",
                 met, judged.size(), judged.size() - met));
         for (Report.Row x : judged) {
             sb.append("- ")
@@ -27,6 +28,8 @@ final class RunAnalysis {
                     .append(x.ratio().equals("–") ? "" : "; ratio " + x.ratio())
                     .append(" (target ")
                     .append(x.target())
+                    .append("; ")
+                    .append(x.why())
                     .append(")\n");
         }
         if (!r.rounds.isEmpty()) {
@@ -35,8 +38,14 @@ final class RunAnalysis {
             for (Rounds x : r.rounds) {
                 if (x.size() > 1) {
                     sb.append(String.format(
-                            "- %s: %.0f %%%s%n",
-                            x.figure, 100 * x.relativeSpread(), x.relativeSpread() > 0.2 ? " (noisy)" : ""));
+                            "- %s: %.0f %%%s%s%n",
+                            x.figure,
+                            100 * x.relativeSpread(),
+                            x.relativeSpread() > 0.2 ? " (noisy)" : "",
+                            x.invalidCount() == 0
+                                    ? ""
+                                    : "; " + x.invalidCount() + " of " + x.size() + " rounds INVALID: "
+                                            + x.invalidSummary()));
                 }
             }
         }

@@ -8,10 +8,19 @@ final class RunHeader {
     private RunHeader() {}
 
     static void describe(Report report, BenchMain.Sizes z, boolean quick, int rounds, boolean profile, int scale) {
-        report.header.add("Timed figures (1 CDC throughput, 2 latency, 3 fan-out) run " + rounds
+        report.header.add("Timed figures (1, 2, 2b, 27, 3, 5, 6, 7, 8, 8b, 9, 10) run " + rounds
                 + " alternating rounds each (ours, baseline, ours, baseline ...; for CDC the order of stream, Debezium"
-                + " and poll rotates each round); the table gives the median and the spread (min–max), the"
-                + " \"Rounds\" section lists every round, and a target counts as met only on the median.");
+                + " and poll rotates each round); the table gives the median of the valid rounds and their spread"
+                + " (min–max), the \"Rounds\" section lists every round with its validity.");
+        report.header.add("Validity (issue 39): each round records what it was to handle and what it handled,"
+                + " counted from its own reader's output only (CDC: the reader's Aura-Origin, distinct"
+                + " Aura-Event-Ids, from the backlog's first LSN), its CPU, and where its slot stood when it started."
+                + " A round that did not complete, beat its own ceiling, lacks a value, or whose CPU per unit is more"
+                + " than " + Report.f0(Rounds.CPU_FACTOR) + "× off its siblings' median is INVALID: it never enters a"
+                + " median, and its figure's target is missed. A target (one object: its text is written from the"
+                + " bounds its predicate tests) is met only with at least " + Target.MIN_ROUNDS + " valid rounds and"
+                + " none invalid, when the median clears each bound by the rounds' noise (their median absolute"
+                + " deviation, MAD).");
         report.header.add("Processes under test are warm: the cdc-workers, Debezium (its own JVM, the worker's JVM"
                 + " flags, its own NATS connection) and ws-front keep running through all rounds of a figure, paused"
                 + " with SIGSTOP between their turns, after a warm-up backlog (CDC) or a warm-up segment at 1,000"
@@ -23,7 +32,7 @@ final class RunHeader {
                 z.cdcRows(), rounds, z.latencySeconds(), z.latencyWarmSeconds(), z.burstSeconds()));
         report.header.add("Memory and connection figures (4a, 4b, 4c) are not timed rounds: one run each"
                 + (scale > 0 ? String.format("; figure 4c (%,d connections) is a single round", scale) : "")
-                + ". Figures 5–9 (RLS, matching, joins, storms) keep their own method (see their rows).");
+                + "; their targets are judged on that run.");
         report.header.add(
                 profile
                         ? "PROFILED RUN (--profile): every service records JFR (settings=profile); the figures carry the"

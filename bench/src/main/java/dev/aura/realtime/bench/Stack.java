@@ -32,6 +32,9 @@ import java.util.UUID;
  */
 final class Stack implements AutoCloseable {
     static final String SECRET = "bench-secret-bench-secret-bench-secret-0001";
+    /** The {@code Aura-Origin} of the worker this stack starts ({@link #startWorker}); counters count its events by it. */
+    static final String WORKER_ORIGIN = "bench-cdc-worker";
+
     static final ObjectMapper JSON = new ObjectMapper();
     private static final java.util.regex.Pattern HTTP_LISTENING =
             java.util.regex.Pattern.compile("http api listening on port");
@@ -48,6 +51,9 @@ final class Stack implements AutoCloseable {
     final boolean profile;
 
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    /** Postgres backends a figure stopped (SIGSTOP) and has not continued yet ({@link WalSenderPause}). */
+    final java.util.Set<Long> stoppedBackends = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
     private ServiceProcess cdc;
     private ServiceHttp cdcHttp;
     private ServiceProcess front;
@@ -107,6 +113,7 @@ final class Stack implements AutoCloseable {
             cdcHttp = new ServiceHttp(Ports.forService());
             Map<String, String> env = ServiceEnv.cdcWorker(pg, nats, SECRET, slot, cdcHttp.port());
             env.put("CDC_TABLE_REFRESH_MS", "500");
+            env.put("INSTANCE_ID", WORKER_ORIGIN);
             env.putAll(overrides);
             ServiceProcess p = ServiceProcess.startJar("cdc-worker", cdcJar(), env, jvmArgs);
             try {
@@ -215,6 +222,12 @@ final class Stack implements AutoCloseable {
                 "ws://127.0.0.1:" + port + "/realtime/v1/websocket?apikey=" + tokens.anon(projectId) + "&vsn=" + vsn);
     }
 
+    /** The main ws-front's WebSocket URI with another project's anon key. */
+    URI wsUriOf(String project, String vsn) {
+        return URI.create(
+                "ws://127.0.0.1:" + wsPort + "/realtime/v1/websocket?apikey=" + tokens.anon(project) + "&vsn=" + vsn);
+    }
+
     String realtimeJsUrl() {
         return "ws://127.0.0.1:" + wsPort + "/realtime/v1";
     }
@@ -232,13 +245,20 @@ final class Stack implements AutoCloseable {
 
     /** Needs the worker's bootstrap (aura_platform, roles): call after {@link #awaitWorkerActive}. */
     void createProject() {
+        createProject(projectId);
+    }
+
+    /** Registers project {@code id} (this stack's, or another one a figure needs); @return its schema */
+    String createProject(String id) {
+        String schema = "project_" + id.replace('-', '_');
         pg.execute(
                 "CREATE SCHEMA IF NOT EXISTS " + schema,
                 // what a build before issue 22 needs; a newer worker revokes it when it provisions
                 // the project (it grants USAGE to the project's own roles instead)
                 "GRANT USAGE ON SCHEMA " + schema + " TO aura_anon, aura_authenticated",
-                "INSERT INTO aura_platform.projects(project_id, schema_name) VALUES ('" + projectId + "', '" + schema
+                "INSERT INTO aura_platform.projects(project_id, schema_name) VALUES ('" + id + "', '" + schema
                         + "') ON CONFLICT DO NOTHING");
+        return schema;
     }
 
     String table(String name) {
@@ -269,6 +289,11 @@ final class Stack implements AutoCloseable {
         entries.put(key, json);
     }
 
+    /** Stops re-putting a registry entry (the caller deletes it). */
+    void forget(String key) {
+        entries.remove(key);
+    }
+
     // ---- plumbing -----------------------------------------------------------------------------
 
     /**
@@ -290,6 +315,10 @@ final class Stack implements AutoCloseable {
     public void close() {
         if (!closed.compareAndSet(false, true)) {
             return;
+        }
+        // a Postgres backend left stopped would never see the server's shutdown (figure 1 pauses walsenders)
+        for (long pid : stoppedBackends) {
+            Procs.run(List.of("kill", "-CONT", Long.toString(pid)));
         }
         refresher.shutdownNow();
         replicas.forEach(r -> r.process().stop());

@@ -44,8 +44,14 @@ final class StormClient {
     private int joinTries;
     private int retries;
     private final BitSet rows = new BitSet();
+    /** When each row first arrived ({@code nanoTime}; 0: not yet), by row number. */
+    private long[] arrivedAt = new long[256];
+
+    private long copies;
     private long lost;
     private int firstLost = -1;
+    /** When the client was SUBSCRIBED again and had every row owed until then (0: never). */
+    private long caughtUpAt;
 
     /** Called with each refusal's text (the error reply's payload, or "no reply") so the report can say why. */
     private final Consumer<String> refusals;
@@ -143,7 +149,15 @@ final class StormClient {
         if (PhxFrames.isChange(frame)) {
             int row = PhxFrames.row(frame);
             if (row >= 0) {
-                rows.set(row);
+                if (rows.get(row)) {
+                    copies++;
+                } else {
+                    rows.set(row);
+                    if (row >= arrivedAt.length) {
+                        arrivedAt = java.util.Arrays.copyOf(arrivedAt, Math.max(row + 1, 2 * arrivedAt.length));
+                    }
+                    arrivedAt[row] = System.nanoTime();
+                }
             }
         } else if (PhxFrames.isReply(frame) && ("J" + joins).equals(PhxFrames.ref(frame))) {
             if (PhxFrames.isOk(frame)) {
@@ -205,32 +219,42 @@ final class StormClient {
     }
 
     /**
-     * Counts the rows owed to this client and the owed ones it lacks (see {@link ReconnectStormBench}).
+     * Counts the rows owed to this client and the owed ones it lacks (issue 39, issue 38 point 7):
+     * every row whose INSERT started after its first SUBSCRIBED is owed, those committed while its
+     * socket was away included; and when it had caught up: SUBSCRIBED again with every owed row
+     * committed before that received (the replay), 0 when it never did.
      *
-     * @param killGrace rows committed after this {@code nanoTime} and before the second SUBSCRIBED are not owed
-     * @return {owed, lost, not owed (committed while it was not SUBSCRIBED)}
+     * @return {owed, lost, owed rows committed while it was away, copies received}
      */
-    synchronized long[] check(StormWriter writer, long killGrace) {
+    synchronized long[] check(StormWriter writer, long killAt) {
         long owed = 0;
-        long notOwed = 0;
+        long away = 0;
         lost = 0;
+        long replayedAt = subscribedAt[2];
         for (int r = 0; r < writer.rows(); r++) {
-            long started = writer.startedAt(r);
-            boolean before = subscribedAt[1] != 0 && started > subscribedAt[1] && writer.committedAt(r) < killGrace;
-            boolean after = subscribedAt[2] != 0 && started > subscribedAt[2];
-            if (before || after) {
-                owed++;
-                if (!rows.get(r)) {
-                    lost++;
-                    if (firstLost < 0) {
-                        firstLost = r;
-                    }
+            if (subscribedAt[1] == 0 || writer.startedAt(r) <= subscribedAt[1]) {
+                continue;
+            }
+            owed++;
+            boolean whileAway =
+                    writer.committedAt(r) > killAt && (subscribedAt[2] == 0 || writer.startedAt(r) <= subscribedAt[2]);
+            away += whileAway ? 1 : 0;
+            if (!rows.get(r)) {
+                lost++;
+                if (firstLost < 0) {
+                    firstLost = r;
                 }
-            } else if (started > subscribedAt[1]) {
-                notOwed++;
+            } else if (subscribedAt[2] != 0 && writer.committedAt(r) <= subscribedAt[2]) {
+                replayedAt = Math.max(replayedAt, arrivedAt[r]);
             }
         }
-        return new long[] {owed, lost, notOwed};
+        caughtUpAt = lost == 0 ? replayedAt : 0;
+        return new long[] {owed, lost, away, copies};
+    }
+
+    /** When it was SUBSCRIBED again with every owed row committed before that received; 0 when never (after {@link #check}). */
+    synchronized long caughtUpAt() {
+        return caughtUpAt;
     }
 
     synchronized long lost() {

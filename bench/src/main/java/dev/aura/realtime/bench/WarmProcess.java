@@ -20,14 +20,18 @@ final class WarmProcess implements AutoCloseable {
     private static final Pattern HTTP_LISTENING = Pattern.compile("http api listening on port");
 
     final String label;
+    /** Its {@code Aura-Origin}: the instance id its events carry ({@link ChangeCounter} counts by it). */
+    final String origin;
+
     final ServiceProcess process;
     /** The worker's HTTP API (metrics, health); null for a process without one. */
     final ServiceHttp http;
 
     private boolean paused;
 
-    WarmProcess(String label, ServiceProcess process, ServiceHttp http) {
+    WarmProcess(String label, String origin, ServiceProcess process, ServiceHttp http) {
         this.label = label;
+        this.origin = origin;
         this.process = process;
         this.http = http;
     }
@@ -39,7 +43,8 @@ final class WarmProcess implements AutoCloseable {
 
     /**
      * Starts a cdc-worker of its own ({@code name} in the logs) reading {@code slot} (created by the
-     * worker when missing), beside the one {@link Stack} manages. Retries a port taken by another
+     * worker when missing), beside the one {@link Stack} manages; its instance id ({@code Aura-Origin})
+     * is {@code name}. Retries a port taken by another
      * process, as {@link Stack#startWorker} does.
      */
     static WarmProcess worker(Stack s, String name, String slot, Map<String, String> overrides, List<String> jvmArgs) {
@@ -47,11 +52,12 @@ final class WarmProcess implements AutoCloseable {
             ServiceHttp http = new ServiceHttp(Ports.forService());
             Map<String, String> env = ServiceEnv.cdcWorker(s.pg, s.nats, Stack.SECRET, slot, http.port());
             env.put("CDC_TABLE_REFRESH_MS", "500");
+            env.put("INSTANCE_ID", name);
             env.putAll(overrides);
             ServiceProcess p = ServiceProcess.startJar(name, Stack.cdcJar(), env, jvmArgs);
             try {
                 p.waitForLog(HTTP_LISTENING, Duration.ofSeconds(60));
-                return new WarmProcess(name, p, http);
+                return new WarmProcess(name, name, p, http);
             } catch (AssertionError e) {
                 p.stop();
                 if (attempt >= 3 || !p.logTail(40).contains("Address already in use")) {

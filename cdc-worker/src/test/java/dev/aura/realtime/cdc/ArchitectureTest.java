@@ -24,11 +24,13 @@ import java.util.Map;
  *
  * <pre>
  * 0  cdc (CdcWorker, CdcWorkerMain: wiring only)
- * 1  leader  slot  pipeline  control  rpc  upkeep
- * 2  registry  match  rls  publish  decode  http
- * 3  platform (platform SQL)  tenant (tenant SQL)
- * 4  event  health  fence  config
- * 5  failure  metrics
+ * 1  startup (the start-up's named steps, what they build, the retry)
+ * 2  leader  slot  pipeline  control  join (join-time checks)  upkeep
+ * 3  registry  match  rls (delivery-time RLS)  publish  decode  http
+ * 4  tenant (the safe tenant session)  provision (what the platform login creates)
+ * 5  catalog (what the platform login reads; its pool)
+ * 6  event  health  fence  config
+ * 7  failure  metrics  identity
  * </pre>
  *
  * A class may use its own package and packages of a higher number only: never one above, nor
@@ -40,27 +42,29 @@ class ArchitectureTest {
 
     private static final Map<String, Integer> LAYER = Map.ofEntries(
             Map.entry("", 0),
-            Map.entry("leader", 1),
-            Map.entry("slot", 1),
-            Map.entry("pipeline", 1),
-            Map.entry("control", 1),
-            Map.entry("rpc", 1),
-            Map.entry("upkeep", 1),
-            Map.entry("registry", 2),
-            Map.entry("match", 2),
-            Map.entry("rls", 2),
-            Map.entry("publish", 2),
-            Map.entry("decode", 2),
-            Map.entry("http", 2),
-            Map.entry("platform", 3),
-            Map.entry("tenant", 3),
-            Map.entry("event", 4),
-            Map.entry("health", 4),
-            Map.entry("fence", 4),
-            Map.entry("config", 4),
-            Map.entry("failure", 5),
-            Map.entry("identity", 5),
-            Map.entry("metrics", 5));
+            Map.entry("startup", 1),
+            Map.entry("leader", 2),
+            Map.entry("slot", 2),
+            Map.entry("pipeline", 2),
+            Map.entry("control", 2),
+            Map.entry("join", 2),
+            Map.entry("upkeep", 2),
+            Map.entry("registry", 3),
+            Map.entry("match", 3),
+            Map.entry("rls", 3),
+            Map.entry("publish", 3),
+            Map.entry("decode", 3),
+            Map.entry("http", 3),
+            Map.entry("tenant", 4),
+            Map.entry("provision", 4),
+            Map.entry("catalog", 5),
+            Map.entry("event", 6),
+            Map.entry("health", 6),
+            Map.entry("fence", 6),
+            Map.entry("config", 6),
+            Map.entry("failure", 7),
+            Map.entry("identity", 7),
+            Map.entry("metrics", 7));
 
     @ArchTest
     static final ArchRule dependenciesPointDownTheLayers =
@@ -70,11 +74,14 @@ class ArchitectureTest {
     static final ArchRule packagesHaveNoCycles =
             slices().matching(ROOT + ".(*)..").should().beFreeOfCycles();
 
-    /** Statements run on connections only in the two SQL homes and on the slot's replication connection. */
+    /**
+     * Statements run on connections only in the SQL homes: the platform login's ({@code catalog},
+     * {@code provision}), the tenant session ({@code tenant}) and the slot's replication connection.
+     */
     @ArchTest
-    static final ArchRule sqlLivesInPlatformTenantAndSlot = noClasses()
+    static final ArchRule sqlLivesInItsHomes = noClasses()
             .that()
-            .resideOutsideOfPackages(ROOT + ".platform..", ROOT + ".tenant..", ROOT + ".slot..")
+            .resideOutsideOfPackages(ROOT + ".catalog..", ROOT + ".provision..", ROOT + ".tenant..", ROOT + ".slot..")
             .should()
             .dependOnClassesThat()
             .haveFullyQualifiedName("java.sql.Connection")
@@ -89,12 +96,25 @@ class ArchitectureTest {
     @ArchTest
     static final ArchRule onlyTheWiringAndTheSqlHomesSeeTheDataSource = noClasses()
             .that()
-            .resideOutsideOfPackages(ROOT + ".platform..", ROOT + ".tenant..")
+            .resideOutsideOfPackages(ROOT + ".catalog..", ROOT + ".tenant..")
             .and()
             .doNotHaveFullyQualifiedName(ROOT + ".CdcWorker")
             .should()
             .dependOnClassesThat()
             .haveFullyQualifiedName("javax.sql.DataSource");
+
+    /**
+     * Platform SQL never runs tenant code, and tenant SQL runs nothing else (docs/security.md): the
+     * tenant session never reaches the platform login's pool or its SQL. (The layers already keep
+     * the platform's SQL homes off the tenant session.)
+     */
+    @ArchTest
+    static final ArchRule theTenantSessionNeverReachesThePlatformLogin = noClasses()
+            .that()
+            .resideInAPackage(ROOT + ".tenant..")
+            .should()
+            .dependOnClassesThat()
+            .resideInAnyPackage(ROOT + ".catalog..", ROOT + ".provision..");
 
     /** jnats' public API only ({@code Headers} is the one public type jnats keeps in {@code impl}). */
     @ArchTest
@@ -142,7 +162,7 @@ class ArchitectureTest {
         return c.getPackageName().equals(ROOT) || c.getPackageName().startsWith(ROOT + ".");
     }
 
-    /** {@code platform} for {@code dev.aura.realtime.cdc.platform.x}, {@code ""} for the root package. */
+    /** {@code catalog} for {@code dev.aura.realtime.cdc.catalog.x}, {@code ""} for the root package. */
     private static String topPackage(JavaClass c) {
         String pkg = c.getPackageName();
         if (pkg.equals(ROOT)) {

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.cdc.identity.ProjectIdentity;
-import dev.aura.realtime.cdc.platform.RealtimeSchemas;
+import dev.aura.realtime.cdc.provision.RealtimeSchemas;
 import dev.aura.realtime.common.wire.AuraHeaders;
 import dev.aura.realtime.common.wire.ChannelAccess;
 import dev.aura.realtime.common.wire.DbBroadcast;
@@ -91,7 +91,7 @@ class ChannelAccessIT {
     private static void awaitProvisioned(String projectId) {
         Awaitility.await()
                 .atMost(T)
-                .until(() -> String.valueOf(dev.aura.realtime.cdc.platform.RealtimeSchemas.VERSION)
+                .until(() -> String.valueOf(dev.aura.realtime.cdc.provision.RealtimeSchemas.VERSION)
                         .equals(fx.queryOne("SELECT realtime_schema_version FROM aura_platform.projects"
                                 + " WHERE project_id = '" + projectId + "'")));
     }

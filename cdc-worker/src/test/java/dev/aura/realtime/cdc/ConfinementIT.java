@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.aura.realtime.cdc.identity.ProjectIdentity;
-import dev.aura.realtime.cdc.platform.RealtimeSchemas;
+import dev.aura.realtime.cdc.provision.RealtimeSchemas;
 import dev.aura.realtime.testkit.NatsServer;
 import dev.aura.realtime.testkit.PostgresServer;
 import java.sql.Connection;

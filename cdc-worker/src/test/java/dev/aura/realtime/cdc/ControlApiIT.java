@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
+import dev.aura.realtime.cdc.catalog.PlatformDb;
+import dev.aura.realtime.cdc.catalog.ProjectCatalog;
 import dev.aura.realtime.cdc.control.ControlApi;
-import dev.aura.realtime.cdc.platform.PlatformDb;
-import dev.aura.realtime.cdc.platform.ProjectCatalog;
 import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.common.wire.ProjectLimits;
 import dev.aura.realtime.common.wire.Subjects;

@@ -2,23 +2,39 @@ package dev.aura.realtime.charttests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.aura.realtime.common.config.EnvVar;
-import dev.aura.realtime.common.config.EnvVars;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.aura.realtime.cdc.config.CdcSettings;
+import dev.aura.realtime.common.config.Setting;
+import dev.aura.realtime.front.config.FrontSettings;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVarSource;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The chart sets only variables the binaries read, by the names in {@link EnvVars} (the one
- * list config loading and docs use too), and sets every variable that has no default.
+ * The chart sets only variables the binaries declare, by the names in {@link CdcSettings#ALL} and
+ * {@link FrontSettings#ALL} (the declarations config loading reads through and the docs are
+ * generated from), sets every variable that has no default, and by default passes the binaries'
+ * own defaults except where it decides otherwise ({@link #CHART_CHOICES}).
  */
 class EnvVarContractTest {
+    /** Variables whose chart default differs from the binary's on purpose, and why. */
+    static final Map<String, String> CHART_CHOICES = Map.of(
+            "NATS_URL", "the release's NATS service, not localhost",
+            "NATS_USER", "each binary's own NATS user",
+            "LEADER_ELECTION", "kubernetes: inside the chart a Lease always decides, never always-leader",
+            "LEASE_NAME", "one Lease per release and CDC source",
+            "AURA_HISTORY_STORAGE", "memory: the bundled NATS has no file store");
 
     @ParameterizedTest
     @EnumSource(Scenario.class)
@@ -30,8 +46,8 @@ class EnvVarContractTest {
             assertThat(envNames(c))
                     .as("%s env", d.getMetadata().getName())
                     .doesNotHaveDuplicates()
-                    .isSubsetOf(names(EnvVars.CDC_WORKER))
-                    .containsAll(required(EnvVars.CDC_WORKER));
+                    .isSubsetOf(names(CdcSettings.ALL))
+                    .containsAll(required(CdcSettings.ALL));
         }
     }
 
@@ -40,9 +56,86 @@ class EnvVarContractTest {
     void wsFrontEnvNamesAreOnesTheBinaryReads(Scenario scenario) {
         var deployments = ChartFixture.render(scenario).deployments("ws-front");
         assertThat(deployments).hasSize(1);
-        Set<String> allowed = new HashSet<>(names(EnvVars.WS_FRONT));
+        Set<String> allowed = new HashSet<>(names(FrontSettings.ALL));
         Container c = RenderedManifests.mainContainer(deployments.get(0));
-        assertThat(envNames(c)).doesNotHaveDuplicates().isSubsetOf(allowed).containsAll(required(EnvVars.WS_FRONT));
+        assertThat(envNames(c)).doesNotHaveDuplicates().isSubsetOf(allowed).containsAll(required(FrontSettings.ALL));
+    }
+
+    @Test
+    void byDefaultTheChartPassesTheBinariesOwnDefaults_butWhereItChoosesOtherwise() {
+        var rendered = ChartFixture.render(Scenario.DEFAULTS);
+        checkDefaults(rendered.deployments("cdc-worker"), CdcSettings.ALL);
+        checkDefaults(rendered.deployments("ws-front"), FrontSettings.ALL);
+    }
+
+    private static void checkDefaults(
+            List<io.fabric8.kubernetes.api.model.apps.Deployment> deployments, List<Setting<?>> declared) {
+        assertThat(deployments).isNotEmpty();
+        Map<String, Setting<?>> byName = declared.stream().collect(Collectors.toMap(Setting::name, s -> s));
+        for (var d : deployments) {
+            for (var e : RenderedManifests.mainContainer(d).getEnv()) {
+                Setting<?> setting = byName.get(e.getName());
+                if (e.getValue() == null || setting == null || CHART_CHOICES.containsKey(e.getName())) {
+                    continue;
+                }
+                assertThat(e.getValue())
+                        .as(
+                                "%s in %s: values.yaml's default must be the binary's (%s), or a listed chart choice",
+                                e.getName(), d.getMetadata().getName(), setting.defaultDoc())
+                        .isEqualTo(setting.defaultText().orElse(null));
+            }
+        }
+    }
+
+    /**
+     * The templates' "managed" lists (names a user's extra env may not repeat) name declared
+     * variables, and every variable the chart sets itself in any scenario.
+     */
+    @Test
+    void theTemplatesManagedListsHoldEveryVariableTheChartSets() throws IOException {
+        Map<String, List<Setting<?>>> declared = Map.of("cdc-worker", CdcSettings.ALL, "ws-front", FrontSettings.ALL);
+        Map<String, String> valueKeys = Map.of("cdc-worker", "cdcWorker", "ws-front", "wsFront");
+        for (String component : declared.keySet()) {
+            Set<String> managed = managedList(component + ".yaml");
+            assertThat(managed).as("%s managed list", component).isSubsetOf(names(declared.get(component)));
+            for (Scenario scenario : Scenario.values()) {
+                Set<String> extra = extraEnvNames(scenario, valueKeys.get(component));
+                for (var d : ChartFixture.render(scenario).deployments(component)) {
+                    Set<String> setByChart = new HashSet<>(envNames(RenderedManifests.mainContainer(d)));
+                    setByChart.removeAll(extra);
+                    assertThat(managed)
+                            .as("%s managed list (%s)", component, scenario)
+                            .containsAll(setByChart);
+                }
+            }
+        }
+    }
+
+    private static Set<String> managedList(String template) throws IOException {
+        String text =
+                Files.readString(ChartFixture.CHART_DIR.resolve("templates").resolve(template));
+        Matcher list = Pattern.compile("\"managed\" \\(list ([^)]*)\\)").matcher(text);
+        assertThat(list.find())
+                .as("checkExtraEnv's managed list in %s", template)
+                .isTrue();
+        Matcher name = Pattern.compile("\"([A-Z0-9_]+)\"").matcher(list.group(1));
+        Set<String> names = new HashSet<>();
+        while (name.find()) {
+            names.add(name.group(1));
+        }
+        return names;
+    }
+
+    /** Names of the scenario's {@code <component>.env} entries: set by the user, not the chart. */
+    private static Set<String> extraEnvNames(Scenario scenario, String valueKey) throws IOException {
+        if (scenario.valuesFile == null) {
+            return Set.of();
+        }
+        var values = new YAMLMapper()
+                .readTree(ChartFixture.CHART_DIR.resolve(scenario.valuesFile).toFile());
+        Set<String> names = new HashSet<>();
+        values.path(valueKey).path("env").forEach(e -> names.add(e.path("name").asText()));
+        return names;
     }
 
     @ParameterizedTest
@@ -124,15 +217,12 @@ class EnvVarContractTest {
                 .toList();
     }
 
-    private static Set<String> names(List<EnvVar> vars) {
-        return vars.stream().map(EnvVar::name).collect(Collectors.toSet());
+    private static Set<String> names(List<Setting<?>> settings) {
+        return settings.stream().map(Setting::name).collect(Collectors.toSet());
     }
 
-    /** No default: the binary refuses to start without it (identity vars come from the pod). */
-    private static Set<String> required(List<EnvVar> vars) {
-        return vars.stream()
-                .filter(v -> v.defaultValue() == null)
-                .map(EnvVar::name)
-                .collect(Collectors.toSet());
+    /** The binary refuses to start without them. */
+    private static Set<String> required(List<Setting<?>> settings) {
+        return settings.stream().filter(Setting::isRequired).map(Setting::name).collect(Collectors.toSet());
     }
 }

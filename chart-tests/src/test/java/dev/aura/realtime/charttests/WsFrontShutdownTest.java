@@ -2,7 +2,7 @@ package dev.aura.realtime.charttests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.aura.realtime.common.config.EnvVars;
+import dev.aura.realtime.front.config.FrontSettings;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -35,12 +35,8 @@ class WsFrontShutdownTest {
         var container = RenderedManifests.mainContainer(
                 ChartFixture.render(Scenario.DEFAULTS).deployments("ws-front").get(0));
         String chartDefault = EnvVarContractTest.env(container).get(GRACE).getValue();
-        // 20 is the default ws-front announced; once EnvVars lists the variable its default rules.
-        String serverDefault = EnvVars.WS_FRONT.stream()
-                .filter(v -> v.name().equals(GRACE))
-                .map(dev.aura.realtime.common.config.EnvVar::defaultValue)
-                .findFirst()
-                .orElse("20");
+        String serverDefault =
+                FrontSettings.WS_SHUTDOWN_GRACE_SECONDS.defaultText().orElseThrow();
         assertThat(chartDefault).isEqualTo(serverDefault);
     }
 }

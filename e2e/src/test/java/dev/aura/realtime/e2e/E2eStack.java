@@ -1,6 +1,6 @@
 package dev.aura.realtime.e2e;
 
-import dev.aura.realtime.cdc.platform.RealtimeSchemas;
+import dev.aura.realtime.cdc.provision.RealtimeSchemas;
 import dev.aura.realtime.testkit.ControlApiClient;
 import dev.aura.realtime.testkit.Jars;
 import dev.aura.realtime.testkit.NatsServer;

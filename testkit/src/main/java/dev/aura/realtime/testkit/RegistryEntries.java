@@ -26,7 +26,7 @@ public final class RegistryEntries {
     private static final ObjectMapper JSON = WireJson.mapper();
     /** The bucket's byte limit when a test creates it: the binaries' default. */
     private static final long REGISTRY_BUCKET_MAX_BYTES =
-            Long.parseLong(dev.aura.realtime.common.config.EnvVars.REGISTRY_BUCKET_MAX_BYTES.defaultValue());
+            dev.aura.realtime.common.config.SharedSettings.REGISTRY_BUCKET_MAX_BYTES.defaultValue();
 
     private RegistryEntries() {}
 

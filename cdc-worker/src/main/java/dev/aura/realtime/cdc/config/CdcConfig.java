@@ -1,6 +1,8 @@
 package dev.aura.realtime.cdc.config;
 
-import static dev.aura.realtime.common.config.EnvVars.*;
+import static dev.aura.realtime.cdc.config.CdcSettings.*;
+import static dev.aura.realtime.common.config.SharedSettings.AURA_JWT_SECRET;
+import static dev.aura.realtime.common.config.SharedSettings.REGISTRY_BUCKET_MAX_BYTES;
 
 import dev.aura.realtime.common.config.ConfigException;
 import dev.aura.realtime.common.config.Env;
@@ -10,8 +12,8 @@ import dev.aura.realtime.common.config.NatsSettings;
 import java.time.Duration;
 
 /**
- * The cdc-worker's configuration, read once at start-up from environment variables (see
- * {@link dev.aura.realtime.common.config.EnvVars} and docs/configuration.md), plus the fixed
+ * The cdc-worker's configuration, read once at start-up from environment variables (declared in
+ * {@link CdcSettings}; docs/configuration.md), plus the fixed
  * {@link Timings} that are not environment variables. Every number the worker runs with is here.
  *
  * @param replicationUrl JDBC URL of a role with REPLICATION, used for slot polling
@@ -73,13 +75,18 @@ public record CdcConfig(
      * The projects' late lanes and quarantines (docs/design.md C13, C14); their streams are stored
      * as the history streams are ({@link History#fileStorage}, {@link History#replicas}).
      *
+     * @param shardCheckBudget {@code CDC_SHARD_CHECK_BUDGET_MS}
      * @param lateCheckTimeout {@code CDC_LATE_CHECK_TIMEOUT_MS}
      * @param lateLaneBytes {@code CDC_LATE_LANE_BYTES}, per project
      * @param quarantineBytes {@code CDC_QUARANTINE_BYTES}, per project
      * @param quarantineMaxAge {@code CDC_QUARANTINE_MAX_AGE_HOURS}
      */
     public record Containment(
-            Duration lateCheckTimeout, long lateLaneBytes, long quarantineBytes, Duration quarantineMaxAge) {}
+            Duration shardCheckBudget,
+            Duration lateCheckTimeout,
+            long lateLaneBytes,
+            long quarantineBytes,
+            Duration quarantineMaxAge) {}
 
     /**
      * The per-project history streams of postgres_changes resume (docs/design.md R).
@@ -177,63 +184,52 @@ public record CdcConfig(
 
     /** @throws ConfigException naming the first bad variable */
     public static CdcConfig fromEnv(Env env) {
-        String replication = env.required(POSTGRES_REPLICATION_URL.name());
-        String slot = env.string(CDC_SLOT_NAME);
-        if (!slot.matches("[a-z0-9_]{1,63}")) {
-            // Postgres rule: slot names use lower-case letters, digits and underscores (ReplicationSlotValidateName).
-            throw new ConfigException(
-                    CDC_SLOT_NAME.name() + "=" + slot + " must match [a-z0-9_]{1,63} (Postgres slot name rules)");
-        }
+        String replication = POSTGRES_REPLICATION_URL.read(env);
+        String slot = CDC_SLOT_NAME.read(env);
         String instanceId = InstanceId.fromEnv(env, "cdc-worker");
-        String postgresUrl = env.string(POSTGRES_URL.name(), replication);
-        String secret = env.required(AURA_JWT_SECRET.name());
+        String postgresUrl = POSTGRES_URL.find(env).orElse(replication);
+        String secret = AURA_JWT_SECRET.read(env);
         return new CdcConfig(
                 replication,
                 postgresUrl,
                 NatsSettings.fromEnv(env),
                 secret,
                 JwtSettings.fromEnv(env),
-                env.integer(CDC_HTTP_PORT, 0, 65535),
+                CDC_HTTP_PORT.read(env),
                 slot,
-                CdcSource.valueOf(
-                        env.oneOf(CDC_SOURCE.name(), CDC_SOURCE.defaultValue(), java.util.Set.of("poll", "stream"))
-                                .toUpperCase(java.util.Locale.ROOT)),
-                env.longValue(CDC_BUFFER_BYTES, 4L * 1024 * 1024, 64L * 1024 * 1024 * 1024),
-                env.integer(CDC_BATCH_SIZE, 1, 1_000_000),
-                env.integer(CDC_FETCH_SIZE, 1, 100_000),
-                env.millis(CDC_IDLE_BACKOFF_MS, 0, 60_000),
-                env.millis(CDC_TABLE_REFRESH_MS, 100, 3_600_000),
-                env.integer(CDC_NUM_SHARDS, 1, 256),
-                env.integer(CDC_MAX_RECORD_BYTES, 1024, 64 * 1024 * 1024),
-                env.longValue(CDC_REDECODE_WARN_BYTES, 0, Long.MAX_VALUE),
+                CDC_SOURCE.read(env),
+                CDC_BUFFER_BYTES.read(env),
+                CDC_BATCH_SIZE.read(env),
+                CDC_FETCH_SIZE.read(env),
+                CDC_IDLE_BACKOFF_MS.read(env),
+                CDC_TABLE_REFRESH_MS.read(env),
+                CDC_NUM_SHARDS.read(env),
+                CDC_MAX_RECORD_BYTES.read(env),
+                CDC_REDECODE_WARN_BYTES.read(env),
                 instanceId,
-                env.longValue(REGISTRY_BUCKET_MAX_BYTES, 64 * 1024, Long.MAX_VALUE),
+                REGISTRY_BUCKET_MAX_BYTES.read(env),
                 LeaderConfig.fromEnv(env, instanceId),
                 tenantSql(env, postgresUrl, secret, slot),
-                new Messages(
-                        Duration.ofHours(env.integer(CDC_MESSAGES_RETENTION_HOURS, 1, 24 * 365)),
-                        env.millis(CDC_MESSAGES_JANITOR_MS, 1_000, 86_400_000)),
+                new Messages(CDC_MESSAGES_RETENTION_HOURS.read(env), CDC_MESSAGES_JANITOR_MS.read(env)),
                 new History(
-                        env.oneOf(
-                                        AURA_HISTORY_STORAGE.name(),
-                                        AURA_HISTORY_STORAGE.defaultValue(),
-                                        java.util.Set.of("file", "memory"))
-                                .equals("file"),
-                        env.integer(AURA_HISTORY_REPLICAS, 1, 5),
-                        env.millis(AURA_HISTORY_REFRESH_MS, 100, 3_600_000),
-                        env.integer(AURA_RESUME_DEFAULT_SECONDS, 0, 86_400)),
+                        AURA_HISTORY_STORAGE.read(env).equals("file"),
+                        AURA_HISTORY_REPLICAS.read(env),
+                        AURA_HISTORY_REFRESH_MS.read(env),
+                        Math.toIntExact(AURA_RESUME_DEFAULT_SECONDS.read(env).toSeconds())),
                 new Containment(
-                        env.millis(CDC_LATE_CHECK_TIMEOUT_MS, 10, 600_000),
-                        env.longValue(CDC_LATE_LANE_BYTES, 64 * 1024, 64L * 1024 * 1024 * 1024),
-                        env.longValue(CDC_QUARANTINE_BYTES, 64 * 1024, 64L * 1024 * 1024 * 1024),
-                        Duration.ofHours(env.integer(CDC_QUARANTINE_MAX_AGE_HOURS, 1, 24 * 365))),
+                        CDC_SHARD_CHECK_BUDGET_MS.read(env),
+                        CDC_LATE_CHECK_TIMEOUT_MS.read(env),
+                        CDC_LATE_LANE_BYTES.read(env),
+                        CDC_QUARANTINE_BYTES.read(env),
+                        CDC_QUARANTINE_MAX_AGE_HOURS.read(env)),
                 Timings.DEFAULT);
     }
 
     private static TenantSqlConfig tenantSql(Env env, String postgresUrl, String secret, String slot) {
-        Duration statementTimeout = env.millis(CDC_TENANT_STATEMENT_TIMEOUT_MS, 10, 600_000);
-        Duration lockTimeout = env.millis(CDC_TENANT_LOCK_TIMEOUT_MS, 10, 600_000);
-        return env.optional(POSTGRES_TENANT_URL.name())
+        Duration statementTimeout = CDC_TENANT_STATEMENT_TIMEOUT_MS.read(env);
+        Duration lockTimeout = CDC_TENANT_LOCK_TIMEOUT_MS.read(env);
+        return POSTGRES_TENANT_URL
+                .find(env)
                 .map(url -> new TenantSqlConfig(url, null, null, statementTimeout, lockTimeout))
                 .orElseGet(() -> {
                     String login = TenantSqlConfig.loginFor(slot);

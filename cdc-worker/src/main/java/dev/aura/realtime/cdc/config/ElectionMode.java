@@ -2,7 +2,7 @@ package dev.aura.realtime.cdc.config;
 
 import java.util.Locale;
 
-/** Values of {@code LEADER_ELECTION}. */
+/** Values of {@code LEADER_ELECTION} ({@link CdcSettings#LEADER_ELECTION}). */
 public enum ElectionMode {
     /** Kubernetes Lease inside a pod ({@code KUBERNETES_SERVICE_HOST} set), always-leader outside one. */
     AUTO,
@@ -14,9 +14,5 @@ public enum ElectionMode {
     /** The value as written in the environment variable. */
     public String configValue() {
         return name().toLowerCase(Locale.ROOT);
-    }
-
-    static ElectionMode fromConfigValue(String value) {
-        return valueOf(value.toUpperCase(Locale.ROOT));
     }
 }

@@ -2,17 +2,13 @@ package dev.aura.realtime.cdc.config;
 
 import dev.aura.realtime.common.config.ConfigException;
 import dev.aura.realtime.common.config.Env;
-import dev.aura.realtime.common.config.EnvVars;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
-import java.util.stream.Collectors;
 
 /**
  * Leader-election settings of the cdc-worker, read once from the environment.
@@ -57,8 +53,6 @@ public record LeaderConfig(
             Path.of("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
 
     static final String KUBERNETES_SERVICE_HOST = "KUBERNETES_SERVICE_HOST";
-    private static final long MIN_LEASE_SECONDS = 2;
-    private static final long MAX_LEASE_SECONDS = 3600;
     /** fabric8's LeaderElector adds up to this factor of random jitter to the retry period. */
     private static final double FABRIC8_JITTER_FACTOR = 1.2;
 
@@ -90,19 +84,11 @@ public record LeaderConfig(
      * @throws ConfigException naming the variable that is malformed
      */
     public static LeaderConfig fromEnv(Env env, String identity, Path namespaceFile) {
-        Set<String> modes = Arrays.stream(ElectionMode.values())
-                .map(ElectionMode::configValue)
-                .collect(Collectors.toUnmodifiableSet());
-        ElectionMode mode = ElectionMode.fromConfigValue(
-                env.oneOf(EnvVars.LEADER_ELECTION.name(), EnvVars.LEADER_ELECTION.defaultValue(), modes));
-        Duration lease = env.seconds(
-                EnvVars.LEASE_DURATION_SECONDS.name(),
-                Long.parseLong(EnvVars.LEASE_DURATION_SECONDS.defaultValue()),
-                MIN_LEASE_SECONDS,
-                MAX_LEASE_SECONDS);
+        ElectionMode mode = CdcSettings.LEADER_ELECTION.read(env);
+        Duration lease = CdcSettings.LEASE_DURATION_SECONDS.read(env);
         return withDerivedTimings(
                 mode,
-                env.string(EnvVars.LEASE_NAME.name(), EnvVars.LEASE_NAME.defaultValue()),
+                CdcSettings.LEASE_NAME.read(env),
                 namespace(env, namespaceFile),
                 identity,
                 env.optional(KUBERNETES_SERVICE_HOST).isPresent(),
@@ -139,8 +125,9 @@ public record LeaderConfig(
     }
 
     private static String namespace(Env env, Path namespaceFile) {
-        return env.optional(EnvVars.LEASE_NAMESPACE.name())
-                .or(() -> env.optional(EnvVars.POD_NAMESPACE.name()))
+        return CdcSettings.LEASE_NAMESPACE
+                .find(env)
+                .or(() -> CdcSettings.POD_NAMESPACE.find(env))
                 .or(() -> readTrimmed(namespaceFile))
                 .orElse("default");
     }

@@ -8,7 +8,7 @@ import com.sun.net.httpserver.HttpServer;
 import dev.aura.realtime.cdc.health.CdcState;
 import dev.aura.realtime.cdc.health.RowFaultLedger;
 import dev.aura.realtime.cdc.health.SlotInfo;
-import dev.aura.realtime.cdc.platform.Confinement;
+import dev.aura.realtime.cdc.provision.Confinement;
 import dev.aura.realtime.common.wire.WireJson;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;

@@ -1,13 +1,13 @@
 package dev.aura.realtime.cdc.pipeline;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.aura.realtime.cdc.catalog.TypeNames;
 import dev.aura.realtime.cdc.decode.ValueMapper;
 import dev.aura.realtime.cdc.event.BuiltEvent;
 import dev.aura.realtime.cdc.event.DecodedColumn;
 import dev.aura.realtime.cdc.event.RawValue;
 import dev.aura.realtime.cdc.event.RowChange;
 import dev.aura.realtime.cdc.event.Tuple;
-import dev.aura.realtime.cdc.platform.TypeNames;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.util.ArrayList;

@@ -50,6 +50,20 @@ import org.slf4j.LoggerFactory;
  */
 public final class LateLane implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(LateLane.class);
+    /** Least time a project stays late once it became late. */
+    static final long STAY_LATE_MS = 30_000;
+    /** How long the lane thread waits for work when it has none (a store wakes it earlier). */
+    private static final long IDLE_WAIT_MS = 50;
+
+    /** Wakes the lane thread (a change was stored in a lane). */
+    private final Object work = new Object();
+
+    private void wake() {
+        synchronized (work) {
+            work.notifyAll();
+        }
+    }
+
     /** What holding one change costs beyond its row: headers and stream overhead. */
     private static final long HOLD_OVERHEAD = 256;
 
@@ -67,21 +81,6 @@ public final class LateLane implements AutoCloseable {
             Duration sweepEvery,
             Duration deleteIdleAfter) {}
 
-    /** One project's lane. */
-    private static final class Lane {
-        final String projectId;
-        volatile boolean late;
-        int unacked;
-        long lastHeldSeq;
-        long processedSeq;
-        long bytes;
-        long backSinceMs;
-
-        Lane(String projectId) {
-            this.projectId = projectId;
-        }
-    }
-
     private final ProjectStreams streams;
     private final ChangePublisher publisher;
     private final RowFaults.Keeper keeper;
@@ -89,7 +88,7 @@ public final class LateLane implements AutoCloseable {
     private final RowFaultLedger ledger;
     private final Settings settings;
     private final Clock clock;
-    private final ConcurrentHashMap<String, Lane> lanes = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, LaneState> lanes = new ConcurrentHashMap<>();
     private final LateHolds holds = new SharedLaneHolds();
     /** The lane's batch step (late-lane policy, no further lane), used by the lane's thread only. */
     private volatile BatchPublisher batches;
@@ -162,16 +161,17 @@ public final class LateLane implements AutoCloseable {
     private final class SharedLaneHolds implements LateHolds {
         @Override
         public boolean isLate(String projectId) {
-            Lane lane = lanes.get(projectId);
+            LaneState lane = lanes.get(projectId);
             return lane != null && lane.late;
         }
 
         @Override
         public void markLate(String projectId) {
-            Lane lane = lanes.computeIfAbsent(projectId, Lane::new);
+            LaneState lane = lanes.computeIfAbsent(projectId, LaneState::new);
             synchronized (lane) {
                 if (!lane.late) {
                     log.info("project {}: its checks are slow; its changes go through its late lane", projectId);
+                    lane.lateSinceMs = clock.millis();
                 }
                 lane.late = true;
             }
@@ -179,9 +179,12 @@ public final class LateLane implements AutoCloseable {
 
         @Override
         public boolean hold(RowChange change, String projectId) throws CdcFailure {
-            Lane lane = lanes.computeIfAbsent(projectId, Lane::new);
+            LaneState lane = lanes.computeIfAbsent(projectId, LaneState::new);
             long size = change.rowBytes() + HOLD_OVERHEAD;
             synchronized (lane) {
+                if (!lane.late) {
+                    lane.lateSinceMs = clock.millis();
+                }
                 lane.late = true;
                 if (lane.bytes + size > settings.bytesPerProject()) {
                     return false;
@@ -209,6 +212,7 @@ public final class LateLane implements AutoCloseable {
                         lane.lastHeldSeq = Math.max(lane.lastHeldSeq, a.getSeqno());
                     }
                 }
+                wake(); // stored: the lane thread need not wait for its next poll
             });
             return true;
         }
@@ -228,14 +232,16 @@ public final class LateLane implements AutoCloseable {
                     lastSweepMs = now;
                 }
                 boolean worked = false;
-                for (Lane lane : new ArrayList<>(lanes.values())) {
+                for (LaneState lane : new ArrayList<>(lanes.values())) {
                     if (lane.late && leading) {
                         worked |= turn(lane);
                     }
                 }
                 report();
                 if (!worked) {
-                    Thread.sleep(50);
+                    synchronized (work) {
+                        work.wait(IDLE_WAIT_MS);
+                    }
                 }
             } catch (InterruptedException e) {
                 return;
@@ -251,7 +257,7 @@ public final class LateLane implements AutoCloseable {
     }
 
     /** One batch of one project: read, deliver, confirm, remove. @return whether there was work */
-    private boolean turn(Lane lane) throws CdcFailure, FencedException, InterruptedException {
+    private boolean turn(LaneState lane) throws CdcFailure, FencedException, InterruptedException {
         long from;
         synchronized (lane) {
             from = lane.processedSeq + 1;
@@ -296,10 +302,18 @@ public final class LateLane implements AutoCloseable {
         }
     }
 
-    /** The project returns to the shards once everything it held was stored and delivered. */
-    private void maybeBack(Lane lane) {
+    /**
+     * The project returns to the shards once everything it held was stored and delivered, and it
+     * has been late for {@link #STAY_LATE_MS} at least: a project whose checks stay slow would
+     * otherwise come back with each empty lane and cost its shard its budget again each time
+     * (bench figure 2b: back and late again five times in a minute).
+     */
+    private void maybeBack(LaneState lane) {
         synchronized (lane) {
-            if (lane.late && lane.unacked == 0 && lane.processedSeq >= lane.lastHeldSeq) {
+            if (lane.late
+                    && lane.unacked == 0
+                    && lane.processedSeq >= lane.lastHeldSeq
+                    && clock.millis() - lane.lateSinceMs >= STAY_LATE_MS) {
                 lane.late = false;
                 lane.bytes = 0;
                 lane.backSinceMs = clock.millis();
@@ -316,12 +330,13 @@ public final class LateLane implements AutoCloseable {
             if (s == null || s.messages() == 0) {
                 continue;
             }
-            Lane lane = lanes.computeIfAbsent(projectId, Lane::new);
+            LaneState lane = lanes.computeIfAbsent(projectId, LaneState::new);
             synchronized (lane) {
                 if (s.lastSeq() <= lane.processedSeq) {
                     continue;
                 }
                 if (!lane.late) {
+                    lane.lateSinceMs = clock.millis();
                     lane.processedSeq = Math.max(lane.processedSeq, s.firstSeq() - 1);
                     lane.bytes = s.bytes();
                     log.info("project {}: {} changes wait in its late lane", projectId, s.messages());
@@ -334,7 +349,7 @@ public final class LateLane implements AutoCloseable {
 
     /** Deletes the streams of lanes that have been empty for {@code deleteIdleAfter}. */
     private void deleteIdle(long now) throws CdcFailure {
-        for (Lane lane : new ArrayList<>(lanes.values())) {
+        for (LaneState lane : new ArrayList<>(lanes.values())) {
             synchronized (lane) {
                 boolean idle = !lane.late
                         && lane.unacked == 0
@@ -351,7 +366,7 @@ public final class LateLane implements AutoCloseable {
     private void report() {
         Map<String, Long> bytes = new HashMap<>();
         long total = 0;
-        for (Lane lane : lanes.values()) {
+        for (LaneState lane : lanes.values()) {
             if (lane.late) {
                 long b;
                 synchronized (lane) {

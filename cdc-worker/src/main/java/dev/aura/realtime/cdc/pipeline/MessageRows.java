@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.aura.realtime.cdc.event.DecodedColumn;
 import dev.aura.realtime.cdc.event.RawValue;
 import dev.aura.realtime.cdc.event.RowChange;
-import dev.aura.realtime.cdc.platform.RealtimeSchemas;
+import dev.aura.realtime.cdc.provision.RealtimeSchemas;
 import dev.aura.realtime.common.wire.DbBroadcast;
 import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.common.wire.WireJson;

@@ -1,7 +1,7 @@
 package dev.aura.realtime.cdc.publish;
 
+import dev.aura.realtime.cdc.catalog.ProjectLimitsTable;
 import dev.aura.realtime.cdc.failure.LogCode;
-import dev.aura.realtime.cdc.platform.ProjectLimitsTable;
 import dev.aura.realtime.common.wire.ChangeHistory;
 import dev.aura.realtime.common.wire.Subjects;
 import io.nats.client.Connection;

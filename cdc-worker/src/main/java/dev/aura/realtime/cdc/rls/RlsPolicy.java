@@ -1,25 +1,20 @@
 package dev.aura.realtime.cdc.rls;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import dev.aura.realtime.cdc.catalog.TableSecurity;
 import dev.aura.realtime.cdc.event.BuiltEvent;
-import dev.aura.realtime.cdc.event.Delivery;
 import dev.aura.realtime.cdc.event.View;
 import dev.aura.realtime.cdc.failure.CdcFailure;
 import dev.aura.realtime.cdc.failure.CdcReason;
 import dev.aura.realtime.cdc.failure.LogCode;
+import dev.aura.realtime.cdc.identity.ClientRoles;
 import dev.aura.realtime.cdc.identity.ProjectIdentity;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
-import dev.aura.realtime.cdc.platform.ClientRoles;
-import dev.aura.realtime.cdc.platform.TableSecurity;
+import dev.aura.realtime.cdc.rls.RlsRun.Group;
 import dev.aura.realtime.cdc.tenant.TenantDb;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.HashMap;
-import java.util.IdentityHashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
@@ -38,8 +33,8 @@ import org.slf4j.LoggerFactory;
  *   <li>Table without RLS: nothing more. RLS on, DELETE/TRUNCATE: the row is gone and cannot be
  *       checked; delivered with {@code old_record} cut to the key (Supabase's rule).
  *   <li>RLS on, INSERT/UPDATE: bindings are grouped by (table, role, claims), one
- *       {@link TenantDb#visibleKeys} round trip per group for all the run's changes of the table.
- *       A check that raises is re-run per key in one statement ({@link TenantDb#visibleEach}), so a
+ *       {@link KeyChecks#visibleKeys} round trip per group for all the run's changes of the table.
+ *       A check that raises is re-run per key in one statement ({@link KeyChecks#visibleEach}), so a
  *       row whose policy raises denies that change only.
  *   <li>Slow is late, not lost (docs/design.md C14). In the shared lane (the shards) a project's
  *       first check that times out in a run makes the project late: that check's changes and every
@@ -55,16 +50,22 @@ import org.slf4j.LoggerFactory;
  *   <li>Postgres not answering is not a denial but a {@link CdcFailure}: the batch is re-read.
  * </ul>
  *
- * Thread-safe; the shards call it concurrently. All state of one call lives in its {@link Run}.
+ * Thread-safe; the shards call it concurrently. All state of one call lives in its {@link RlsRun}.
  */
 public final class RlsPolicy implements AccessPolicy {
     private static final Logger log = LoggerFactory.getLogger(RlsPolicy.class);
 
     private final TenantDb tenant;
+    private final KeyChecks checks;
     private final TableSecurity security;
     private final CdcMetrics metrics;
     private final Duration statementTimeout;
     private final boolean lateLane;
+    private final long runBudgetNanos;
+
+    /** Below this, a check is not started in the shared lane: its project is late instead. */
+    private static final long MIN_CHECK_NANOS = Duration.ofMillis(5).toNanos();
+
     private final Predicate<String> identityReady;
 
     /**
@@ -72,6 +73,9 @@ public final class RlsPolicy implements AccessPolicy {
      *     the late lane's check timeout in the late lane
      * @param lateLane whether this policy serves the late lane (timeouts are retried per change and
      *     then reported) rather than the shards (a timeout makes the project late)
+     * @param runBudget in the shared lane, the time one project's checks may take in one shard run
+     *     ({@code CDC_SHARD_CHECK_BUDGET_MS}): each check's timeout is what is left of it, and a
+     *     project whose checks spent it is late (docs/design.md C14); unused in the late lane
      * @param identityReady whether a project's identity is in place (provisioning it if not): its
      *     roles decide column grants and its runners run the checks (docs/design.md I)
      */
@@ -81,103 +85,34 @@ public final class RlsPolicy implements AccessPolicy {
             CdcMetrics metrics,
             Duration statementTimeout,
             boolean lateLane,
+            Duration runBudget,
             Predicate<String> identityReady) {
         this.tenant = tenant;
+        this.checks = new KeyChecks(tenant);
         this.security = security;
         this.metrics = metrics;
         this.statementTimeout = statementTimeout;
         this.lateLane = lateLane;
+        this.runBudgetNanos = runBudget.toNanos();
         this.identityReady = identityReady;
-    }
-
-    /** The subscribers of one (table, role, claims) among a run's INSERT/UPDATE changes, and their views. */
-    private record Group(
-            String projectId,
-            TenantDb.KeyedTable table,
-            String pgRole,
-            String claims,
-            Map<Integer, List<String>> subsByChange,
-            Map<Integer, View> viewByChange) {}
-
-    /**
-     * What files a (change, binding) into a {@link Group}. A record, not a concatenated string: its
-     * parts keep their cached hashes (the claims text is one instance per binding's claims in a
-     * run), so filing 1,000 bindings of each change costs no string building or hashing.
-     */
-    private record GroupKey(String schema, String table, String pgRole, String claims) {}
-
-    /** One call of {@link #decide}: what each change is delivered to, and which projects are late. */
-    private final class Run {
-        final List<Candidates> batch;
-        final List<Map<String, View>> allowed = new ArrayList<>();
-        final Map<GroupKey, Group> groups = new LinkedHashMap<>();
-        /** Projects whose check timed out in this run (shared lane): their undecided changes are late. */
-        final java.util.Set<String> lateProjects = new java.util.HashSet<>();
-        /** Changes that go to their project's late lane. */
-        final java.util.Set<Integer> late = new java.util.HashSet<>();
-        /** Per change, the subscribers whose check timed out alone (late lane). */
-        final Map<Integer, List<String>> timedOut = new HashMap<>();
-        /** Each binding's claims as JSON text, serialised once per run (not once per change). */
-        final Map<JsonNode, String> claimsText = new IdentityHashMap<>();
-        /** The {@code select} of the matched bindings that have one. */
-        final Map<String, List<String>> selectBySub = new HashMap<>();
-
-        Run(List<Candidates> batch) {
-            this.batch = batch;
-            batch.forEach(c -> allowed.add(new HashMap<>()));
-            for (Candidates c : batch) {
-                for (SubscriptionEntry s : c.matched()) {
-                    if (s.select() != null) {
-                        selectBySub.put(s.subId(), s.select());
-                    }
-                }
-            }
-        }
-
-        /** Allows a change to a subscriber with its view, narrowed to the binding's {@code select}. */
-        void allow(int change, String subId, View view) {
-            List<String> select = selectBySub.get(subId);
-            allowed.get(change).put(subId, select == null ? view : ViewRules.select(view, select));
-        }
     }
 
     @Override
     public List<Decision> decide(List<Candidates> batch) throws CdcFailure {
-        Run run = new Run(batch);
+        RlsRun run = new RlsRun(batch);
         for (int i = 0; i < batch.size(); i++) {
             if (!batch.get(i).matched().isEmpty()) {
                 sort(run, i);
             }
         }
-        for (Group g : run.groups.values()) {
+        for (Group g : run.groups()) {
             checkGroup(run, g);
         }
-        List<Decision> result = new ArrayList<>(batch.size());
-        for (int i = 0; i < batch.size(); i++) {
-            if (run.late.contains(i)) {
-                result.add(Decision.LATE);
-                continue;
-            }
-            Map<String, View> allowed = run.allowed.get(i);
-            // one message per distinct view, subscribers in the registry's order (stable per binding)
-            Map<View, List<String>> byView = new LinkedHashMap<>();
-            for (SubscriptionEntry s : batch.get(i).matched()) {
-                View v = allowed.get(s.subId());
-                if (v != null) {
-                    byView.computeIfAbsent(v, k -> new ArrayList<>()).add(s.subId());
-                }
-            }
-            List<Delivery> deliveries = new ArrayList<>(byView.size());
-            byView.forEach((v, ids) -> deliveries.add(new Delivery(v, ids)));
-            List<String> timedOut = run.timedOut.getOrDefault(i, List.of());
-            result.add(new Decision(deliveries, timedOut, false));
-            metrics.rlsDenied.increment(batch.get(i).matched().size() - allowed.size() - timedOut.size());
-        }
-        return result;
+        return run.decisions(metrics.rlsDenied);
     }
 
     /** Decides what needs no query and files the rest into groups. */
-    private void sort(Run run, int i) throws CdcFailure {
+    private void sort(RlsRun run, int i) throws CdcFailure {
         Candidates c = run.batch.get(i);
         BuiltEvent e = c.event();
         TableSecurity.Facts facts = facts(e, c.matched().size());
@@ -225,19 +160,7 @@ public final class RlsPolicy implements AccessPolicy {
                         e.schemaName() + "." + e.table() + " has RLS on but no primary key; changes cannot be checked",
                         1);
             } else {
-                String claims =
-                        s.claims() == null ? "{}" : run.claimsText.computeIfAbsent(s.claims(), JsonNode::toString);
-                Group g = run.groups.computeIfAbsent(
-                        new GroupKey(e.schemaName(), e.table(), pgRole, claims),
-                        k -> new Group(
-                                e.projectId(),
-                                new TenantDb.KeyedTable(e.schemaName(), e.table(), facts.pkColumns(), facts.pkTypes()),
-                                pgRole,
-                                claims,
-                                new LinkedHashMap<>(),
-                                new HashMap<>()));
-                g.subsByChange().computeIfAbsent(i, k -> new ArrayList<>()).add(s.subId());
-                g.viewByChange().put(i, view);
+                run.file(i, e, s, pgRole, facts, view);
             }
         }
     }
@@ -272,157 +195,126 @@ public final class RlsPolicy implements AccessPolicy {
      * Checks one group's changes: batched, then per key after an error; after a timeout the
      * changes are late (shared lane) or checked one by one (late lane).
      */
-    private void checkGroup(Run run, Group g) throws CdcFailure {
-        Map<String, List<Integer>> changesByKey = new LinkedHashMap<>();
-        for (int i : g.subsByChange().keySet()) {
-            String key = keyOf(run.batch.get(i).event().record(), g.table().columns());
-            if (key != null) {
-                changesByKey.computeIfAbsent(key, k -> new ArrayList<>()).add(i);
-            }
-        }
+    private void checkGroup(RlsRun run, Group g) throws CdcFailure {
+        Map<String, List<Integer>> changesByKey = run.changesByKey(g);
         List<String> keys = new ArrayList<>(changesByKey.keySet());
         if (keys.isEmpty()) {
             return;
         }
+        if (!lateLane
+                && !run.lateProjects.contains(g.projectId())
+                && run.budgetLeft(g.projectId(), runBudgetNanos) < MIN_CHECK_NANOS) {
+            // its checks took the project's time in this run: it is slow, whatever each one took (C14)
+            log.info(
+                    "project {}: its RLS checks took {} ms of a shard run; its changes go to its late lane",
+                    g.projectId(),
+                    run.usedNanos(g.projectId()) / 1_000_000);
+            run.lateProjects.add(g.projectId());
+        }
         if (run.lateProjects.contains(g.projectId())) {
-            late(run, g, changesByKey.values());
+            run.late(changesByKey.values());
             return;
         }
-        TenantDb.Verdict verdict = query(g, keys, false);
-        if (verdict instanceof TenantDb.Verdict.Failed failed
+        KeyChecks.Verdict verdict = query(run, g, keys, false);
+        if (verdict instanceof KeyChecks.Verdict.Failed failed
                 && failed.failure().kind() == TenantDb.Kind.ERROR
                 && keys.size() > 1) {
             log.warn(
                     "[{}] {}: SQLState {}; checking each of {} rows on its own",
                     LogCode.RLS_CHECK_FAILED,
-                    describe(g),
+                    g.describe(),
                     failed.failure().sqlState(),
                     keys.size());
-            verdict = query(g, keys, true);
+            verdict = query(run, g, keys, true);
         }
         switch (verdict) {
-            case TenantDb.Verdict.Visible v -> {
-                v.keys().forEach(k -> allowKey(run, g, changesByKey.get(k)));
+            case KeyChecks.Verdict.Visible v -> {
+                v.keys().forEach(k -> run.allowKey(g, changesByKey.get(k)));
                 if (!v.failedKeys().isEmpty()) {
                     deny(
                             LogCode.RLS_CHECK_FAILED,
-                            describe(g) + ": the policy raised for "
+                            g.describe() + ": the policy raised for "
                                     + v.failedKeys().size() + " of " + keys.size() + " rows (SQLState "
                                     + v.failedKeys().values().iterator().next() + ")",
-                            subscriptions(g, v.failedKeys().keySet(), changesByKey));
+                            g.subscriptions(v.failedKeys().keySet(), changesByKey));
                 }
             }
-            case TenantDb.Verdict.Failed f
-            when f.failure().kind() == TenantDb.Kind.ERROR ->
-                fail(g, f.failure(), subscriptions(g, keys, changesByKey));
-            case TenantDb.Verdict.Failed f
+            case KeyChecks.Verdict.Failed f
+            when f.failure().kind() == TenantDb.Kind.ERROR -> fail(g, f.failure(), g.subscriptions(keys, changesByKey));
+            case KeyChecks.Verdict.Failed f
             when !lateLane -> {
                 // slow is late, not lost (C14): the project leaves the shared lane for this run
                 log.info(
-                        "project {}: an RLS check on {} outlived {} ms (SQLState {}); its changes go to its late lane",
+                        "project {}: an RLS check on {} outlived what its budget left (SQLState {}); its changes go to"
+                                + " its late lane",
                         g.projectId(),
-                        describe(g),
-                        statementTimeout.toMillis(),
+                        g.describe(),
                         f.failure().sqlState());
                 run.lateProjects.add(g.projectId());
-                late(run, g, changesByKey.values());
+                run.late(changesByKey.values());
             }
-            case TenantDb.Verdict.Failed f when keys.size() == 1 -> timedOut(run, g, changesByKey.get(keys.get(0)));
-            case TenantDb.Verdict.Failed f -> {
+            case KeyChecks.Verdict.Failed f when keys.size() == 1 -> timedOut(run, g, changesByKey.get(keys.get(0)));
+            case KeyChecks.Verdict.Failed f -> {
                 log.info(
                         "project {}: an RLS check of {} rows on {} outlived {} ms in the late lane; checking each on its own",
                         g.projectId(),
                         keys.size(),
-                        describe(g),
+                        g.describe(),
                         statementTimeout.toMillis());
                 for (String key : keys) {
-                    switch (query(g, List.of(key), false)) {
-                        case TenantDb.Verdict.Visible v -> v.keys().forEach(k -> allowKey(run, g, changesByKey.get(k)));
-                        case TenantDb.Verdict.Failed one
+                    switch (query(run, g, List.of(key), false)) {
+                        case KeyChecks.Verdict.Visible v -> v.keys().forEach(k -> run.allowKey(g, changesByKey.get(k)));
+                        case KeyChecks.Verdict.Failed one
                         when one.failure().kind() == TenantDb.Kind.ERROR ->
-                            fail(g, one.failure(), subscriptions(g, List.of(key), changesByKey));
-                        case TenantDb.Verdict.Failed one -> timedOut(run, g, changesByKey.get(key));
+                            fail(g, one.failure(), g.subscriptions(List.of(key), changesByKey));
+                        case KeyChecks.Verdict.Failed one -> timedOut(run, g, changesByKey.get(key));
                     }
                 }
             }
         }
     }
 
-    /** The group's changes go to the late lane (shared lane: the project's time for the run is spent). */
-    private static void late(Run run, Group g, Collection<List<Integer>> changes) {
-        changes.forEach(run.late::addAll);
-    }
-
     /** The group's subscribers of these changes could not be checked even alone (late lane). */
-    private void timedOut(Run run, Group g, List<Integer> changes) {
+    private void timedOut(RlsRun run, Group g, List<Integer> changes) {
         metrics.rlsTimeouts.increment();
-        for (int i : changes) {
-            run.timedOut
-                    .computeIfAbsent(i, k -> new ArrayList<>())
-                    .addAll(g.subsByChange().get(i));
-        }
+        run.timedOut(g, changes);
     }
 
-    /** One tenant statement for {@code keys} with this lane's statement timeout. */
-    private TenantDb.Verdict query(Group g, List<String> keys, boolean each) throws CdcFailure {
+    /**
+     * One tenant statement for {@code keys}: with the late lane's timeout there, in the shared lane
+     * with what is left of the project's budget of the run (at most the statement timeout).
+     */
+    private KeyChecks.Verdict query(RlsRun run, Group g, List<String> keys, boolean each) throws CdcFailure {
         metrics.rlsQueries.increment();
-        TenantDb.Verdict v;
+        Duration timeout = lateLane
+                ? statementTimeout
+                : Duration.ofNanos(Math.max(
+                        MIN_CHECK_NANOS,
+                        Math.min(statementTimeout.toNanos(), run.budgetLeft(g.projectId(), runBudgetNanos))));
+        long started = System.nanoTime();
+        KeyChecks.Verdict v;
         try {
             v = each
-                    ? tenant.visibleEach(
-                            new ProjectIdentity(g.projectId()),
-                            g.pgRole(),
-                            g.claims(),
-                            g.table(),
-                            keys,
-                            statementTimeout)
-                    : tenant.visibleKeys(
-                            new ProjectIdentity(g.projectId()),
-                            g.pgRole(),
-                            g.claims(),
-                            g.table(),
-                            keys,
-                            statementTimeout);
+                    ? checks.visibleEach(
+                            new ProjectIdentity(g.projectId()), g.pgRole(), g.claims(), g.table(), keys, timeout)
+                    : checks.visibleKeys(
+                            new ProjectIdentity(g.projectId()), g.pgRole(), g.claims(), g.table(), keys, timeout);
         } catch (TenantDb.Unavailable e) {
             // no tenant text in here: the message is the driver's or the pool's
             throw CdcFailure.retriable(
-                    CdcReason.POSTGRES_UNAVAILABLE, "RLS check on " + describe(g) + ": " + e.getMessage(), e);
+                    CdcReason.POSTGRES_UNAVAILABLE, "RLS check on " + g.describe() + ": " + e.getMessage(), e);
         }
-        if (v instanceof TenantDb.Verdict.Failed f && f.failure().kind() == TenantDb.Kind.TIMEOUT) {
+        run.used(g.projectId(), System.nanoTime() - started);
+        if (v instanceof KeyChecks.Verdict.Failed f && f.failure().kind() == TenantDb.Kind.TIMEOUT) {
             metrics.rlsTimeouts.increment();
         }
         return v;
     }
 
-    private void allowKey(Run run, Group g, List<Integer> changes) {
-        if (changes == null) {
-            return;
-        }
-        for (int i : changes) {
-            View view = g.viewByChange().get(i);
-            g.subsByChange().get(i).forEach(sub -> run.allow(i, sub, view));
-        }
-    }
-
     private void fail(Group g, TenantDb.Failure failure, int subscriptions) {
         LogCode code = failure.kind() == TenantDb.Kind.TIMEOUT ? LogCode.RLS_CHECK_TIMED_OUT : LogCode.RLS_CHECK_FAILED;
         // the tenant's error text is not logged: logs reach operators' dashboards (issue 36, C13)
-        deny(code, describe(g) + ": SQLState " + failure.sqlState(), subscriptions);
-    }
-
-    private static int subscriptions(Group g, Collection<String> keys, Map<String, List<Integer>> byKey) {
-        int n = 0;
-        for (String k : keys) {
-            for (int i : byKey.getOrDefault(k, List.of())) {
-                n += g.subsByChange().get(i).size();
-            }
-        }
-        return n;
-    }
-
-    /** The group in log lines: identifiers only, never the claims (a user's data). */
-    private static String describe(Group g) {
-        return g.table().schema() + "." + g.table().table() + " role " + g.pgRole();
+        deny(code, g.describe() + ": SQLState " + failure.sqlState(), subscriptions);
     }
 
     /**
@@ -432,21 +324,5 @@ public final class RlsPolicy implements AccessPolicy {
     private void deny(LogCode code, String detail, int subscriptions) {
         metrics.rlsErrors.increment();
         log.warn("[{}] {}; denied for {} subscription(s)", code, detail, subscriptions);
-    }
-
-    /** The primary key of a row as text values joined by NUL, or null when a key column is missing. */
-    private static String keyOf(JsonNode row, List<String> pkColumns) {
-        if (row == null) {
-            return null;
-        }
-        StringBuilder k = new StringBuilder();
-        for (int c = 0; c < pkColumns.size(); c++) {
-            JsonNode v = row.get(pkColumns.get(c));
-            if (v == null || v.isNull()) {
-                return null;
-            }
-            k.append(c == 0 ? "" : "\u0000").append(v.isTextual() ? v.asText() : v.toString());
-        }
-        return k.toString();
     }
 }

@@ -1,7 +1,7 @@
 package dev.aura.realtime.cdc.rls;
 
+import dev.aura.realtime.cdc.catalog.TableSecurity;
 import dev.aura.realtime.cdc.event.View;
-import dev.aura.realtime.cdc.platform.TableSecurity;
 import dev.aura.realtime.common.filter.FilterException;
 import dev.aura.realtime.common.filter.Filters;
 import java.util.List;

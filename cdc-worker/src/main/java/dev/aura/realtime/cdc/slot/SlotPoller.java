@@ -1,5 +1,7 @@
 package dev.aura.realtime.cdc.slot;
 
+import dev.aura.realtime.cdc.catalog.EnabledTables;
+import dev.aura.realtime.cdc.catalog.EnabledTablesSource;
 import dev.aura.realtime.cdc.decode.Wal2JsonDecoder;
 import dev.aura.realtime.cdc.event.ChangeSink;
 import dev.aura.realtime.cdc.failure.CdcFailure;
@@ -8,8 +10,6 @@ import dev.aura.realtime.cdc.fence.FencedException;
 import dev.aura.realtime.cdc.fence.LeaderGate;
 import dev.aura.realtime.cdc.health.CdcState;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
-import dev.aura.realtime.cdc.platform.EnabledTables;
-import dev.aura.realtime.cdc.platform.EnabledTablesSource;
 import dev.aura.realtime.common.lsn.Lsn;
 import io.micrometer.core.instrument.Timer;
 import java.io.ByteArrayOutputStream;

@@ -1,5 +1,7 @@
 package dev.aura.realtime.cdc.slot;
 
+import dev.aura.realtime.cdc.catalog.EnabledTables;
+import dev.aura.realtime.cdc.catalog.EnabledTablesSource;
 import dev.aura.realtime.cdc.decode.MalformedWalRowException;
 import dev.aura.realtime.cdc.decode.Wal2JsonDecoder;
 import dev.aura.realtime.cdc.decode.WalMessage;
@@ -13,8 +15,6 @@ import dev.aura.realtime.cdc.fence.LeaderWork;
 import dev.aura.realtime.cdc.health.CdcState;
 import dev.aura.realtime.cdc.health.SlotInfo;
 import dev.aura.realtime.cdc.metrics.CdcMetrics;
-import dev.aura.realtime.cdc.platform.EnabledTables;
-import dev.aura.realtime.cdc.platform.EnabledTablesSource;
 import dev.aura.realtime.common.lsn.Lsn;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -46,7 +46,7 @@ public abstract class SlotReader implements LeaderWork {
     /**
      * wal2json's options, the same for both sources so both decode identical rows (format v2 with
      * begin/commit rows, commit timestamps, type OIDs, primary keys and LSNs); each source adds
-     * {@code add-tables} ({@link dev.aura.realtime.cdc.platform.EnabledTables#addTablesOption}).
+     * {@code add-tables} ({@link dev.aura.realtime.cdc.catalog.EnabledTables#addTablesOption}).
      */
     static final Map<String, String> WAL2JSON_OPTIONS = wal2jsonOptions();
 

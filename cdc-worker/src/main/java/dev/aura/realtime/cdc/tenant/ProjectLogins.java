@@ -91,15 +91,11 @@ final class ProjectLogins implements AutoCloseable {
      * commit could see.
      */
     <T> T run(
-            ProjectIdentity project,
-            String claims,
-            String schema,
-            TenantSessions.Mode mode,
-            TenantSessions.Body<T> body)
-            throws TenantDb.Unavailable, TenantSessions.TenantFailure {
+            ProjectIdentity project, String claims, String schema, RunnerSession.Mode mode, RunnerSession.Body<T> body)
+            throws TenantDb.Unavailable, RunnerSession.TenantFailure {
         return sessions(project).run(null, claims, schema, settings.statementTimeout(), mode, c -> {
-            T result = body.run(c);
-            if (mode == TenantSessions.Mode.WRITE_COMMIT) {
+            T result = body.run(TenantSessions.on(c));
+            if (mode == RunnerSession.Mode.WRITE_COMMIT) {
                 // raised as a tenant error: the transaction is rolled back, the request denied
                 String broken = beforeCommit(c, project, guard.body());
                 if (broken != null) {

@@ -5,12 +5,7 @@ import dev.aura.realtime.cdc.identity.ProjectIdentity;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.Collection;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -18,10 +13,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The pools for <em>tenant SQL</em>: every statement that evaluates SQL a tenant wrote, i.e. RLS
- * policies (read as the subscriber's role), casts to a tenant's column types (whose input
- * functions and domain checks the tenant may define) and the private-channel statements
- * ({@link ChannelChecks}). Platform SQL runs on {@code platform.PlatformDb}.
+ * The safe tenant session: the pools for <em>tenant SQL</em>, every statement that evaluates SQL a
+ * tenant wrote, i.e. RLS policies (read as the subscriber's role, {@code rls}), casts to a tenant's
+ * column types (whose input functions and domain checks the tenant may define) and the
+ * private-channel statements (both {@code join}), and the janitor ({@code upkeep}). Those packages
+ * write their statements against a {@link RunnerSession}; they run only here. Platform SQL runs on
+ * {@code catalog.PlatformDb}.
  *
  * <p>Each statement runs as a role of the project it concerns only (docs/design.md I,
  * {@code identity.ProjectIdentity}): on the shared tenant login, which has no privilege and no
@@ -44,8 +41,8 @@ import org.slf4j.LoggerFactory;
  * {@link Failure#tenantText} (for the log) and never enters an {@link Unavailable}.
  *
  * <p>The transaction's mechanics are {@link TenantSessions}. Thread-safe; every call takes its own
- * connection. Join-time casts use at most
- * {@code joinConnections} of the pool, so they never starve the RLS checks.
+ * connection. Join-time casts use at most {@code joinConnections} of the pool, and the
+ * private-channel statements as many ({@link #channelShare}), so they never starve the RLS checks.
  */
 public final class TenantDb implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(TenantDb.class);
@@ -86,9 +83,6 @@ public final class TenantDb implements AutoCloseable {
         }
     }
 
-    /** A table's primary key, as {@code format_type} names usable in casts. */
-    public record KeyedTable(String schema, String table, List<String> columns, List<String> types) {}
-
     /** How a tenant statement failed. */
     public enum Kind {
         /** It raised (whatever SQLSTATE) and Postgres still answers. */
@@ -99,34 +93,6 @@ public final class TenantDb implements AutoCloseable {
 
     /** A tenant statement's failure; {@code tenantText} may contain tenant-authored text: logs only. */
     public record Failure(Kind kind, String sqlState, String tenantText) {}
-
-    /** The outcome of an RLS check. */
-    public sealed interface Verdict {
-        /**
-         * @param keys the visible keys
-         * @param failedKeys keys whose own check raised, with the SQLSTATE ({@link #visibleEach} only)
-         */
-        record Visible(Set<String> keys, Map<String, String> failedKeys) implements Verdict {}
-
-        record Failed(Failure failure) implements Verdict {}
-    }
-
-    /**
-     * A join-time cast to ask: {@code value} to {@code formattedType} (a {@code format_type} name
-     * read from the catalog) as {@code clientRole}.
-     */
-    public record CastAsk(String clientRole, String value, String formattedType) {}
-
-    /** The outcome of a join-time cast. */
-    public enum CastVerdict {
-        CASTS,
-        /** The type refused the value (or its tenant-defined input or check raised). */
-        INVALID,
-        /** The cast did not finish within the timeouts. */
-        TIMED_OUT,
-        /** Every connection join-time checks may use stayed busy for the checkout timeout. */
-        BUSY
-    }
 
     /** Postgres (or the tenant pool) did not answer: says nothing about any subscriber. */
     public static final class Unavailable extends Exception {
@@ -141,15 +107,14 @@ public final class TenantDb implements AutoCloseable {
     private final ScheduledExecutorService scheduler;
     private final TenantSessions sessions;
     private final ProjectLogins logins;
-    private final JoinCasts joinCasts;
-    private final ChannelChecks channels;
+    private final ConnectionShare channelShare;
     private volatile TenantSqlStatus status;
     private volatile TenantSqlStatus missing;
     private volatile long verifiedAtNanos;
 
     private TenantDb(Settings settings) {
         this.settings = settings;
-        // join-time casts and private-channel checks get joinConnections each (ChannelChecks)
+        // join-time casts (join.JoinCasts) and the channel share get joinConnections each
         this.pool = TenantSessions.pool(
                 settings, "aura-cdc-tenant", settings.checkConnections() + 2 * settings.joinConnections() + 1);
         this.terminator = TenantSessions.pool(settings, "aura-cdc-tenant-watchdog", 1);
@@ -166,9 +131,7 @@ public final class TenantDb implements AutoCloseable {
                 scheduler,
                 half.compareTo(GRACE) > 0 ? half : GRACE,
                 p -> ProjectIdentity.password(settings.projectLoginSecret(), p.login()));
-        this.joinCasts = new JoinCasts(
-                this, sessions, settings.joinConnections(), settings.checkoutTimeout(), settings.statementTimeout());
-        this.channels = new ChannelChecks(this, settings.joinConnections(), settings.checkoutTimeout());
+        this.channelShare = new ConnectionShare(settings.joinConnections(), settings.checkoutTimeout());
         this.status = TenantSqlStatus.not(settings.user(), TenantSqlStatus.STARTING, "verifying the tenant login");
     }
 
@@ -190,9 +153,22 @@ public final class TenantDb implements AutoCloseable {
         return db;
     }
 
-    /** Private-channel checks, replay, persisted broadcasts and the janitor (docs/design.md H1, H2). */
-    public ChannelChecks channels() {
-        return channels;
+    /**
+     * The private-channel statements' share of the pool (docs/design.md H1, H2): the read, write,
+     * replay and persist checks and the janitor take turns in it.
+     */
+    public ConnectionShare channelShare() {
+        return channelShare;
+    }
+
+    /** How many connections the join-time casts may use at most (and the channel share has). */
+    public int joinConnections() {
+        return settings.joinConnections();
+    }
+
+    /** How long a caller waits for a connection before Postgres counts as unavailable. */
+    public Duration checkoutTimeout() {
+        return settings.checkoutTimeout();
     }
 
     /** Whether tenant SQL runs, and why not. */
@@ -244,137 +220,27 @@ public final class TenantDb implements AutoCloseable {
     }
 
     /**
-     * Which of {@code keys} the project's {@code clientRole} with these claims may read, in one
-     * statement through the project's runner ({@link KeyQueries#batch}); the table's policies decide.
-     *
-     * @param keys primary keys, each as its column values (as text) joined by NUL
-     * @param timeout the statement's {@code statement_timeout} (at most the configured one)
-     * @throws Unavailable when Postgres did not answer
-     */
-    public Verdict visibleKeys(
-            ProjectIdentity project,
-            String clientRole,
-            String claims,
-            KeyedTable table,
-            Collection<String> keys,
-            Duration timeout)
-            throws Unavailable {
-        if (keys.isEmpty()) {
-            return new Verdict.Visible(Set.of(), Map.of());
-        }
-        List<String> ordered = List.copyOf(keys);
-        try {
-            Set<String> visible = session(claims, table.schema(), timeout, c -> {
-                Set<String> out = new HashSet<>();
-                for (String[] row : TenantSessions.viaRunner(
-                        c,
-                        project.runner(clientRole),
-                        KeyQueries.batch(table, ordered.size()),
-                        byColumn(ordered, table.columns().size()))) {
-                    if (row.length > 0 && row[0] != null) { // null: no key equals the row (not asked)
-                        out.add(ordered.get(Integer.parseInt(row[0]) - 1));
-                    }
-                }
-                return out;
-            });
-            return new Verdict.Visible(visible, Map.of());
-        } catch (TenantSessions.TenantFailure f) {
-            return new Verdict.Failed(f.failure);
-        }
-    }
-
-    /**
-     * Like {@link #visibleKeys}, but each key checked on its own inside one statement
-     * ({@code aura_rls.visible_each}): a key whose check raises is reported in
-     * {@link Verdict.Visible#failedKeys} and the others are still decided. Only a timeout fails the
-     * whole call.
-     */
-    public Verdict visibleEach(
-            ProjectIdentity project,
-            String clientRole,
-            String claims,
-            KeyedTable table,
-            List<String> keys,
-            Duration timeout)
-            throws Unavailable {
-        Object[] flat = flatten(keys);
-        Object[] args = new Object[flat.length + 1];
-        args[0] = KeyQueries.single(table);
-        System.arraycopy(flat, 0, args, 1, flat.length);
-        try {
-            return session(claims, table.schema(), timeout, c -> {
-                Set<String> visible = new HashSet<>();
-                Map<String, String> failed = new HashMap<>();
-                for (String[] row : TenantSessions.viaRunner(
-                        c,
-                        project.runner(clientRole),
-                        KeyQueries.each(table.columns().size()),
-                        args)) {
-                    String key = keys.get(Integer.parseInt(row[0]) - 1);
-                    if (row[2] != null) {
-                        failed.put(key, row[2]);
-                    } else if ("true".equals(row[1])) {
-                        visible.add(key);
-                    }
-                }
-                return new Verdict.Visible(visible, failed);
-            });
-        } catch (TenantSessions.TenantFailure f) {
-            return new Verdict.Failed(f.failure);
-        }
-    }
-
-    /**
-     * Whether each value casts to its type as the project's client role (join-time filter checks),
-     * one project's asks in one transaction ({@link JoinCasts}).
-     *
-     * @throws Unavailable when Postgres did not answer
-     */
-    public Map<CastAsk, CastVerdict> castAll(ProjectIdentity project, String schema, List<CastAsk> asks)
-            throws Unavailable {
-        return joinCasts.castAll(project, schema, asks);
-    }
-
-    /** The keys' column values, column after column (for {@link KeyQueries#batch}). */
-    private static Object[] byColumn(List<String> keys, int n) {
-        Object[] out = new Object[keys.size() * n];
-        for (int k = 0; k < keys.size(); k++) {
-            String[] parts = keys.get(k).split("\u0000", -1);
-            for (int c = 0; c < n; c++) {
-                out[c * keys.size() + k] = parts[c];
-            }
-        }
-        return out;
-    }
-
-    /** The keys' column values, key after key. */
-    private static Object[] flatten(List<String> keys) {
-        return keys.stream()
-                .flatMap(k -> List.of(k.split("\u0000", -1)).stream())
-                .toArray();
-    }
-
-    /** Runs {@code body} in a read-only transaction of the shared login, unless tenant SQL is off. */
-    private <T> T session(String claims, String schema, Duration timeout, TenantSessions.Body<T> body)
-            throws Unavailable, TenantSessions.TenantFailure {
-        return session(claims, schema, timeout, TenantSessions.Mode.READ_ONLY, body);
-    }
-
-    /**
      * Runs {@code body} in a transaction of the shared login ending as {@code mode} says (never a
-     * commit), unless tenant SQL is off. {@code body} reaches tenant code only through one runner call.
+     * commit), unless tenant SQL is off. {@code body} reaches tenant code only through runner calls.
+     *
+     * @throws RunnerSession.TenantFailure when tenant code raised or timed out (Postgres answers)
+     * @throws Unavailable when Postgres did not answer
      */
-    <T> T session(String claims, String schema, Duration timeout, TenantSessions.Mode mode, TenantSessions.Body<T> body)
-            throws Unavailable, TenantSessions.TenantFailure {
+    public <T> T session(
+            String claims, String schema, Duration timeout, RunnerSession.Mode mode, RunnerSession.Body<T> body)
+            throws Unavailable, RunnerSession.TenantFailure {
         if (status.off()) {
             throw new IllegalStateException("tenant SQL is off: " + status.reasonCode());
         }
-        return sessions.run(null, claims, schema, timeout, mode, body);
+        return sessions.run(null, claims, schema, timeout, mode, c -> body.run(TenantSessions.on(c)));
     }
 
-    /** Runs one project's checks in one transaction of the shared login, each in its savepoint ({@link TenantSessions#runEach}). */
-    <R> List<TenantSessions.Outcome<R>> eachSession(
-            String schema, TenantSessions.Mode mode, List<? extends TenantSessions.Item<R>> items, Duration slice)
+    /**
+     * Runs one project's checks in one transaction of the shared login, each in its savepoint
+     * ({@link TenantSessions#runEach}), with the configured statement timeout.
+     */
+    public <R> List<RunnerSession.Outcome<R>> eachSession(
+            String schema, RunnerSession.Mode mode, List<? extends RunnerSession.Item<R>> items, Duration slice)
             throws Unavailable {
         if (status.off()) {
             throw new IllegalStateException("tenant SQL is off: " + status.reasonCode());
@@ -386,13 +252,9 @@ public final class TenantDb implements AutoCloseable {
      * Runs {@code body} on the project's login, ending as {@code mode} says: the path of statements
      * that commit ({@link ProjectLogins#run}).
      */
-    <T> T projectSession(
-            ProjectIdentity project,
-            String claims,
-            String schema,
-            TenantSessions.Mode mode,
-            TenantSessions.Body<T> body)
-            throws Unavailable, TenantSessions.TenantFailure {
+    public <T> T projectSession(
+            ProjectIdentity project, String claims, String schema, RunnerSession.Mode mode, RunnerSession.Body<T> body)
+            throws Unavailable, RunnerSession.TenantFailure {
         if (status.off()) {
             throw new IllegalStateException("tenant SQL is off: " + status.reasonCode());
         }
@@ -404,7 +266,8 @@ public final class TenantDb implements AutoCloseable {
         logins.onRefused(repair);
     }
 
-    Duration statementTimeout() {
+    /** The configured {@code statement_timeout} of tenant statements. */
+    public Duration statementTimeout() {
         return settings.statementTimeout();
     }
 

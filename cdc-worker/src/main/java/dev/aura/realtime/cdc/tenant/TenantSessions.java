@@ -3,6 +3,10 @@ package dev.aura.realtime.cdc.tenant;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.SQLExceptionOverride;
+import dev.aura.realtime.cdc.tenant.RunnerSession.Item;
+import dev.aura.realtime.cdc.tenant.RunnerSession.Mode;
+import dev.aura.realtime.cdc.tenant.RunnerSession.Outcome;
+import dev.aura.realtime.cdc.tenant.RunnerSession.TenantFailure;
 import dev.aura.realtime.cdc.tenant.TenantDb.Failure;
 import dev.aura.realtime.cdc.tenant.TenantDb.Kind;
 import dev.aura.realtime.cdc.tenant.TenantDb.Unavailable;
@@ -30,31 +34,10 @@ final class TenantSessions {
     private static final String ITEM_SETUP = "SAVEPOINT aura_check; SELECT pg_catalog.set_config('request.jwt.claims',"
             + " ?, true), pg_catalog.set_config('realtime.topic', ?, true)";
 
-    /**
-     * How the transaction ends. Tenant transactions are read-only unless a private-channel check
-     * must insert (docs/design.md H1): the write check and the read check's probe rows are rolled
-     * back; only a persisted broadcast and the janitor commit.
-     */
-    enum Mode {
-        READ_ONLY,
-        WRITE_ROLLBACK,
-        WRITE_COMMIT
-    }
-
-    /** Work done inside a tenant transaction. */
+    /** Work on the connection itself: this package's own statements around the tenant's (the commit check). */
     @FunctionalInterface
-    interface Body<T> {
+    interface OnConnection<T> {
         T run(Connection c) throws SQLException;
-    }
-
-    /** The tenant's statement failed (not an outage). */
-    static final class TenantFailure extends Exception {
-        final Failure failure;
-
-        TenantFailure(Failure failure) {
-            super(failure.kind() + " " + failure.sqlState(), null, false, false);
-            this.failure = failure;
-        }
     }
 
     private final HikariDataSource pool;
@@ -78,33 +61,10 @@ final class TenantSessions {
     }
 
     /**
-     * Runs {@code query} through the runner {@code runner} (a quoted {@code aura_rls} function name)
-     * with {@code args} as its {@code $1}: tenant code the query reaches runs as the runner's owner,
-     * a role of one project. Answers the rows' {@code text[]} values.
+     * One tenant transaction: setup, {@code body}, then classification of any failure, then
+     * cleanup; it ends as {@code mode} says.
      */
-    static List<String[]> viaRunner(Connection c, String runner, String query, Object[] args) throws SQLException {
-        List<String[]> rows = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT r FROM " + runner + "(?, ?::text[]) AS r")) {
-            ps.setString(1, query);
-            ps.setArray(2, c.createArrayOf("text", args));
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    java.sql.Array a = rs.getArray(1);
-                    rows.add(a == null ? new String[0] : (String[]) a.getArray());
-                }
-            }
-        }
-        return rows;
-    }
-
-    /** One tenant transaction: setup, {@code body}, then classification of any failure, then cleanup. */
-    <T> T run(String pgRole, String claims, String schema, Duration timeout, Body<T> body)
-            throws Unavailable, TenantFailure {
-        return run(pgRole, claims, schema, timeout, Mode.READ_ONLY, body);
-    }
-
-    /** Like {@link #run(String, String, String, Duration, Body)}, ending the transaction as {@code mode} says. */
-    <T> T run(String pgRole, String claims, String schema, Duration timeout, Mode mode, Body<T> body)
+    <T> T run(String pgRole, String claims, String schema, Duration timeout, Mode mode, OnConnection<T> body)
             throws Unavailable, TenantFailure {
         if (shared && (mode == Mode.WRITE_COMMIT || pgRole != null)) {
             throw new IllegalArgumentException("the shared tenant login neither commits nor takes a role");
@@ -145,19 +105,6 @@ final class TenantSessions {
             release(c, usable);
         }
     }
-
-    /** One check of a {@link #runEach} batch: its claims, its {@code realtime.topic}, and its one runner call. */
-    interface Item<R> {
-        String claims();
-
-        /** The topic {@code realtime.topic()} answers, or null for none. */
-        String topic();
-
-        R run(Connection c) throws SQLException;
-    }
-
-    /** An item's outcome: {@code value}, or how its tenant code failed. */
-    record Outcome<R>(R value, Failure failure) {}
 
     /**
      * Runs many checks of one project in one transaction of the shared login, each inside its own
@@ -201,7 +148,7 @@ final class TenantSessions {
                     Watchdog.Guard guard = watchdog.watch(pid, limit);
                     Outcome<R> outcome;
                     try {
-                        outcome = new Outcome<>(item.run(c), null);
+                        outcome = new Outcome<>(item.run(on(c)), null);
                     } catch (SQLException e) {
                         outcome = null;
                         String state = e.getSQLState();
@@ -240,6 +187,35 @@ final class TenantSessions {
             }
         }
         return out;
+    }
+
+    /** The session the work inside a transaction on {@code c} sees: runner calls and the topic, nothing else. */
+    static RunnerSession on(Connection c) {
+        return new RunnerSession() {
+            @Override
+            public List<String[]> viaRunner(String runner, String query, Object[] args) throws SQLException {
+                List<String[]> rows = new ArrayList<>();
+                try (PreparedStatement ps = c.prepareStatement("SELECT r FROM " + runner + "(?, ?::text[]) AS r")) {
+                    ps.setString(1, query);
+                    ps.setArray(2, c.createArrayOf("text", args));
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            java.sql.Array a = rs.getArray(1);
+                            rows.add(a == null ? new String[0] : (String[]) a.getArray());
+                        }
+                    }
+                }
+                return rows;
+            }
+
+            @Override
+            public void setTopic(String topic) throws SQLException {
+                try (PreparedStatement ps = c.prepareStatement("SELECT set_config('realtime.topic', ?, true)")) {
+                    ps.setString(1, topic);
+                    ps.executeQuery().close();
+                }
+            }
+        };
     }
 
     /** Rolls back to the item's savepoint; false when the session cannot (it is then not reused). */
@@ -281,7 +257,7 @@ final class TenantSessions {
                 try (PreparedStatement ps = c.prepareStatement(SETUP)) {
                     ps.setString(1, pgRole == null ? "none" : pgRole);
                     ps.setString(2, claims);
-                    ps.setString(3, KeyQueries.searchPath(schema));
+                    ps.setString(3, searchPath(schema));
                     ps.setString(4, Math.max(1, limit.toMillis()) + "ms");
                     ps.executeQuery().close();
                 }
@@ -292,6 +268,11 @@ final class TenantSessions {
             }
         }
         throw new Unavailable("the tenant login's sessions fail before any tenant code: " + last.getMessage(), last);
+    }
+
+    /** {@code pg_catalog, "<schema>"}: built-ins first, then the project's own names (its "public"). */
+    private static String searchPath(String schema) {
+        return "pg_catalog, \"" + schema.replace("\"", "\"\"") + "\"";
     }
 
     /** Whether this session still answers a trivial statement (after rolling back the failed one). */

@@ -1,12 +1,13 @@
 package dev.aura.realtime.cdc.upkeep;
 
 import dev.aura.realtime.cdc.identity.ProjectIdentity;
-import dev.aura.realtime.cdc.platform.ProjectCatalog;
-import dev.aura.realtime.cdc.platform.RealtimeSchemas;
-import dev.aura.realtime.cdc.tenant.ChannelChecks;
+import dev.aura.realtime.cdc.provision.RealtimeSchemas;
+import dev.aura.realtime.cdc.tenant.ConnectionShare;
+import dev.aura.realtime.cdc.tenant.RunnerSession;
 import dev.aura.realtime.cdc.tenant.TenantDb;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -24,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * never run in a platform session), {@link #BATCH} rows per transaction until a batch comes back
  * short or the project's {@link #BUDGET_PER_PROJECT} is spent, so one project's backlog cannot
  * hold the run. The janitor commits tenant code, so it runs only while the confinement guard is in
- * place ({@code platform.Confinement}). One platform thread; {@link #close()} is idempotent.
+ * place ({@code provision.Confinement}). One platform thread; {@link #close()} is idempotent.
  */
 public final class RealtimeUpkeep implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RealtimeUpkeep.class);
@@ -37,16 +38,14 @@ public final class RealtimeUpkeep implements AutoCloseable {
     static final Duration BUDGET_PER_PROJECT = Duration.ofSeconds(10);
 
     private final RealtimeSchemas schemas;
-    private final ProjectCatalog projects;
     private final TenantDb tenant;
     private final BooleanSupplier leading;
     private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().name("aura-realtime-upkeep").daemon().factory());
 
     /** @param leading whether this replica holds the lease now (the janitor runs only then) */
-    public RealtimeUpkeep(RealtimeSchemas schemas, ProjectCatalog projects, TenantDb tenant, BooleanSupplier leading) {
+    public RealtimeUpkeep(RealtimeSchemas schemas, TenantDb tenant, BooleanSupplier leading) {
         this.schemas = schemas;
-        this.projects = projects;
         this.tenant = tenant;
         this.leading = leading;
     }
@@ -80,11 +79,11 @@ public final class RealtimeUpkeep implements AutoCloseable {
         }
         long total = 0;
         try {
-            for (ProjectCatalog.RealtimeProject p : projects.realtimeProjects()) {
+            for (RealtimeSchemas.Provisioned p : schemas.provisioned()) {
                 String rt = RealtimeSchemas.nameOf(p.projectId());
                 long until = System.nanoTime() + BUDGET_PER_PROJECT.toNanos();
                 while (true) {
-                    int deleted = tenant.channels().janitor(new ProjectIdentity(p.projectId()), p.schema(), rt, BATCH);
+                    int deleted = sweep(new ProjectIdentity(p.projectId()), p.schema(), rt, BATCH);
                     if (deleted < 0) {
                         log.warn(
                                 "[MessagesJanitorFailed] project {}: its {}.aura_janitor() failed or timed out",
@@ -98,10 +97,43 @@ public final class RealtimeUpkeep implements AutoCloseable {
                     }
                 }
             }
-        } catch (SQLException | TenantDb.Unavailable | ChannelChecks.Busy | RuntimeException e) {
+        } catch (SQLException | TenantDb.Unavailable | ConnectionShare.Busy | RuntimeException e) {
             log.warn("[MessagesJanitorFailed] janitor run stopped: {}", e.getMessage());
         }
         return total;
+    }
+
+    /**
+     * Deletes at most {@code maxRows} of the project's messages older than the retention or past
+     * their {@code expires_at} through its {@code aura_janitor(max_rows)}, as the project's
+     * authenticated role on the project's login, and commits; in the tenant pool's channel share
+     * ({@link TenantDb#channelShare}), with the private-channel checks. The tenant owns (and may
+     * redefine) that function: it runs with the project's privileges only.
+     *
+     * @return rows deleted, or -1 when the project's function failed
+     */
+    private int sweep(ProjectIdentity project, String projectSchema, String realtimeSchema, int maxRows)
+            throws TenantDb.Unavailable, ConnectionShare.Busy {
+        try {
+            return tenant.channelShare()
+                    .admitted(
+                            projectSchema,
+                            () -> tenant.projectSession(
+                                    project, "{}", projectSchema, RunnerSession.Mode.WRITE_COMMIT, s -> {
+                                        List<String[]> rows = s.viaRunner(
+                                                project.runner(ProjectIdentity.AUTHENTICATED),
+                                                "SELECT ARRAY[" + ident(realtimeSchema)
+                                                        + ".aura_janitor($1[1]::integer)::text]",
+                                                new Object[] {Integer.toString(maxRows)});
+                                        return Integer.parseInt(rows.get(0)[0]);
+                                    }));
+        } catch (RunnerSession.TenantFailure f) {
+            return -1;
+        }
+    }
+
+    private static String ident(String name) {
+        return "\"" + name.replace("\"", "\"\"") + "\"";
     }
 
     @Override

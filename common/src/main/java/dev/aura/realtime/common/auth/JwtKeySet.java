@@ -7,6 +7,9 @@ import com.nimbusds.jose.jwk.JWKSelector;
 import com.nimbusds.jose.jwk.JWKSet;
 import com.nimbusds.jose.jwk.KeyType;
 import com.nimbusds.jose.jwk.source.ImmutableJWKSet;
+import com.nimbusds.jose.jwk.source.JWKSetBasedJWKSource;
+import com.nimbusds.jose.jwk.source.JWKSetCacheRefreshEvaluator;
+import com.nimbusds.jose.jwk.source.JWKSetSource;
 import com.nimbusds.jose.jwk.source.JWKSource;
 import com.nimbusds.jose.jwk.source.JWKSourceBuilder;
 import com.nimbusds.jose.proc.SecurityContext;
@@ -30,7 +33,8 @@ import org.slf4j.LoggerFactory;
  * {@code AURA_JWT_JWKS}, the file {@code AURA_JWT_JWKS_FILE} (re-read when its modification time
  * changes, looked at once a second at most) and the URL {@code AURA_JWT_JWKS_URL} (nimbus's
  * caching, rate-limited source: a kid not in the cached set refreshes it, at most two fetches per
- * {@code AURA_JWT_JWKS_MIN_REFRESH_SECONDS}, so unknown kids cannot make us fetch in a loop).
+ * {@code AURA_JWT_JWKS_MIN_REFRESH_SECONDS}, so unknown kids cannot make us fetch in a loop). Both
+ * the file's checks and the URL's cache and refreshes go by the verifier's clock.
  * Only public EC, RSA and OKP keys are ever returned (symmetric {@code oct} keys in a JWKS are
  * ignored: the HS256 secret is {@code AURA_JWT_SECRET} alone). Thread-safe.
  */
@@ -55,7 +59,7 @@ final class JwtKeySet {
         }
         if (settings.jwksUrl() != null) {
             try {
-                sources.add(JWKSourceBuilder.<SecurityContext>create(
+                JWKSource<SecurityContext> url = JWKSourceBuilder.<SecurityContext>create(
                                 settings.jwksUrl().toURL(),
                                 new DefaultResourceRetriever(URL_TIMEOUT_MS, URL_TIMEOUT_MS, URL_SIZE_LIMIT))
                         .cache(settings.jwksCacheTtl().toMillis(), URL_TIMEOUT_MS * 2L)
@@ -63,7 +67,8 @@ final class JwtKeySet {
                         .refreshAheadCache(false)
                         .retrying(false)
                         .outageTolerant(false)
-                        .build());
+                        .build();
+                sources.add(new ClockedSource(((JWKSetBasedJWKSource<SecurityContext>) url).getJWKSetSource(), millis));
             } catch (MalformedURLException | IllegalArgumentException e) {
                 throw new ConfigException("AURA_JWT_JWKS_URL=" + settings.jwksUrl() + " is not a URL");
             }
@@ -108,6 +113,36 @@ final class JwtKeySet {
             return JWKSet.parse(json);
         } catch (ParseException e) {
             throw new ConfigException(where + " is not a JWKS ({\"keys\":[...]}): " + e.getMessage());
+        }
+    }
+
+    /**
+     * nimbus's {@link JWKSetBasedJWKSource} on {@code millis} instead of the system clock: the URL's
+     * cached set expires, and its refreshes are rate-limited, by the verifier's clock (as the file's
+     * checks are). The same two steps: the cached set, then one refresh when no key matched.
+     */
+    static final class ClockedSource implements JWKSource<SecurityContext> {
+        private final JWKSetSource<SecurityContext> source;
+        private final LongSupplier millis;
+
+        ClockedSource(JWKSetSource<SecurityContext> source, LongSupplier millis) {
+            this.source = source;
+            this.millis = millis;
+        }
+
+        @Override
+        public List<JWK> get(JWKSelector selector, SecurityContext context) throws KeySourceException {
+            long now = millis.getAsLong();
+            JWKSet cached = source.getJWKSet(JWKSetCacheRefreshEvaluator.noRefresh(), now, context);
+            List<JWK> found = selector.select(cached);
+            if (found.isEmpty()) {
+                JWKSet refreshed =
+                        source.getJWKSet(JWKSetCacheRefreshEvaluator.referenceComparison(cached), now, context);
+                if (refreshed != null) {
+                    found = selector.select(refreshed);
+                }
+            }
+            return found;
         }
     }
 

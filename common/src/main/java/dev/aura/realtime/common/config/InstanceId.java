@@ -15,8 +15,9 @@ public final class InstanceId {
 
     /** @param fallbackHost used when the host name cannot be resolved, e.g. {@code "ws-front"} */
     public static String fromEnv(Env env, String fallbackHost) {
-        return env.optional(EnvVars.INSTANCE_ID.name())
-                .or(() -> env.optional(EnvVars.POD_NAME.name()))
+        return SharedSettings.INSTANCE_ID
+                .find(env)
+                .or(() -> SharedSettings.POD_NAME.find(env))
                 .orElseGet(() -> hostName(fallbackHost) + "-"
                         + UUID.randomUUID().toString().substring(0, 8));
     }

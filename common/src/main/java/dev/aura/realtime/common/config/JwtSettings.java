@@ -1,12 +1,12 @@
 package dev.aura.realtime.common.config;
 
-import static dev.aura.realtime.common.config.EnvVars.AURA_JWT_ACCEPT_HS256;
-import static dev.aura.realtime.common.config.EnvVars.AURA_JWT_JWKS;
-import static dev.aura.realtime.common.config.EnvVars.AURA_JWT_JWKS_CACHE_SECONDS;
-import static dev.aura.realtime.common.config.EnvVars.AURA_JWT_JWKS_FILE;
-import static dev.aura.realtime.common.config.EnvVars.AURA_JWT_JWKS_MIN_REFRESH_SECONDS;
-import static dev.aura.realtime.common.config.EnvVars.AURA_JWT_JWKS_URL;
-import static dev.aura.realtime.common.config.EnvVars.AURA_JWT_SECRET;
+import static dev.aura.realtime.common.config.SharedSettings.AURA_JWT_ACCEPT_HS256;
+import static dev.aura.realtime.common.config.SharedSettings.AURA_JWT_JWKS;
+import static dev.aura.realtime.common.config.SharedSettings.AURA_JWT_JWKS_CACHE_SECONDS;
+import static dev.aura.realtime.common.config.SharedSettings.AURA_JWT_JWKS_FILE;
+import static dev.aura.realtime.common.config.SharedSettings.AURA_JWT_JWKS_MIN_REFRESH_SECONDS;
+import static dev.aura.realtime.common.config.SharedSettings.AURA_JWT_JWKS_URL;
+import static dev.aura.realtime.common.config.SharedSettings.AURA_JWT_SECRET;
 
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -59,17 +59,16 @@ public record JwtSettings(
 
     /** Reads the variables; fails naming the first missing or malformed one. */
     public static JwtSettings fromEnv(Env env) {
-        String secret = env.required(AURA_JWT_SECRET.name());
-        String inline = env.optional(AURA_JWT_JWKS.name()).orElse(null);
-        Path file = env.optional(AURA_JWT_JWKS_FILE.name()).map(Path::of).orElse(null);
+        String secret = AURA_JWT_SECRET.read(env);
+        String inline = AURA_JWT_JWKS.find(env).orElse(null);
+        Path file = AURA_JWT_JWKS_FILE.find(env).map(Path::of).orElse(null);
         if (file != null && !Files.isReadable(file)) {
             throw new ConfigException(AURA_JWT_JWKS_FILE.name() + "=" + file + " is not a readable file");
         }
-        URI url = env.optional(AURA_JWT_JWKS_URL.name()).map(JwtSettings::url).orElse(null);
-        Duration ttl = env.seconds(AURA_JWT_JWKS_CACHE_SECONDS, 1, 86_400);
-        Duration minRefresh = env.seconds(AURA_JWT_JWKS_MIN_REFRESH_SECONDS, 1, 86_400);
-        return new JwtSettings(
-                secret, env.bool(AURA_JWT_ACCEPT_HS256.name(), true), inline, file, url, ttl, minRefresh);
+        URI url = AURA_JWT_JWKS_URL.find(env).map(JwtSettings::url).orElse(null);
+        Duration ttl = AURA_JWT_JWKS_CACHE_SECONDS.read(env);
+        Duration minRefresh = AURA_JWT_JWKS_MIN_REFRESH_SECONDS.read(env);
+        return new JwtSettings(secret, AURA_JWT_ACCEPT_HS256.read(env), inline, file, url, ttl, minRefresh);
     }
 
     private static URI url(String raw) {

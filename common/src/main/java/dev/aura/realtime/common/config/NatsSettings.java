@@ -1,13 +1,13 @@
 package dev.aura.realtime.common.config;
 
-import static dev.aura.realtime.common.config.EnvVars.NATS_CREDS_FILE;
-import static dev.aura.realtime.common.config.EnvVars.NATS_NKEY_SEED_FILE;
-import static dev.aura.realtime.common.config.EnvVars.NATS_PASSWORD;
-import static dev.aura.realtime.common.config.EnvVars.NATS_TLS_CA_FILE;
-import static dev.aura.realtime.common.config.EnvVars.NATS_TLS_CERT_FILE;
-import static dev.aura.realtime.common.config.EnvVars.NATS_TLS_KEY_FILE;
-import static dev.aura.realtime.common.config.EnvVars.NATS_URL;
-import static dev.aura.realtime.common.config.EnvVars.NATS_USER;
+import static dev.aura.realtime.common.config.SharedSettings.NATS_CREDS_FILE;
+import static dev.aura.realtime.common.config.SharedSettings.NATS_NKEY_SEED_FILE;
+import static dev.aura.realtime.common.config.SharedSettings.NATS_PASSWORD;
+import static dev.aura.realtime.common.config.SharedSettings.NATS_TLS_CA_FILE;
+import static dev.aura.realtime.common.config.SharedSettings.NATS_TLS_CERT_FILE;
+import static dev.aura.realtime.common.config.SharedSettings.NATS_TLS_KEY_FILE;
+import static dev.aura.realtime.common.config.SharedSettings.NATS_URL;
+import static dev.aura.realtime.common.config.SharedSettings.NATS_USER;
 
 import io.nats.client.NKey;
 import io.nats.client.Nats;
@@ -101,7 +101,7 @@ public record NatsSettings(List<String> servers, Auth auth, Tls tls) {
      */
     public static NatsSettings fromEnv(Env env) {
         List<String> servers = new ArrayList<>();
-        for (String url : env.string(NATS_URL).split(",")) {
+        for (String url : NATS_URL.read(env).split(",")) {
             if (!url.isBlank()) {
                 servers.add(url.trim());
             }
@@ -110,15 +110,14 @@ public record NatsSettings(List<String> servers, Auth auth, Tls tls) {
             throw new ConfigException(NATS_URL.name() + " names no server");
         }
         List<Auth> methods = new ArrayList<>();
-        var user = env.optional(NATS_USER.name());
-        var password = env.optional(NATS_PASSWORD.name());
+        var user = NATS_USER.find(env);
+        var password = NATS_PASSWORD.find(env);
         if (user.isPresent() != password.isPresent()) {
             throw new ConfigException(NATS_USER.name() + " and " + NATS_PASSWORD.name() + " must be set together");
         }
         user.ifPresent(u -> methods.add(new UserPassword(u, password.get())));
-        env.optional(NATS_NKEY_SEED_FILE.name())
-                .ifPresent(f -> methods.add(new NkeySeedFile(readable(NATS_NKEY_SEED_FILE, f))));
-        env.optional(NATS_CREDS_FILE.name()).ifPresent(f -> methods.add(new CredsFile(readable(NATS_CREDS_FILE, f))));
+        NATS_NKEY_SEED_FILE.find(env).ifPresent(f -> methods.add(new NkeySeedFile(readable(NATS_NKEY_SEED_FILE, f))));
+        NATS_CREDS_FILE.find(env).ifPresent(f -> methods.add(new CredsFile(readable(NATS_CREDS_FILE, f))));
         if (methods.size() > 1) {
             throw new ConfigException("set one NATS authentication method, not " + methods.size() + ": "
                     + NATS_USER.name() + "/" + NATS_PASSWORD.name() + ", " + NATS_NKEY_SEED_FILE.name() + " or "
@@ -128,9 +127,9 @@ public record NatsSettings(List<String> servers, Auth auth, Tls tls) {
         if (auth instanceof NkeySeedFile seed) {
             checkSeed(seed.file());
         }
-        var ca = env.optional(NATS_TLS_CA_FILE.name()).map(f -> readable(NATS_TLS_CA_FILE, f));
-        var cert = env.optional(NATS_TLS_CERT_FILE.name()).map(f -> readable(NATS_TLS_CERT_FILE, f));
-        var key = env.optional(NATS_TLS_KEY_FILE.name()).map(f -> readable(NATS_TLS_KEY_FILE, f));
+        var ca = NATS_TLS_CA_FILE.find(env).map(f -> readable(NATS_TLS_CA_FILE, f));
+        var cert = NATS_TLS_CERT_FILE.find(env).map(f -> readable(NATS_TLS_CERT_FILE, f));
+        var key = NATS_TLS_KEY_FILE.find(env).map(f -> readable(NATS_TLS_KEY_FILE, f));
         if (cert.isPresent() != key.isPresent()) {
             throw new ConfigException(
                     NATS_TLS_CERT_FILE.name() + " and " + NATS_TLS_KEY_FILE.name() + " must be set together");
@@ -206,7 +205,7 @@ public record NatsSettings(List<String> servers, Auth auth, Tls tls) {
         return store;
     }
 
-    private static List<Certificate> certificates(EnvVar var, Path file) {
+    private static List<Certificate> certificates(Setting<?> var, Path file) {
         try (InputStream in = Files.newInputStream(file)) {
             List<Certificate> certs =
                     new ArrayList<>(CertificateFactory.getInstance("X.509").generateCertificates(in));
@@ -271,7 +270,7 @@ public record NatsSettings(List<String> servers, Auth auth, Tls tls) {
         }
     }
 
-    private static Path readable(EnvVar var, String value) {
+    private static Path readable(Setting<?> var, String value) {
         Path file = Path.of(value);
         if (!Files.isRegularFile(file) || !Files.isReadable(file)) {
             throw new ConfigException(var.name() + "=" + value + " is not a readable file");

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.aura.realtime.common.config.EnvVars;
 import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.e2e.E2eStack;
+import dev.aura.realtime.front.config.ProjectLimitSettings;
 import dev.aura.realtime.testkit.RealtimeJsClient;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -42,12 +42,26 @@ class TenantVolumeE2EIT {
         stack = E2eStack.startDefault(0);
         // the testkit raises per-project limits for other tests; this replica runs the defaults
         stack.startWsFront(Map.of(
-                EnvVars.PROJECT_MAX_CONCURRENT_USERS.name(), EnvVars.PROJECT_MAX_CONCURRENT_USERS.defaultValue(),
-                EnvVars.PROJECT_MAX_EVENTS_PER_SECOND.name(), EnvVars.PROJECT_MAX_EVENTS_PER_SECOND.defaultValue(),
-                EnvVars.PROJECT_MAX_JOINS_PER_SECOND.name(), EnvVars.PROJECT_MAX_JOINS_PER_SECOND.defaultValue(),
-                EnvVars.PROJECT_MAX_BYTES_PER_SECOND.name(), EnvVars.PROJECT_MAX_BYTES_PER_SECOND.defaultValue(),
-                EnvVars.PROJECT_MAX_PRESENCE_EVENTS_PER_SECOND.name(),
-                        EnvVars.PROJECT_MAX_PRESENCE_EVENTS_PER_SECOND.defaultValue()));
+                ProjectLimitSettings.PROJECT_MAX_CONCURRENT_USERS.name(),
+                        ProjectLimitSettings.PROJECT_MAX_CONCURRENT_USERS
+                                .defaultText()
+                                .orElseThrow(),
+                ProjectLimitSettings.PROJECT_MAX_EVENTS_PER_SECOND.name(),
+                        ProjectLimitSettings.PROJECT_MAX_EVENTS_PER_SECOND
+                                .defaultText()
+                                .orElseThrow(),
+                ProjectLimitSettings.PROJECT_MAX_JOINS_PER_SECOND.name(),
+                        ProjectLimitSettings.PROJECT_MAX_JOINS_PER_SECOND
+                                .defaultText()
+                                .orElseThrow(),
+                ProjectLimitSettings.PROJECT_MAX_BYTES_PER_SECOND.name(),
+                        ProjectLimitSettings.PROJECT_MAX_BYTES_PER_SECOND
+                                .defaultText()
+                                .orElseThrow(),
+                ProjectLimitSettings.PROJECT_MAX_PRESENCE_EVENTS_PER_SECOND.name(),
+                        ProjectLimitSettings.PROJECT_MAX_PRESENCE_EVENTS_PER_SECOND
+                                .defaultText()
+                                .orElseThrow()));
         stack.createProject(victimProject);
         stack.createEnabledTable(victimProject, "feed", "(id bigserial PRIMARY KEY, body text)");
         feed = "\"" + E2eStack.schemaOf(victimProject) + "\".feed";

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import java.nio.charset.StandardCharsets;
 
 /**
  * The server frames the fan-out shares between connections, for each {@link Framing}: user
@@ -23,6 +24,10 @@ import io.netty.buffer.Unpooled;
  * Thread-safe; one instance per server.
  */
 public final class FanoutFrames {
+    /** The error a vsn 2.0.0 member receives instead of a binary broadcast whose header is over 255 bytes. */
+    public static final String NOT_FRAMED =
+            "Error 413: binary broadcast not deliverable: topic, event or metadata over 255 bytes";
+
     private final JsonFrames json;
     private final BinaryFrames binary;
 
@@ -35,8 +40,9 @@ public final class FanoutFrames {
      * A user broadcast; a replayed one (from history) carries {@code meta: {"replayed": true, "id": ..}}
      * as realtime-js types it.
      *
-     * @return the frame, or null when the message cannot be represented in {@code framing}
-     *     (a binary payload outside vsn 2.0.0, or an over-long header with a binary payload)
+     * @return the frame, or null when the message cannot be represented in {@code framing} (a
+     *     binary payload outside vsn 2.0.0); a binary payload whose header is over 255 bytes reaches
+     *     a vsn 2.0.0 member as a text broadcast of {@code {"error": NOT_FRAMED, "id": <id>}}
      */
     public OutFrame broadcast(
             String topic, UserBroadcast message, Framing framing, boolean replayed, ByteBufAllocator alloc) {
@@ -50,13 +56,23 @@ public final class FanoutFrames {
             }
         }
         if (!message.json()) {
-            return null;
+            if (framing != Framing.V2) {
+                return null; // vsn 1.0.0 and SSE cannot represent bytes, as Supabase (docs/protocol.md)
+            }
+            // a vsn 2.0.0 member is owed this message but its header has no binary form: it hears
+            // of it as a text broadcast whose payload names the message and why (docs/protocol.md)
+            message = new UserBroadcast(message.event(), unframable(message.id()), true, message.id());
         }
         String prefix = "{\"type\":\"broadcast\",\"event\":" + json.quote(message.event()) + ",\"payload\":";
         String suffix = meta == null ? "}" : ",\"meta\":" + meta + "}";
         byte[] payload = framing == Framing.SSE ? SseEvents.oneLine(message.payload()) : message.payload();
         return shared(
                 framing, topic, "broadcast", message.id(), prefix, Unpooled.wrappedBuffer(payload), suffix, alloc);
+    }
+
+    private byte[] unframable(String id) {
+        return ("{\"error\":\"" + NOT_FRAMED + "\",\"id\":" + (id == null ? "null" : json.quote(id)) + "}")
+                .getBytes(StandardCharsets.UTF_8);
     }
 
     /** The {@code data} object of a change event, serialised once and shared by every frame of that event. */

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -27,13 +28,19 @@ import org.slf4j.LoggerFactory;
  * The replicas' per-project counts (docs/design.md D8): every {@code interval} this replica
  * publishes its own ({@link UsageReport} on {@link Subjects#USAGE}, at most
  * {@link #PROJECTS_PER_MESSAGE} projects per message) and keeps every other replica's last
- * counts per project; {@link #others} sums those not older than three intervals (a replica that
+ * counts per project. Reports go out on the wall clock's multiples of {@code interval} (just
+ * after each second ends, with the default 1 s), because their rates are those of the last whole
+ * wall-clock second: published at any other point, what a replica knows of the others' last
+ * second would be up to a second older still, and a burst on two replicas would pass the budget
+ * twice over for two seconds instead of one; {@link #others} sums those not older than three intervals (a replica that
  * stopped reporting stops counting after that). Core NATS, no persistence: a report lost on the
  * way is replaced by the next one. Thread-safe; one scheduler thread publishes, the jnats
  * dispatcher receives.
  */
 public final class NatsUsageExchange implements UsageBoard, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(NatsUsageExchange.class);
+    /** How long after a multiple of the interval a report goes out: the second it reports has ended. */
+    static final long PAST_BOUNDARY_MS = 5;
     /** Keeps each message far below NATS' default 1 MB payload limit (about 60 bytes a project). */
     static final int PROJECTS_PER_MESSAGE = 2_000;
 
@@ -69,8 +76,24 @@ public final class NatsUsageExchange implements UsageBoard, AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        scheduleNext(local);
+    }
+
+    /** Schedules the next report just after the wall clock's next multiple of the interval. */
+    private void scheduleNext(Supplier<Map<String, UsageReport.Counts>> local) {
         long ms = interval.toMillis();
-        scheduler.scheduleAtFixedRate(() -> publish(local), ms, ms, TimeUnit.MILLISECONDS);
+        long delay = ms - Math.floorMod(clock.millis(), ms) + PAST_BOUNDARY_MS;
+        try {
+            scheduler.schedule(
+                    () -> {
+                        publish(local);
+                        scheduleNext(local);
+                    },
+                    delay,
+                    TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) { // closed
+            log.debug("usage reports stopped: {}", e.toString());
+        }
     }
 
     @Override

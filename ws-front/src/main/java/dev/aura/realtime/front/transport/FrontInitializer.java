@@ -21,17 +21,18 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * The pipelines of the one port, and nothing else. Every accepted socket starts as HTTP:
  *
  * <pre>
- * wire → http (codec) → http-deadlines ({@link HttpDeadlines}) → http-aggregator → router ({@link HttpRouter})
+ * wire → fair-reads ({@link FairReads}) → http (codec) → http-deadlines ({@link HttpDeadlines})
+ *      → http-aggregator → router ({@link HttpRouter})
  * </pre>
  *
  * The router answers plain requests itself; an accepted WebSocket upgrade or SSE request
  * replaces it with one of:
  *
  * <pre>
- * WebSocket: wire → ws encoder/decoder (the handshake's, in place of http) → ws-aggregator
+ * WebSocket: wire → fair-reads → ws encoder/decoder (the handshake's, in place of http) → ws-aggregator
  *            ({@link WebSocketMessageBounds}) → ws-idle
  *            → ws-control → ws-slow → phoenix-codec → session
- * SSE:       wire → http → sse-encoder → sse-slow → session
+ * SSE:       wire → fair-reads → http → sse-encoder → sse-slow → session
  * </pre>
  *
  * Both drop {@code http-deadlines}: a WebSocket has its idle timeout, an SSE stream its
@@ -68,6 +69,7 @@ final class FrontInitializer extends ChannelInitializer<Channel> {
     protected void initChannel(Channel ch) {
         ch.pipeline()
                 .addLast(WireHead.NAME, WireHead.INSTANCE)
+                .addLast(FairReads.NAME, new FairReads())
                 .addLast("http", new HttpServerCodec())
                 .addLast(
                         HttpDeadlines.NAME,

@@ -1,6 +1,7 @@
 package dev.aura.realtime.front.transport;
 
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -23,10 +24,17 @@ import org.slf4j.LoggerFactory;
  * The one HTTP/WebSocket port. Threads: one acceptor thread and {@code ioThreads} event loops
  * (epoll when available, else NIO), all named {@code aura-ws-*}. Each accepted socket starts
  * with the HTTP pipeline of {@link FrontInitializer}, which becomes a WebSocket or SSE pipeline.
- * Outbound buffering per socket is bounded by the write buffer water marks.
+ * Outbound buffering per socket is bounded by the write buffer water marks. Inbound, each read
+ * of a socket takes at most {@value #MAX_READ_BYTES} bytes, and {@link FairReads} lets a socket
+ * read once per turn of its loop (docs/design.md D8).
  */
 public final class FrontServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(FrontServer.class);
+    /**
+     * Most bytes one read of a socket takes (Netty's default: 16 reads of up to 64 KiB in a row,
+     * about 10,000 joins, before another socket is served).
+     */
+    static final int MAX_READ_BYTES = 16 * 1024;
 
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
@@ -55,6 +63,9 @@ public final class FrontServer implements AutoCloseable {
                 .channel(channelClass)
                 .option(ChannelOption.SO_BACKLOG, 1024)
                 .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(
+                        ChannelOption.RCVBUF_ALLOCATOR,
+                        new AdaptiveRecvByteBufAllocator(64, 2048, MAX_READ_BYTES).maxMessagesPerRead(1))
                 .childOption(
                         ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(lowWaterBytes, highWaterBytes))
                 .childHandler(new FrontInitializer(context, draining));

@@ -73,6 +73,17 @@ class FanoutFramesTest {
     }
 
     @Test
+    void aBinaryBroadcastWhoseHeaderHasNoBinaryFormReachesVsn2AsItsError() {
+        String topic = "realtime:" + "x".repeat(255);
+        OutFrame frame = frames.broadcast(
+                topic, new UserBroadcast("ev", new byte[87_206], false, "m1"), Framing.V2, false, ALLOC);
+        assertThat(frame.kind()).isEqualTo(OutFrame.Kind.TEXT);
+        assertThat(text(frame))
+                .endsWith("\"broadcast\",{\"type\":\"broadcast\",\"event\":\"ev\",\"payload\":{\"error\":\""
+                        + FanoutFrames.NOT_FRAMED + "\",\"id\":\"m1\"},\"meta\":{\"id\":\"m1\"}}]");
+    }
+
+    @Test
     void aReplayedBroadcastSaysSoInItsMeta() {
         OutFrame frame = frames.broadcast("realtime:t", jsonBroadcast("ev", "{}", "i"), Framing.V1, true, ALLOC);
         assertThat(text(frame)).contains("\"meta\":{\"replayed\":true,\"id\":\"i\"}");
