@@ -7,21 +7,13 @@ import dev.aura.realtime.front.log.LogCode;
 import dev.aura.realtime.front.protocol.Reasons;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
-import io.nats.client.KeyValue;
-import io.nats.client.Message;
-import io.nats.client.api.PublishAck;
-import io.nats.client.impl.Headers;
-import io.nats.client.impl.NatsMessage;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -47,9 +39,8 @@ import org.slf4j.LoggerFactory;
  * at start and at every refresh ({@link #maxAge()}).
  *
  * <p>Threads: one {@link KvThread} {@code aura-registry} publishes every put and delete, so those
- * of one key keep their order and event loops never block. They are pipelined (each completes
- * with its JetStream ack, at most {@link #MAX_PUTS_IN_FLIGHT} awaiting one): a join storm's
- * writes are not one round trip each. Every {@code SUBSCRIPTION_REFRESH_MS} it re-puts all live
+ * of one key keep their order and event loops never block. They are pipelined ({@link KvPipeline}):
+ * a join storm's writes are not one round trip each. Every {@code SUBSCRIPTION_REFRESH_MS} it re-puts all live
  * entries, keeping them younger than the bucket's max age; {@link #reputAll()} does the same
  * after a NATS reconnect.
  */
@@ -58,21 +49,13 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
 
     private final Connection connection;
     private final KvBuckets.Spec bucket;
+    private final KvPipeline writes;
     private final ObjectMapper mapper;
     private final Map<String, SubscriptionEntry> live = new ConcurrentHashMap<>();
     private final BucketLedger ledger;
     private final BucketLedger.Shares shares;
     private final KvThread worker;
     private final AtomicBoolean closed = new AtomicBoolean();
-    /**
-     * Pipelined puts awaiting their ack, at most {@link #MAX_PUTS_IN_FLIGHT}: the KV thread waits
-     * for a permit, so a storm of thousands of joins does not overrun the connection's outgoing
-     * queue (jnats' 5,000 messages: "Output queue is full" failed the joins, the usage reports and
-     * the limit lookups of a replica taking a 5,000-client reconnect storm, bench figure 9).
-     */
-    private final Semaphore putsInFlight = new Semaphore(MAX_PUTS_IN_FLIGHT);
-
-    static final int MAX_PUTS_IN_FLIGHT = 512;
     /** How often parked entries past their expiry are deleted (or forgotten). */
     static final Duration PARKED_SWEEP = Duration.ofSeconds(5);
 
@@ -93,7 +76,6 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
 
     private final java.time.Clock clock;
     private volatile Duration maxAge = SubscriptionEntry.MAX_AGE;
-    private volatile KeyValue kv;
     /** Completed by the first full refresh after a reconnect (KV thread only). */
     private CompletableFuture<Void> reput = CompletableFuture.completedFuture(null);
 
@@ -114,6 +96,7 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         this.ledger = ledger;
         this.shares = shares;
         this.bucket = bucket;
+        this.writes = new KvPipeline(connection, bucket);
         this.mapper = mapper;
         this.clock = clock;
         this.worker = new KvThread("aura-registry", LogCode.RegistryCloseTimeout);
@@ -123,7 +106,7 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
 
     /** Creates the bucket when absent and binds to it, reads its max age (blocking, at start-up). */
     public void start() throws IOException, JetStreamApiException {
-        bucket();
+        writes.ensureBucket();
         maxAge = KvBuckets.maxAge(connection, bucket);
     }
 
@@ -133,15 +116,6 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
      */
     public Duration maxAge() {
         return maxAge;
-    }
-
-    private KeyValue bucket() throws IOException, JetStreamApiException {
-        KeyValue current = kv;
-        if (current != null) {
-            return current;
-        }
-        kv = KvBuckets.ensure(connection, bucket);
-        return kv;
     }
 
     @Override
@@ -196,89 +170,31 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
     }
 
     /**
-     * A join's put, published without waiting for the previous one's ack (a join storm's puts are
-     * pipelined on the connection instead of one round trip each): the same message the KV put
-     * sends, on the key's {@code $KV.<bucket>.<key>} subject, in the KV thread's order, so one
-     * key's puts and deletes still reach the stream in order. Completes with the stream's ack.
+     * A join's put or a refresh's, pipelined ({@link KvPipeline}) in the KV thread's order, so one
+     * key's puts and deletes reach the stream in order. Completes with the stream's ack.
      */
     private CompletableFuture<Long> writeAsync(SubscriptionEntry entry) {
         SubscriptionEntry current = live.get(entry.key());
         if (current == null) {
             return CompletableFuture.completedFuture(0L); // removed before its turn
         }
-        return pipelined(
-                key -> NatsMessage.builder()
-                        .subject(key)
-                        .data(mapper.writeValueAsBytes(current))
-                        .build(),
-                entry.key());
+        try {
+            return writes.put(entry.key(), mapper.writeValueAsBytes(current));
+        } catch (IOException e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     /**
      * A leave's delete, pipelined like {@link #writeAsync} (a storm of leaves cost one round trip
-     * each on the KV thread, and the joins' puts waited behind them): the message {@code
-     * KeyValue.delete} sends, a {@code KV-Operation: DEL} marker on the key's subject.
+     * each on the KV thread, and the joins' puts waited behind them).
      */
     private CompletableFuture<Long> deleteAsync(String key) {
         if (live.containsKey(key)) {
             return CompletableFuture.completedFuture(0L); // put again before its turn: the put wins
         }
-        return pipelined(
-                subject -> NatsMessage.builder()
-                        .subject(subject)
-                        .headers(new Headers().put(KV_OPERATION, KV_DELETE))
-                        .build(),
-                key);
+        return writes.delete(key);
     }
-
-    /** Builds the message of one KV write from its {@code $KV.<bucket>.<key>} subject. */
-    private interface KvMessage {
-        Message build(String subject) throws IOException;
-    }
-
-    /**
-     * Publishes one KV write once fewer than {@link #MAX_PUTS_IN_FLIGHT} await their ack (the KV
-     * thread waits at most {@link #PUT_PERMIT_WAIT}); completes with the stream's ack. A failure
-     * makes the next write re-check the bucket: a restarted server may have lost it (memory
-     * storage).
-     */
-    private CompletableFuture<Long> pipelined(KvMessage message, String key) {
-        try {
-            bucket();
-            if (!putsInFlight.tryAcquire(PUT_PERMIT_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
-                throw new IOException(MAX_PUTS_IN_FLIGHT + " registry writes unacknowledged for " + PUT_PERMIT_WAIT);
-            }
-            CompletableFuture<PublishAck> ack;
-            try {
-                ack = connection.jetStream().publishAsync(message.build("$KV." + bucket.name() + "." + key));
-            } catch (Exception | Error e) {
-                putsInFlight.release();
-                throw e;
-            }
-            return ack.handle((a, e) -> {
-                putsInFlight.release();
-                if (e != null) {
-                    kv = null;
-                    throw e instanceof CompletionException ce ? ce : new CompletionException(e);
-                }
-                return a.getSeqno();
-            });
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return CompletableFuture.failedFuture(e);
-        } catch (Exception e) {
-            kv = null;
-            return CompletableFuture.failedFuture(e);
-        }
-    }
-
-    /** The header and value by which a KV delete marker is told from a put (what jnats' KeyValue.delete sends). */
-    private static final String KV_OPERATION = "KV-Operation";
-
-    private static final String KV_DELETE = "DEL";
-
-    /** How long the KV thread waits for an ack to free a pipelined write's permit before the write fails. */
-    private static final Duration PUT_PERMIT_WAIT = Duration.ofSeconds(5);
 
     @Override
     public void remove(String key) {
@@ -334,19 +250,13 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
                 if (live.containsKey(key)) {
                     return; // adopted again before its turn: the live entry wins
                 }
-                pipelined(
-                                subject -> NatsMessage.builder()
-                                        .subject(subject)
-                                        .data(value)
-                                        .build(),
-                                key)
-                        .whenComplete((seq, e) -> {
-                            if (e != null) {
-                                LogCode.RegistryPutFailed.warn(log, "parking {}: {}", key, e.toString());
-                            } else {
-                                p.revision = seq;
-                            }
-                        });
+                writes.put(key, value).whenComplete((seq, e) -> {
+                    if (e != null) {
+                        LogCode.RegistryPutFailed.warn(log, "parking {}: {}", key, e.toString());
+                    } else {
+                        p.revision = seq;
+                    }
+                });
             });
         } catch (RuntimeException rejected) {
             LogCode.RegistryDeleteFailed.warn(log, "{}: registry closed", key);
@@ -375,29 +285,18 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
                 ledger.forget(p.projectId, key);
                 continue;
             }
-            pipelined(
-                            subject -> NatsMessage.builder()
-                                    .subject(subject)
-                                    .headers(new Headers()
-                                            .put(KV_OPERATION, KV_DELETE)
-                                            .put(EXPECTED_LAST_SUBJECT_SEQUENCE, Long.toString(revision)))
-                                    .build(),
-                            key)
-                    .whenComplete((seq, err) -> {
-                        if (live.containsKey(key)) {
-                            return;
-                        }
-                        if (err == null) {
-                            ledger.release(p.projectId, key);
-                        } else {
-                            ledger.forget(p.projectId, key); // written since (adopted elsewhere), or gone
-                        }
-                    });
+            writes.deleteIfLast(key, revision).whenComplete((seq, err) -> {
+                if (live.containsKey(key)) {
+                    return;
+                }
+                if (err == null) {
+                    ledger.release(p.projectId, key);
+                } else {
+                    ledger.forget(p.projectId, key); // written since (adopted elsewhere), or gone
+                }
+            });
         }
     }
-
-    /** JetStream's header: store the message only when the subject's last sequence is this (a compare-and-set). */
-    private static final String EXPECTED_LAST_SUBJECT_SEQUENCE = "Nats-Expected-Last-Subject-Sequence";
 
     /**
      * Re-puts every live entry soon (after a NATS reconnect), re-creating the bucket first if the
@@ -429,7 +328,7 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
     private void reputAll(int attemptsLeft) {
         try {
             worker.execute(() -> {
-                kv = null;
+                writes.recheckBucket();
                 refreshAll().thenAccept(failed -> {
                     if (failed > 0 && attemptsLeft > 1 && !closed.get()) {
                         worker.schedule(() -> reputAll(attemptsLeft - 1), Duration.ofSeconds(1));
