@@ -44,8 +44,8 @@ import org.slf4j.LoggerFactory;
  * {@code aura-bootstrap}, the named steps of {@link #steps} ({@link Startup}: each logged with its
  * time; those that need Postgres or NATS retried until they answer), built by {@link WorkerParts}:
  * NATS, the platform schema, the tenant login and pool, the registry watch, what answers ws-front's
- * requests, publishing, the late lane, the shards, the status publisher, the control API and
- * finally leadership, which runs the slot reader while this process leads.
+ * requests, publishing, the late lane, the shards, the status publisher, the control API, each
+ * project's own keys and finally leadership, which runs the slot reader while this process leads.
  */
 public final class CdcWorker implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CdcWorker.class);
@@ -161,6 +161,7 @@ public final class CdcWorker implements AutoCloseable {
         steps.add(Startup.step("shards", p::startShards));
         steps.add(Startup.step("status", p::startStatus));
         steps.add(Startup.step("control API", () -> p.mountControlApi(http)));
+        steps.add(Startup.step("project keys", () -> p.startProjectKeys(http)));
         steps.add(Startup.step("leadership", p::startLeadership));
         return steps;
     }

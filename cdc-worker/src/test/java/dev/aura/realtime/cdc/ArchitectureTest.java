@@ -26,7 +26,7 @@ import java.util.Map;
  * 0  cdc (CdcWorker, CdcWorkerMain: wiring only)
  * 1  startup (the start-up's named steps, what they build, the retry)
  * 2  leader  slot  pipeline  control  join (join-time checks)  upkeep
- * 3  registry  match  rls (delivery-time RLS)  publish  decode  http
+ * 3  registry  match  rls (delivery-time RLS)  publish  decode  http  keys (projects' own keys)
  * 4  tenant (the safe tenant session)  provision (what the platform login creates)
  * 5  catalog (what the platform login reads; its pool)
  * 6  event  health  fence  config
@@ -55,6 +55,7 @@ class ArchitectureTest {
             Map.entry("publish", 3),
             Map.entry("decode", 3),
             Map.entry("http", 3),
+            Map.entry("keys", 3),
             Map.entry("tenant", 4),
             Map.entry("provision", 4),
             Map.entry("catalog", 5),

@@ -85,6 +85,57 @@ public final class ControlApiClient {
         }
     }
 
+    /**
+     * Any control API request, answered whatever its status (the project's API keys and token
+     * issuers, docs/security.md "Each project's own keys").
+     *
+     * @param method {@code GET}, {@code POST}, {@code PUT} or {@code DELETE}
+     * @param path e.g. {@code /v1/projects/<id>/api-keys}
+     * @param body JSON text, or null for none
+     * @param serviceKey sent as {@code Authorization: Bearer}; null sends none
+     * @throws UncheckedIOException when the API cannot be reached
+     */
+    public HttpResponse<String> call(String method, String path, String body, String serviceKey) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(REQUEST_TIMEOUT)
+                .method(
+                        method,
+                        body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+        if (body != null) {
+            request.header("Content-Type", "application/json");
+        }
+        if (serviceKey != null) {
+            request.header("Authorization", "Bearer " + serviceKey);
+        }
+        try {
+            return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new UncheckedIOException("control API on port " + port + " unreachable", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted calling the control API", e);
+        }
+    }
+
+    /**
+     * Creates an API key of {@code projectId}: {@code POST /v1/projects/<id>/api-keys}.
+     *
+     * @param type {@code publishable} or {@code secret}
+     * @return the answer's JSON text ({@code api_key}, {@code id}, ...)
+     * @throws IllegalStateException unless the API answers 201
+     */
+    public String createApiKey(String projectId, String type, String name, String serviceKey) {
+        HttpResponse<String> r = call(
+                "POST",
+                "/v1/projects/" + segment(projectId) + "/api-keys",
+                "{\"type\":\"" + type + "\",\"name\":\"" + name + "\"}",
+                serviceKey);
+        if (r.statusCode() != 201) {
+            throw new IllegalStateException("create API key of " + projectId + ": " + r.statusCode() + " " + r.body());
+        }
+        return r.body();
+    }
+
     /** The endpoint's URI; the table name is one path segment (percent-encoded, spaces as {@code %20}). */
     public URI realtimeUri(String projectId, String table) {
         return URI.create("http://127.0.0.1:" + port + "/v1/db/" + segment(projectId) + "/schema/tables/"

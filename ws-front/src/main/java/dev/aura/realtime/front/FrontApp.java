@@ -6,11 +6,12 @@ import dev.aura.realtime.common.wire.KvBuckets;
 import dev.aura.realtime.common.wire.ResumeRecord;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.common.wire.WireJson;
+import dev.aura.realtime.front.auth.Credentials;
+import dev.aura.realtime.front.auth.RevokedKeys;
 import dev.aura.realtime.front.broadcast.Broadcasts;
 import dev.aura.realtime.front.broadcast.PrivateChannels;
 import dev.aura.realtime.front.broadcast.RestBroadcasts;
 import dev.aura.realtime.front.channel.ChannelLayer;
-import dev.aura.realtime.front.channel.VerifiedTokens;
 import dev.aura.realtime.front.config.FrontConfig;
 import dev.aura.realtime.front.fanout.CdcHealth;
 import dev.aura.realtime.front.fanout.Fanout;
@@ -30,6 +31,7 @@ import dev.aura.realtime.front.quota.ProjectQuotas;
 import dev.aura.realtime.front.relay.BucketLedger;
 import dev.aura.realtime.front.relay.KvSubscriptionRegistry;
 import dev.aura.realtime.front.relay.NatsConnection;
+import dev.aura.realtime.front.relay.NatsProjectKeys;
 import dev.aura.realtime.front.relay.NatsProjectLimits;
 import dev.aura.realtime.front.relay.NatsRelay;
 import dev.aura.realtime.front.relay.NatsUsageExchange;
@@ -224,10 +226,16 @@ public final class FrontApp implements AutoCloseable {
                     liveness,
                     registryMaxAge,
                     new HeldBytes(clamp(heap / 16, 8L << 20, 512L << 20)));
-            VerifiedTokens tokens = new VerifiedTokens(verifier, clock);
+            // every credential, the platform's and each project's own keys (docs/security.md)
+            Credentials credentials = new Credentials(
+                    verifier,
+                    new NatsProjectKeys(nats.connection(), mapper, config.projectKeysTimeout()),
+                    clock,
+                    config.projectKeysCache(),
+                    config.jwt().jwksMinRefresh());
             PrivateChannels privateChannels = new PrivateChannels(relay, fanout, mapper, clock);
             ChannelLayer channels = new ChannelLayer(
-                    tokens,
+                    credentials,
                     quotas,
                     Limits.from(config),
                     sessions,
@@ -257,8 +265,7 @@ public final class FrontApp implements AutoCloseable {
             cdc.watch(config.cdcStatusTimeout());
             TransportContext transport = new TransportContext(
                     channels,
-                    tokens,
-                    verifier,
+                    credentials,
                     quotas,
                     sessions,
                     metrics,
@@ -279,6 +286,9 @@ public final class FrontApp implements AutoCloseable {
                     config.writeBufferLowBytes(),
                     config.writeBufferHighBytes());
             started.push(server);
+            RevokedKeys revoked = new RevokedKeys(credentials, sessions, config.projectKeysCache());
+            started.push(revoked);
+            revoked.start();
             log.info("ws-front {} started on port {}", config.instanceId(), server.port());
             return new FrontApp(config, nats, sessions, server, started);
         } catch (Exception | Error e) {

@@ -29,6 +29,7 @@ import org.slf4j.Logger;
  *    pipeline, presence pushes)
  * 3  postgres (postgres_changes: checks, registry entries, system messages)
  *    broadcast (client and REST broadcasts, private channels, replay)
+ *    auth (credentials: the platform's keys, projects' API keys and token issuers; revoked keys' sockets)
  * 4  resume (postgres_changes resume: records, history reads, the replay seam; ResumableChannel is
  *    its port)   quota (per-project limits, counted across replicas)   session (one connection:
  *    write path, rate windows; every open connection)
@@ -54,6 +55,7 @@ class ArchitectureTest {
             Map.entry("channel", 2),
             Map.entry("postgres", 3),
             Map.entry("broadcast", 3),
+            Map.entry("auth", 3),
             Map.entry("resume", 4),
             Map.entry("quota", 4),
             Map.entry("session", 4),

@@ -43,6 +43,7 @@ import java.time.Duration;
  * @param history the per-project history streams of resume ({@code AURA_HISTORY_*}; docs/design.md R)
  * @param containment the late lanes and quarantines ({@code CDC_LATE_*}, {@code CDC_QUARANTINE_*};
  *     docs/design.md C13, C14)
+ * @param projectJwks how a project's JWKS URL is fetched ({@code PROJECT_JWKS_*}; docs/security.md)
  * @param timings fixed periods and sizes ({@link Timings#DEFAULT})
  */
 public record CdcConfig(
@@ -69,7 +70,19 @@ public record CdcConfig(
         Messages messages,
         History history,
         Containment containment,
+        ProjectJwks projectJwks,
         Timings timings) {
+
+    /**
+     * The fetches of projects' JWKS URLs (docs/security.md "Each project's own keys"); their cache
+     * time and refresh rate are {@code AURA_JWT_JWKS_CACHE_SECONDS} and
+     * {@code AURA_JWT_JWKS_MIN_REFRESH_SECONDS}, as for the platform's URL.
+     *
+     * @param timeout {@code PROJECT_JWKS_TIMEOUT_MS}, the whole fetch
+     * @param maxBytes {@code PROJECT_JWKS_MAX_BYTES}
+     * @param privateAddresses {@code PROJECT_JWKS_PRIVATE_ADDRESSES}
+     */
+    public record ProjectJwks(Duration timeout, long maxBytes, boolean privateAddresses) {}
 
     /**
      * The projects' late lanes and quarantines (docs/design.md C13, C14); their streams are stored
@@ -222,6 +235,10 @@ public record CdcConfig(
                         CDC_LATE_LANE_BYTES.read(env),
                         CDC_QUARANTINE_BYTES.read(env),
                         CDC_QUARANTINE_MAX_AGE_HOURS.read(env)),
+                new ProjectJwks(
+                        PROJECT_JWKS_TIMEOUT_MS.read(env),
+                        PROJECT_JWKS_MAX_BYTES.read(env),
+                        PROJECT_JWKS_PRIVATE_ADDRESSES.read(env)),
                 Timings.DEFAULT);
     }
 

@@ -115,6 +115,17 @@ public final class CdcSettings {
                     "CDC_QUARANTINE_MAX_AGE_HOURS", 168)
             .range(1, 24 * 365)
             .doc("How long a quarantined change is kept");
+    public static final Setting<Duration> PROJECT_JWKS_TIMEOUT_MS = Setting.millis("PROJECT_JWKS_TIMEOUT_MS", 2_000)
+            .range(100, 60_000)
+            .doc("Whole time one fetch of a project's JWKS URL may take (connect, headers, body); then it is abandoned"
+                    + " and the issuer's tokens are refused until a later fetch succeeds (docs/security.md)");
+    public static final Setting<Long> PROJECT_JWKS_MAX_BYTES = Setting.bytes("PROJECT_JWKS_MAX_BYTES", 256L * 1024)
+            .range(1024, 16L * 1024 * 1024)
+            .doc("Largest JWKS body read from a project's JWKS URL; a longer one is abandoned at this many bytes");
+    public static final Setting<Boolean> PROJECT_JWKS_PRIVATE_ADDRESSES = Setting.bool(
+                    "PROJECT_JWKS_PRIVATE_ADDRESSES", false)
+            .doc("Allow project JWKS URLs whose host resolves to a loopback, private, link-local or other"
+                    + " non-public address (off: a project cannot make the worker fetch from inside the network)");
     public static final Setting<ElectionMode> LEADER_ELECTION = Setting.oneOf("LEADER_ELECTION", ElectionMode.AUTO)
             .doc("auto (a Kubernetes Lease inside a pod, always leader outside one) | kubernetes | disabled (always"
                     + " leader: one replica only)");
@@ -158,6 +169,9 @@ public final class CdcSettings {
             CDC_LATE_LANE_BYTES,
             CDC_QUARANTINE_BYTES,
             CDC_QUARANTINE_MAX_AGE_HOURS,
+            PROJECT_JWKS_TIMEOUT_MS,
+            PROJECT_JWKS_MAX_BYTES,
+            PROJECT_JWKS_PRIVATE_ADDRESSES,
             LEADER_ELECTION,
             LEASE_NAME,
             LEASE_NAMESPACE,

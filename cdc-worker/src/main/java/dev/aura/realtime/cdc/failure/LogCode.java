@@ -97,6 +97,14 @@ public enum LogCode {
     SUBSCRIPTION_CHECK_DB_FAILED,
     /** A project's limit overrides could not be read; ws-front keeps what it knew and asks again. */
     PROJECT_LIMITS_DB_FAILED,
+    /** A question about a project's API key or token issuer failed on the database (ws-front's client is told to try again). */
+    PROJECT_KEYS_DB_FAILED,
+    /**
+     * A project's JWKS URL failed (no answer in time, too large, not 200, not a JWKS, a non-public
+     * address): that issuer's tokens are refused until a later fetch succeeds; other projects are
+     * unaffected.
+     */
+    PROJECT_JWKS_FETCH_FAILED,
 
     // private channels, Broadcast from Database (docs/design.md H1, H2)
     /** A project's realtime schema could not be created or handed to the project's owner; retried. */

@@ -10,7 +10,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Creates or upgrades, idempotently and under an advisory lock (several workers start at
  * once), what the product needs in the database: schema {@code aura_platform} with
- * {@code projects}, {@code realtime_tables} and {@code project_limits}, the NOLOGIN roles {@code aura_anon} and
+ * {@code projects}, {@code realtime_tables}, {@code project_limits}, {@code api_keys} and
+ * {@code token_issuers}, the NOLOGIN roles {@code aura_anon} and
  * {@code aura_authenticated}, Supabase's {@code auth.jwt()}, {@code auth.uid()},
  * {@code auth.role()} reading the {@code request.jwt.claims} setting, so policies written for
  * Supabase ({@code using (owner_id = auth.uid())}) work unchanged, the per-key check function
@@ -147,6 +148,31 @@ public final class PlatformSchema {
         END $$""",
         "REVOKE ALL ON FUNCTION aura_rls.channel_read(text, text) FROM PUBLIC",
         "GRANT EXECUTE ON FUNCTION aura_rls.channel_read(text, text) TO aura_anon, aura_authenticated",
+        // issue 40: each project's own keys (docs/security.md, ProjectKeysTable). API keys are stored
+        // as their SHA-256 only; an issuer belongs to one project (its unique constraint).
+        """
+        CREATE TABLE IF NOT EXISTS aura_platform.api_keys(
+          id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+          project_id uuid NOT NULL REFERENCES aura_platform.projects ON DELETE CASCADE,
+          type text NOT NULL CHECK (type IN ('publishable', 'secret')),
+          name text NOT NULL DEFAULT '' CHECK (length(name) <= 200),
+          prefix text NOT NULL CHECK (length(prefix) <= 40),
+          key_hash bytea NOT NULL UNIQUE CHECK (length(key_hash) = 32),
+          inserted_at timestamptz NOT NULL DEFAULT now(),
+          revoked_at timestamptz)""",
+        "CREATE INDEX IF NOT EXISTS api_keys_project_id ON aura_platform.api_keys(project_id)",
+        """
+        CREATE TABLE IF NOT EXISTS aura_platform.token_issuers(
+          id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+          project_id uuid NOT NULL REFERENCES aura_platform.projects ON DELETE CASCADE,
+          issuer text NOT NULL UNIQUE CHECK (length(issuer) BETWEEN 1 AND 2048),
+          audience text CHECK (length(audience) BETWEEN 1 AND 2048),
+          jwks_url text CHECK (jwks_url ~ '^https?://' AND length(jwks_url) <= 2048),
+          jwks jsonb CHECK (jsonb_typeof(jwks -> 'keys') = 'array'),
+          inserted_at timestamptz NOT NULL DEFAULT now(),
+          updated_at timestamptz NOT NULL DEFAULT now(),
+          CHECK (jwks_url IS NOT NULL OR jwks IS NOT NULL))""",
+        "CREATE INDEX IF NOT EXISTS token_issuers_project_id ON aura_platform.token_issuers(project_id)",
     };
 
     private PlatformSchema() {}

@@ -337,6 +337,11 @@ public final class WorkerParts {
                         () -> heldChanges));
     }
 
+    /** Each project's own keys: their control API on {@code http} and the answers to ws-front ({@link ProjectKeyServices}). */
+    public void startProjectKeys(HttpApi http) {
+        ProjectKeyServices.start(config, nats, platform, http, clock, started);
+    }
+
     /** The slot reader, run by leadership while this process leads. */
     public void startLeadership() {
         ReaderSettings readerSettings = new ReaderSettings(

@@ -15,11 +15,25 @@ import java.util.Map;
  * @param expiresAt the {@code exp} claim
  * @param all every claim, for {@code request.jwt.claims}
  * @param json the claims as a JSON object text, as the token carried them
+ * @param apiKeyHash for the claims of a project's opaque API key ({@link ApiKeys}), the key's
+ *     SHA-256 (hex): what ws-front asks again to learn of its revocation; null for a JWT
  */
 public record Claims(
-        String role, String projectId, String subject, Instant expiresAt, Map<String, Object> all, String json) {
+        String role,
+        String projectId,
+        String subject,
+        Instant expiresAt,
+        Map<String, Object> all,
+        String json,
+        String apiKeyHash) {
     public Claims {
         all = Collections.unmodifiableMap(new LinkedHashMap<>(all));
+    }
+
+    /** The claims of a JWT. */
+    public Claims(
+            String role, String projectId, String subject, Instant expiresAt, Map<String, Object> all, String json) {
+        this(role, projectId, subject, expiresAt, all, json, null);
     }
 
     /** {@code "Token has expired N seconds ago"} (Supabase's words) when {@code exp} is not after {@code now}, else null. */

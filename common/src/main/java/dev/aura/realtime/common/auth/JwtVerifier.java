@@ -17,13 +17,13 @@ import com.nimbusds.jose.jwk.KeyType;
 import com.nimbusds.jose.jwk.KeyUse;
 import com.nimbusds.jose.jwk.OctetKeyPair;
 import com.nimbusds.jose.jwk.RSAKey;
+import com.nimbusds.jose.util.JSONObjectUtils;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 import dev.aura.realtime.common.config.JwtSettings;
 import java.nio.charset.StandardCharsets;
 import java.text.ParseException;
 import java.time.Clock;
-import java.time.Instant;
 import java.util.Date;
 import java.util.List;
 import java.util.Map;
@@ -45,7 +45,11 @@ import org.slf4j.LoggerFactory;
  * ({@code jwk}, {@code jku}, {@code x5u}, {@code x5c}) are never used; without a {@code kid}
  * an asymmetric token is accepted only when exactly one asymmetric key is configured. Error
  * wording follows Supabase Realtime ({@code lib/realtime_web/channels/auth/jwt_verification.ex}).
- * Thread-safe.
+ *
+ * <p>These are the platform's own keys: a token they verify may name any project. A project's own
+ * token issuer ({@link IssuerKeys}) verifies through {@link #verify(Token, IssuerKeys)}, for that
+ * project only; which one applies to a token is the caller's choice by the token's {@code iss}
+ * ({@link #parse}), docs/security.md "Each project's own keys". Thread-safe.
  */
 public final class JwtVerifier {
     private static final Logger log = LoggerFactory.getLogger(JwtVerifier.class);
@@ -95,45 +99,134 @@ public final class JwtVerifier {
      *     key or signature refused), {@code InvalidJWTToken} (expired, or a required claim missing)
      */
     public Claims verify(String token) throws AuthException {
+        return verify(parse(token));
+    }
+
+    /**
+     * A token parsed but not verified: what decides which keys verify it (its {@code alg},
+     * {@code kid}, {@code iss} and project claim).
+     */
+    public record Token(SignedJWT jwt, JWTClaimsSet claims) {
+        /** Whether the header names ES256, RS256 or EdDSA (a project's keys verify only these). */
+        public boolean asymmetric() {
+            JWSAlgorithm alg = jwt.getHeader().getAlgorithm();
+            return JWSAlgorithm.ES256.equals(alg)
+                    || JWSAlgorithm.RS256.equals(alg)
+                    || JWSAlgorithm.EdDSA.equals(alg)
+                    || JWSAlgorithm.Ed25519.equals(alg);
+        }
+
+        /** The {@code iss} claim when it is a non-empty string, else null. */
+        public String issuer() {
+            Object iss = claims.getClaim("iss");
+            return iss instanceof String text && !text.isEmpty() ? text : null;
+        }
+
+        /** The project the token names: {@code ref}, else {@code project_id}, when a non-blank string; else null. */
+        public String projectClaim() {
+            Object ref = claims.getClaim("ref");
+            if (!(ref instanceof String)) {
+                ref = claims.getClaim("project_id");
+            }
+            return ref instanceof String text && !text.isBlank() ? text : null;
+        }
+    }
+
+    /**
+     * Parses without verifying.
+     *
+     * @throws AuthException {@code MalformedJWT} when the text is not a JWS
+     */
+    public static Token parse(String token) throws AuthException {
         if (token == null || token.isBlank()) {
             throw new AuthException(AuthException.MALFORMED, "The token provided is not a valid JWT");
         }
-        SignedJWT jwt;
-        JWTClaimsSet set;
         try {
-            jwt = SignedJWT.parse(token.trim());
-            set = jwt.getJWTClaimsSet();
+            SignedJWT jwt = SignedJWT.parse(token.trim());
+            return new Token(jwt, jwt.getJWTClaimsSet());
         } catch (ParseException | RuntimeException e) {
             throw new AuthException(AuthException.MALFORMED, "The token provided is not a valid JWT");
         }
-        JWSVerifier verifier = verifierFor(jwt.getHeader());
+    }
+
+    /** Verifies {@code token} with the platform's keys (HS256 secret, {@code AURA_JWT_JWKS*}); see {@link #verify(String)}. */
+    public Claims verify(Token token) throws AuthException {
+        check(token, verifierFor(token.jwt().getHeader(), keys, hs256));
+        String project = token.projectClaim();
+        if (project == null) {
+            throw new AuthException(AuthException.INVALID, "Field `ref` (the project id) is required in JWT");
+        }
+        return claims(
+                token,
+                project,
+                token.claims().toJSONObject(),
+                token.jwt().getPayload().toString());
+    }
+
+    /**
+     * Verifies {@code token} with one project's token issuer ({@link IssuerKeys}, docs/security.md
+     * "Each project's own keys"): only its asymmetric keys (never HS256, never the platform's
+     * keys), its {@code iss} must be the issuer's, its {@code aud} must contain the issuer's
+     * audience when one is configured, and a project claim, when the token carries one, must name
+     * the issuer's project. The claims get {@code ref} = the issuer's project when the token
+     * had none, so {@code auth.jwt() ->> 'ref'} and the registry see the project.
+     *
+     * @throws AuthException as {@link #verify(String)}; a wrong audience is {@code InvalidJWTToken}
+     */
+    public Claims verify(Token token, IssuerKeys issuer) throws AuthException {
+        if (!token.asymmetric() || !issuer.issuer().equals(token.issuer())) {
+            throw signature();
+        }
+        String project = token.projectClaim();
+        if (project != null && !project.equals(issuer.projectId())) {
+            throw signature(); // a key configured for one project never verifies a token for another
+        }
+        check(token, verifierFor(token.jwt().getHeader(), issuer.keySet(), null));
+        if (issuer.audience() != null) {
+            List<String> aud = token.claims().getAudience();
+            if (aud == null || !aud.contains(issuer.audience())) {
+                throw new AuthException(
+                        AuthException.INVALID, "Field `aud` does not name the audience its issuer is configured with");
+            }
+        }
+        Map<String, Object> all = token.claims().toJSONObject();
+        String json = token.jwt().getPayload().toString();
+        if (project == null) {
+            all.put("ref", issuer.projectId());
+            json = JSONObjectUtils.toJSONString(all);
+        }
+        return claims(token, issuer.projectId(), all, json);
+    }
+
+    /** The signature, then {@code role} and {@code exp}. */
+    private void check(Token token, JWSVerifier verifier) throws AuthException {
         try {
-            if (!jwt.verify(verifier)) {
+            if (!token.jwt().verify(verifier)) {
                 throw signature();
             }
         } catch (JOSEException | RuntimeException e) {
             throw signature();
         }
-        Object role = set.getClaim("role");
-        Date exp = set.getExpirationTime();
+        Object role = token.claims().getClaim("role");
+        Date exp = token.claims().getExpirationTime();
         if (!(role instanceof String roleText) || roleText.isBlank() || exp == null) {
             throw new AuthException(AuthException.INVALID, "Fields `role` and `exp` are required in JWT");
         }
-        Instant now = clock.instant();
-        String expired = Claims.expiredMessage(exp.toInstant(), now);
+        String expired = Claims.expiredMessage(exp.toInstant(), clock.instant());
         if (expired != null) {
             throw new AuthException(AuthException.INVALID, expired);
         }
-        Object ref = set.getClaim("ref");
-        if (!(ref instanceof String)) {
-            ref = set.getClaim("project_id");
-        }
-        if (!(ref instanceof String refText) || refText.isBlank()) {
-            throw new AuthException(AuthException.INVALID, "Field `ref` (the project id) is required in JWT");
-        }
-        Map<String, Object> all = set.toJSONObject();
-        String json = jwt.getPayload().toString();
-        return new Claims(roleText, refText, set.getSubject(), exp.toInstant(), all, json);
+    }
+
+    private static Claims claims(Token token, String project, Map<String, Object> all, String json) {
+        JWTClaimsSet set = token.claims();
+        return new Claims(
+                (String) set.getClaim("role"),
+                project,
+                set.getSubject(),
+                set.getExpirationTime().toInstant(),
+                all,
+                json);
     }
 
     private static AuthException signature() {
@@ -141,7 +234,7 @@ public final class JwtVerifier {
     }
 
     /** The verifier of the one key the header's alg and kid select; refuses everything else. */
-    private JWSVerifier verifierFor(JWSHeader header) throws AuthException {
+    private static JWSVerifier verifierFor(JWSHeader header, JwtKeySet keys, MACVerifier hs256) throws AuthException {
         JWSAlgorithm alg = header.getAlgorithm();
         if (JWSAlgorithm.HS256.equals(alg)) {
             if (hs256 == null) {
@@ -167,7 +260,7 @@ public final class JwtVerifier {
             throw signature();
         }
         String kid = header.getKeyID();
-        JWK key = kid == null ? onlyKey() : keyById(kid);
+        JWK key = kid == null ? onlyKey(keys) : keyById(keys, kid);
         if (key == null || !fits(key, kty, curve, alg)) {
             throw signature();
         }
@@ -188,21 +281,23 @@ public final class JwtVerifier {
     }
 
     /** Without a kid: the configured asymmetric key when it is the only one, else null. */
-    private JWK onlyKey() throws AuthException {
-        List<JWK> all = select(ANY_ASYMMETRIC);
+    private static JWK onlyKey(JwtKeySet keys) throws AuthException {
+        List<JWK> all = select(keys, ANY_ASYMMETRIC);
         return all.size() == 1 ? all.get(0) : null;
     }
 
     /** The key with id {@code kid}; null when none or several (ambiguous) carry it. */
-    private JWK keyById(String kid) throws AuthException {
-        List<JWK> found = select(new JWKMatcher.Builder()
-                .keyTypes(KeyType.EC, KeyType.RSA, KeyType.OKP)
-                .keyID(kid)
-                .build());
+    private static JWK keyById(JwtKeySet keys, String kid) throws AuthException {
+        List<JWK> found = select(
+                keys,
+                new JWKMatcher.Builder()
+                        .keyTypes(KeyType.EC, KeyType.RSA, KeyType.OKP)
+                        .keyID(kid)
+                        .build());
         return found.size() == 1 ? found.get(0) : null;
     }
 
-    private List<JWK> select(JWKMatcher matcher) throws AuthException {
+    private static List<JWK> select(JwtKeySet keys, JWKMatcher matcher) throws AuthException {
         try {
             return keys.select(matcher);
         } catch (KeySourceException e) {

@@ -54,12 +54,14 @@ public final class SharedSettings {
     public static final Setting<Duration> AURA_JWT_JWKS_CACHE_SECONDS = Setting.seconds(
                     "AURA_JWT_JWKS_CACHE_SECONDS", 300)
             .range(1, 86_400)
-            .doc("How long a JWKS fetched from AURA_JWT_JWKS_URL is used before it is fetched again");
+            .doc("How long a JWKS fetched from AURA_JWT_JWKS_URL (or, by the cdc-worker, a project's JWKS URL) is used"
+                    + " before it is fetched again");
     public static final Setting<Duration> AURA_JWT_JWKS_MIN_REFRESH_SECONDS = Setting.seconds(
                     "AURA_JWT_JWKS_MIN_REFRESH_SECONDS", 30)
             .range(1, 86_400)
-            .doc("Rate limit of AURA_JWT_JWKS_URL fetches: tokens with an unknown kid cause at most two fetches per"
-                    + " interval; shorter than AURA_JWT_JWKS_CACHE_SECONDS");
+            .doc("Rate limit of AURA_JWT_JWKS_URL fetches (tokens with an unknown kid cause at most two per interval)"
+                    + " and of each project issuer's JWKS URL (one per interval); shorter than"
+                    + " AURA_JWT_JWKS_CACHE_SECONDS");
 
     public static final Setting<String> INSTANCE_ID = Setting.optional("INSTANCE_ID", "POD_NAME, else hostname-random")
             .doc("Instance id used in Aura-Origin and lease identity");

@@ -17,6 +17,7 @@ import java.nio.charset.StandardCharsets;
  * aura.realtime.usage                                    per-project counts (ws-front ↔ ws-front)
  * aura.realtime.messages.&lt;project_id&gt;.&lt;topic token&gt;   captured messages-table rows (cdc-worker → ws-front)
  * aura.realtime.rpc.channel-access                       request/reply: private channel checks, replay, persist
+ * aura.realtime.rpc.project-keys                         request/reply: a project API key's or token issuer's project
  * </pre>
  *
  * <p>Every ws-front replica subscribes to {@code changes.>}, {@code broadcast.>} and
@@ -45,6 +46,8 @@ public final class Subjects {
     public static final String MESSAGES = PREFIX + "messages";
     /** Request/reply of {@link ChannelAccess} (docs/design.md H1). */
     public static final String CHANNEL_ACCESS = PREFIX + "rpc.channel-access";
+    /** Request/reply of {@link ProjectKeys} (docs/security.md "Each project's own keys"); any cdc-worker answers. */
+    public static final String PROJECT_KEYS = PREFIX + "rpc.project-keys";
     /**
      * ws-front → ws-front: "do you still hold these sub ids live?", asked of a resume record's owner
      * before its sub ids are adopted (docs/design.md R); one subject per replica, {@link #resumeLive}.

@@ -113,6 +113,7 @@ class HostileValuesE2EIT {
                     committed++;
                 }
             } catch (AssertionError | RuntimeException e) {
+                System.out.println(ServiceDiagnosis.of(stack));
                 throw new AssertionError(
                         "case " + c.n() + " of seed " + seed + " (" + c.kind() + ": " + c.what() + ", SQL "
                                 + abbreviate(c.sql().toString()) + ", filter " + abbreviate(c.filter())

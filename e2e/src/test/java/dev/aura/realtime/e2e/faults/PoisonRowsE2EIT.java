@@ -250,6 +250,22 @@ class PoisonRowsE2EIT {
     }
 
     /**
+     * A large row of a project that is late (its slow table's checks made it so) goes through the
+     * late lane and arrives whole (HostileValuesE2EIT seed 13207082144507 case 52 lost it under load).
+     */
+    @Test
+    void aLargeRowOfALateProjectArrivesThroughItsLateLane() {
+        int mark = aChanges.eventCount();
+        stack.sql("INSERT INTO " + stack.table("slow") + " SELECT g FROM generate_series(101, 105) g");
+        stack.sql("INSERT INTO " + stack.table("hostile")
+                + " (id, f, j) VALUES (52, 'x', (SELECT jsonb_agg(g) FROM generate_series(1, 89523) g))");
+        String lsn = currentLsn();
+        JsonNode row = aChanges.awaitEvent(mark, e -> change(e, "hostile", 52), Duration.ofSeconds(60));
+        assertThat(row.path("payload").path("new").path("j").size()).isEqualTo(89_523);
+        afterAttack(lsn);
+    }
+
+    /**
      * A change whose check cannot finish even alone in the late lane reaches its subscriber as
      * {@code Error 504} and stays in the quarantine; once the tenant fixed its policy, an operator
      * re-publishes it and the subscriber receives the row itself (docs/operations.md, "Quarantine").

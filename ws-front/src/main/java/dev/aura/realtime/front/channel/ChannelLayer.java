@@ -2,6 +2,7 @@ package dev.aura.realtime.front.channel;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.front.auth.Credentials;
 import dev.aura.realtime.front.broadcast.Broadcasts;
 import dev.aura.realtime.front.broadcast.PrivateChannels;
 import dev.aura.realtime.front.fanout.Fanout;
@@ -26,7 +27,7 @@ import java.time.Clock;
  * connection's {@code ChannelRouter} is made on it.
  */
 public final class ChannelLayer {
-    final VerifiedTokens tokens;
+    final Credentials credentials;
     final ProjectQuotas quotas;
     final Limits limits;
     final Sessions sessions;
@@ -42,7 +43,7 @@ public final class ChannelLayer {
     final Clock clock;
 
     /**
-     * @param tokens verifies join and refresh tokens
+     * @param credentials verifies join and refresh tokens (JWTs and project API keys)
      * @param quotas per-project limits, counted across replicas
      * @param limits per-connection limits
      * @param sessions open connections
@@ -52,7 +53,7 @@ public final class ChannelLayer {
      * @param mapper the wire JSON mapper (a track's size)
      */
     public ChannelLayer(
-            VerifiedTokens tokens,
+            Credentials credentials,
             ProjectQuotas quotas,
             Limits limits,
             Sessions sessions,
@@ -66,7 +67,7 @@ public final class ChannelLayer {
             FrontMetrics metrics,
             ObjectMapper mapper,
             Clock clock) {
-        this.tokens = tokens;
+        this.credentials = credentials;
         this.quotas = quotas;
         this.limits = limits;
         this.sessions = sessions;
@@ -91,12 +92,13 @@ public final class ChannelLayer {
         return new ChannelLifecycle(session, table, topics, postgres, resumes, presence, metrics, clock);
     }
 
-    JoinPipeline joins(ClientSession session, ChannelTable table, ChannelLifecycle lifecycle) {
+    JoinPipeline joins(ClientSession session, ChannelTable table, ChannelLifecycle lifecycle, InboundHold hold) {
         return new JoinPipeline(
                 session,
                 table,
                 lifecycle,
-                tokens,
+                credentials,
+                hold,
                 quotas,
                 postgres,
                 privateChannels,

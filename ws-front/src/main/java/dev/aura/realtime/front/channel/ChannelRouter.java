@@ -1,7 +1,7 @@
 package dev.aura.realtime.front.channel;
 
-import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.front.auth.Credentials;
 import dev.aura.realtime.front.log.LogCode;
 import dev.aura.realtime.front.protocol.Framing;
 import dev.aura.realtime.front.protocol.PhoenixMessage;
@@ -14,6 +14,9 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,6 +38,7 @@ public final class ChannelRouter extends SimpleChannelInboundHandler<PhoenixMess
     private ClientSession session;
     private ChannelLifecycle lifecycle;
     private JoinPipeline joins;
+    private InboundHold hold;
     private boolean closed;
 
     /**
@@ -51,7 +55,8 @@ public final class ChannelRouter extends SimpleChannelInboundHandler<PhoenixMess
     public void handlerAdded(ChannelHandlerContext ctx) {
         session = layer.session(ctx.channel(), framing, apiKeyClaims);
         lifecycle = layer.lifecycle(session, table);
-        joins = layer.joins(session, table, lifecycle);
+        hold = new InboundHold(ctx.channel(), this::handle);
+        joins = layer.joins(session, table, lifecycle, hold);
         session.onDisconnect(this::disconnect);
         layer.sessions.add(session);
         layer.metrics.connectionOpened();
@@ -65,6 +70,13 @@ public final class ChannelRouter extends SimpleChannelInboundHandler<PhoenixMess
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, PhoenixMessage.Inbound msg) {
         layer.metrics.messageIn();
+        if (!hold.holds(msg)) {
+            handle(msg);
+        }
+    }
+
+    /** One client event, in the connection's order ({@link InboundHold}). */
+    private void handle(PhoenixMessage.Inbound msg) {
         try {
             switch (msg) {
                 case PhoenixMessage.Heartbeat h ->
@@ -106,11 +118,20 @@ public final class ChannelRouter extends SimpleChannelInboundHandler<PhoenixMess
         if (token == null || token.equals(m.accessToken())) {
             return;
         }
+        CompletableFuture<Claims> check = layer.credentials.verify(token);
+        hold.after(check, () -> accessTokenChecked(m, token, check));
+    }
+
+    private void accessTokenChecked(Membership m, String token, CompletableFuture<Claims> check) {
+        if (table.joined(m.topic()) != m) {
+            return; // closed while the token was checked
+        }
         Claims claims;
         try {
-            claims = layer.tokens.verify(token);
-        } catch (AuthException e) {
-            lifecycle.closeWithSystemError(m, SystemMessages.EXT_SYSTEM, e.getMessage());
+            claims = check.join();
+        } catch (CompletionException | CancellationException e) {
+            lifecycle.closeWithSystemError(
+                    m, SystemMessages.EXT_SYSTEM, Credentials.refusal(e).getMessage());
             return;
         }
         if (!claims.projectId().equals(m.projectId())) {

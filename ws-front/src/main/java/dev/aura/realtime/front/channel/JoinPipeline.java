@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;
+import dev.aura.realtime.front.auth.Credentials;
 import dev.aura.realtime.front.broadcast.Broadcasts;
 import dev.aura.realtime.front.broadcast.PrivateChannels;
 import dev.aura.realtime.front.fanout.PostgresBinding;
@@ -23,7 +24,9 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,8 +41,10 @@ import org.slf4j.LoggerFactory;
  *       second join of a joined topic first closes the old channel with {@code phx_close} carrying
  *       the old join ref, as Phoenix does; a later join or a leave supersedes a join in flight.
  *   <li>{@link #authenticate}: the join's {@code access_token} (else the connection's apikey) is
- *       verified, of the apikey's project, and not expired (refused before anything, history or
- *       presence, is sent, as Supabase's join refuses it).
+ *       verified ({@link Credentials}: a JWT or a project API key), of the apikey's project, and
+ *       not expired (refused before anything, history or presence, is sent, as Supabase's join
+ *       refuses it). When its verification must ask a cdc-worker, the connection's later events
+ *       wait for it ({@link InboundHold}).
  *   <li>{@link #check}: a cdc-worker checks every distinct binding, and the channel's gate (a
  *       private channel's read check, refused with Supabase's "Unauthorized: You do not have
  *       permissions to read from this Channel topic", or the project's {@code private_only} for a
@@ -65,7 +70,8 @@ final class JoinPipeline {
     private final ClientSession session;
     private final ChannelTable table;
     private final ChannelLifecycle lifecycle;
-    private final VerifiedTokens tokens;
+    private final Credentials credentials;
+    private final InboundHold hold;
     private final ProjectQuotas quotas;
     private final PostgresChanges postgres;
     private final PrivateChannels privateChannels;
@@ -78,7 +84,8 @@ final class JoinPipeline {
             ClientSession session,
             ChannelTable table,
             ChannelLifecycle lifecycle,
-            VerifiedTokens tokens,
+            Credentials credentials,
+            InboundHold hold,
             ProjectQuotas quotas,
             PostgresChanges postgres,
             PrivateChannels privateChannels,
@@ -89,7 +96,8 @@ final class JoinPipeline {
         this.session = session;
         this.table = table;
         this.lifecycle = lifecycle;
-        this.tokens = tokens;
+        this.credentials = credentials;
+        this.hold = hold;
         this.quotas = quotas;
         this.postgres = postgres;
         this.privateChannels = privateChannels;
@@ -103,7 +111,16 @@ final class JoinPipeline {
         if (!admit(j)) {
             return;
         }
-        Claims claims = authenticate(j);
+        String token = j.config().accessToken();
+        CompletableFuture<Claims> check = token == null
+                ? CompletableFuture.completedFuture(session.apiKeyClaims())
+                : credentials.verify(token); // kept answers complete at once, see Credentials
+        hold.after(check, () -> joinAs(j, check));
+    }
+
+    /** Steps 2 to 6, once the join's token was checked. */
+    private void joinAs(PhoenixMessage.Join j, CompletableFuture<Claims> check) {
+        Claims claims = authenticate(j, check);
         if (claims == null) {
             return;
         }
@@ -159,20 +176,17 @@ final class JoinPipeline {
     }
 
     /** Step 2: the join's claims, or null when refused. */
-    private Claims authenticate(PhoenixMessage.Join j) {
-        Claims claims = session.apiKeyClaims();
-        String token = j.config().accessToken();
-        if (token != null) {
-            try {
-                claims = tokens.verify(token); // shared, see VerifiedTokens
-            } catch (AuthException e) {
-                refuse(j, e.reason());
-                return null;
-            }
-            if (!claims.projectId().equals(session.apiKeyClaims().projectId())) {
-                refuse(j, Reasons.PROJECT_MISMATCH);
-                return null;
-            }
+    private Claims authenticate(PhoenixMessage.Join j, CompletableFuture<Claims> check) {
+        Claims claims;
+        try {
+            claims = check.join();
+        } catch (CompletionException | CancellationException e) {
+            refuse(j, Credentials.refusal(e).reason());
+            return null;
+        }
+        if (!claims.projectId().equals(session.apiKeyClaims().projectId())) {
+            refuse(j, Reasons.PROJECT_MISMATCH);
+            return null;
         }
         String expired = expired(claims);
         if (expired != null) {

@@ -64,6 +64,9 @@ import java.time.Duration;
  * @param projectLimits per-project limits' defaults ({@link ProjectLimitsConfig})
  * @param connectionBounds timeouts of HTTP connections and fragmented WebSocket messages
  *     ({@link ConnectionBounds})
+ * @param projectKeysCache {@code PROJECT_KEYS_CACHE_SECONDS}: answers about projects' API keys and
+ *     token issuers are used this long (docs/security.md "Each project's own keys")
+ * @param projectKeysTimeout {@code PROJECT_KEYS_TIMEOUT_MS} for a cdc-worker's answer about them
  */
 public record FrontConfig(
         NatsSettings nats,
@@ -105,7 +108,9 @@ public record FrontConfig(
         long historyMaxBytesPerProject,
         long resumeBucketMaxBytes,
         ProjectLimitsConfig projectLimits,
-        ConnectionBounds connectionBounds) {
+        ConnectionBounds connectionBounds,
+        Duration projectKeysCache,
+        Duration projectKeysTimeout) {
 
     public FrontConfig {
         String low = FrontSettings.WS_WRITE_BUFFER_LOW_BYTES.name();
@@ -173,6 +178,8 @@ public record FrontConfig(
                 FrontSettings.HISTORY_MAX_BYTES_PER_PROJECT.read(env),
                 FrontSettings.RESUME_BUCKET_MAX_BYTES.read(env),
                 ProjectLimitsConfig.load(env),
-                ConnectionBounds.load(env));
+                ConnectionBounds.load(env),
+                FrontSettings.PROJECT_KEYS_CACHE_SECONDS.read(env),
+                FrontSettings.PROJECT_KEYS_TIMEOUT_MS.read(env));
     }
 }

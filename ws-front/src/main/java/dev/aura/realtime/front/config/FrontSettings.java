@@ -140,6 +140,15 @@ public final class FrontSettings {
                     "SUBSCRIPTION_CHECK_TIMEOUT_MS", 2000)
             .range(10, 60_000)
             .doc("Wait for a cdc-worker to validate a postgres_changes binding at join");
+    public static final Setting<Duration> PROJECT_KEYS_CACHE_SECONDS = Setting.seconds("PROJECT_KEYS_CACHE_SECONDS", 30)
+            .range(1, 3600)
+            .doc("How long an answer about a project's API key or token issuer is used before a cdc-worker is asked"
+                    + " again: a revoked key or changed issuer takes effect within it, a revoked key's open sockets"
+                    + " close within twice it (docs/security.md)");
+    public static final Setting<Duration> PROJECT_KEYS_TIMEOUT_MS = Setting.millis("PROJECT_KEYS_TIMEOUT_MS", 3000)
+            .range(100, 60_000)
+            .doc("Wait for a cdc-worker's answer about a project's API key or token issuer (then 503 'try again', or"
+                    + " the last answer found); longer than the cdc-worker's PROJECT_JWKS_TIMEOUT_MS");
     public static final Setting<Duration> SUBSCRIPTION_REFRESH_MS = Setting.millis("SUBSCRIPTION_REFRESH_MS", 30_000)
             .range(100, SubscriptionEntry.REFRESH_INTERVAL.toMillis())
             .doc("Re-put interval of registry entries (the bucket's max age is at least 120 s, the longest resume"
@@ -202,6 +211,8 @@ public final class FrontSettings {
             WS_CDC_STATUS_TIMEOUT_MS,
             WS_REPLICATION_READY_TIMEOUT_MS,
             SUBSCRIPTION_CHECK_TIMEOUT_MS,
+            PROJECT_KEYS_CACHE_SECONDS,
+            PROJECT_KEYS_TIMEOUT_MS,
             SUBSCRIPTION_REFRESH_MS,
             WS_DEDUPE_WINDOW_EVENTS,
             WS_DEDUPE_WINDOW_BYTES,

@@ -32,6 +32,11 @@ public enum LogCode {
     NatsError,
     /** jnats reported an exception on its own threads. */
     NatsException,
+    /**
+     * jnats dropped messages for a subscription whose pending messages passed its limits (a slow
+     * consumer): the relay missed them.
+     */
+    NatsSlowConsumer,
     /** Closing presence abandoned KV operations still queued after the bounded wait. */
     PresenceCloseTimeout,
     /** A presence delete failed; the entry expires with the bucket's max age. */
@@ -53,6 +58,11 @@ public enum LogCode {
      * answer was undecodable); the last known limits (else the global defaults) stay in force.
      */
     ProjectLimitsUnavailable,
+    /**
+     * No cdc-worker answered a question about a project's API key or token issuer (at most one line
+     * a second): the last answer found is used for a while, else the client is told to try again.
+     */
+    ProjectKeysUnavailable,
     /** A hook run after a NATS disconnect or reconnect threw. */
     ReconnectHookFailed,
     /** Closing the subscription registry abandoned KV operations still queued after the bounded wait. */

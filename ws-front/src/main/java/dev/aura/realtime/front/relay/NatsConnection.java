@@ -5,6 +5,7 @@ import dev.aura.realtime.common.wire.Subjects;
 import dev.aura.realtime.front.log.LogCode;
 import io.nats.client.Connection;
 import io.nats.client.ConnectionListener;
+import io.nats.client.Consumer;
 import io.nats.client.ErrorListener;
 import io.nats.client.Nats;
 import io.nats.client.Options;
@@ -61,6 +62,18 @@ public final class NatsConnection implements AutoCloseable {
                     @Override
                     public void exceptionOccurred(Connection conn, Exception exp) {
                         LogCode.NatsException.warn(log, "{}", exp.toString());
+                    }
+
+                    @Override
+                    public void slowConsumerDetected(Connection conn, Consumer consumer) {
+                        // jnats' default is silent: messages dropped here are messages clients miss
+                        LogCode.NatsSlowConsumer.warn(
+                                log,
+                                "{} messages dropped so far ({} pending, limit {} messages / {} bytes)",
+                                consumer.getDroppedCount(),
+                                consumer.getPendingMessageCount(),
+                                consumer.getPendingMessageLimit(),
+                                consumer.getPendingByteLimit());
                     }
                 })
                 .build();

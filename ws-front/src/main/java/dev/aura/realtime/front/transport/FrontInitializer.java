@@ -2,7 +2,6 @@ package dev.aura.realtime.front.transport;
 
 import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.front.channel.ChannelRouter;
-import dev.aura.realtime.front.channel.VerifiedTokens;
 import dev.aura.realtime.front.protocol.Framing;
 import dev.aura.realtime.front.protocol.PhoenixCodec;
 import dev.aura.realtime.front.protocol.Vsn;
@@ -58,11 +57,6 @@ final class FrontInitializer extends ChannelInitializer<Channel> {
     FrontInitializer(TransportContext context, AtomicBoolean draining) {
         this.context = context;
         this.draining = draining;
-    }
-
-    /** Verifies connections' {@code apikey}s (shared by the WebSocket and SSE endpoints). */
-    VerifiedTokens apiKeys() {
-        return context.apiKeys();
     }
 
     @Override

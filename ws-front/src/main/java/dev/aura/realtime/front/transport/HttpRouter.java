@@ -2,7 +2,6 @@ package dev.aura.realtime.front.transport;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.Vsn;
@@ -35,8 +34,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Routes HTTP requests of one connection: {@code GET /health}, {@code GET /metrics}, the demo
  * page ({@code GET /}, {@link DemoPage}), and the
  * WebSocket upgrade at {@code /realtime/v1/websocket} and {@code /socket/websocket}. The
- * {@code apikey} is verified before the upgrade; failures answer HTTP 401 with
- * {@code {"error": msg}} like Supabase. An accepted upgrade, or SSE request ({@link SseEndpoint}),
+ * {@code apikey} (query parameter, else header: a JWT or a project API key) is verified before
+ * the upgrade ({@link Verification}); failures answer HTTP 401 with {@code {"error": msg}} like
+ * Supabase (503 when it could not be checked now). An accepted upgrade, or SSE request ({@link SseEndpoint}),
  * has {@link FrontInitializer} replace this handler with the WebSocket or SSE pipeline.
  */
 final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
@@ -103,6 +103,9 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
         }
         String apikey = first(query, "apikey");
         if (apikey == null || apikey.isBlank()) {
+            apikey = req.headers().get("apikey"); // server-side clients may send it as a header
+        }
+        if (apikey == null || apikey.isBlank()) {
             respond(ctx, req, HttpResponseStatus.UNAUTHORIZED, "application/json", error("API key is missing"));
             return;
         }
@@ -116,13 +119,16 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
                     error("Unsupported vsn: " + first(query, "vsn")));
             return;
         }
-        Claims claims;
-        try {
-            claims = pipelines.apiKeys().verify(apikey);
-        } catch (AuthException e) {
-            respond(ctx, req, HttpResponseStatus.UNAUTHORIZED, "application/json", error(e.getMessage()));
-            return;
-        }
+        Verification.then(
+                ctx,
+                req,
+                context.credentials().verify(apikey),
+                claims -> upgrade(ctx, req, query, vsn, claims),
+                e -> respond(ctx, req, Verification.status(e), "application/json", error(e.getMessage())));
+    }
+
+    private void upgrade(
+            ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder query, Vsn vsn, Claims claims) {
         if (!admitConnection(ctx, req, context, claims)) {
             return;
         }

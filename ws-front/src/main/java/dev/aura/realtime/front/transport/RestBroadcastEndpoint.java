@@ -2,7 +2,6 @@ package dev.aura.realtime.front.transport;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.front.broadcast.RestBroadcasts;
@@ -23,6 +22,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * REST broadcast as realtime-js calls it (docs/design.md H3; protocol.md section 9):
@@ -74,26 +74,35 @@ final class RestBroadcastEndpoint {
             respond(ctx, req, HttpResponseStatus.UNAUTHORIZED, "API key is missing");
             return;
         }
-        Claims claims;
-        try {
-            claims = context.verifier().verify(apikey);
-            String auth = req.headers().get(HttpHeaderNames.AUTHORIZATION);
-            if (auth != null && auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
-                Claims user = context.verifier().verify(auth.substring(7).trim());
-                if (!user.projectId().equals(claims.projectId())) {
-                    respond(
-                            ctx,
-                            req,
-                            HttpResponseStatus.UNAUTHORIZED,
-                            "InvalidJWTToken: The access token belongs to another project than the API key");
-                    return;
-                }
-                claims = user;
-            }
-        } catch (AuthException e) {
-            respond(ctx, req, HttpResponseStatus.UNAUTHORIZED, e.getMessage());
-            return;
+        CompletableFuture<Claims> key = context.credentials().verify(apikey);
+        String auth = req.headers().get(HttpHeaderNames.AUTHORIZATION);
+        CompletableFuture<Claims> check = key;
+        if (auth != null && auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            // the user's token authorises, of the apikey's project (the apikey's error comes first)
+            CompletableFuture<Claims> user =
+                    context.credentials().verify(auth.substring(7).trim());
+            check = key.thenCombine(user, (k, u) -> u.projectId().equals(k.projectId()) ? u : null);
         }
+        Verification.then(
+                ctx,
+                req,
+                check,
+                claims -> {
+                    if (claims == null) {
+                        respond(ctx, req, HttpResponseStatus.UNAUTHORIZED, Reasons.PROJECT_MISMATCH);
+                    } else {
+                        send(ctx, req, query, context, claims);
+                    }
+                },
+                e -> respond(ctx, req, Verification.status(e), e.getMessage()));
+    }
+
+    private static void send(
+            ChannelHandlerContext ctx,
+            FullHttpRequest req,
+            QueryStringDecoder query,
+            TransportContext context,
+            Claims claims) {
         String raw = query.rawPath();
         String base = raw.startsWith(PATH) ? PATH : ROOT_PATH;
         String rest = raw.substring(base.length());

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.Claims;
 import dev.aura.realtime.front.protocol.Reasons;
 import dev.aura.realtime.front.protocol.Topics;
@@ -75,14 +74,22 @@ final class SseEndpoint {
                     HttpRouter.error("API key is missing"));
             return;
         }
-        Claims claims;
-        try {
-            claims = pipelines.apiKeys().verify(apikey);
-        } catch (AuthException e) {
-            HttpRouter.respond(
-                    ctx, req, HttpResponseStatus.UNAUTHORIZED, "application/json", HttpRouter.error(e.getMessage()));
-            return;
-        }
+        Verification.then(
+                ctx,
+                req,
+                context.credentials().verify(apikey),
+                claims -> open(ctx, req, query, context, pipelines, claims),
+                e -> HttpRouter.respond(
+                        ctx, req, Verification.status(e), "application/json", HttpRouter.error(e.getMessage())));
+    }
+
+    private static void open(
+            ChannelHandlerContext ctx,
+            FullHttpRequest req,
+            QueryStringDecoder query,
+            TransportContext context,
+            FrontInitializer pipelines,
+            Claims claims) {
         String topic = HttpRouter.first(query, "topic");
         if (topic == null || topic.isEmpty()) {
             HttpRouter.respond(

@@ -1,9 +1,8 @@
 package dev.aura.realtime.front.transport;
 
-import dev.aura.realtime.common.auth.JwtVerifier;
+import dev.aura.realtime.front.auth.Credentials;
 import dev.aura.realtime.front.broadcast.RestBroadcasts;
 import dev.aura.realtime.front.channel.ChannelLayer;
-import dev.aura.realtime.front.channel.VerifiedTokens;
 import dev.aura.realtime.front.config.ConnectionBounds;
 import dev.aura.realtime.front.metrics.FrontMetrics;
 import dev.aura.realtime.front.protocol.BinaryFrames;
@@ -19,8 +18,8 @@ import java.util.function.Supplier;
  * the configuration.
  *
  * @param channels makes each connection's channel layer
- * @param apiKeys verifies the {@code apikey} at connect, cached (shared with the joins' tokens)
- * @param verifier verifies a REST request's tokens
+ * @param credentials verifies the {@code apikey} at connect and a REST request's credentials
+ *     (JWTs and project API keys; shared with the joins' tokens)
  * @param quotas the projects' connection slots
  * @param sessions open connections ({@code /health})
  * @param metrics meters
@@ -38,8 +37,7 @@ import java.util.function.Supplier;
  */
 public record TransportContext(
         ChannelLayer channels,
-        VerifiedTokens apiKeys,
-        JwtVerifier verifier,
+        Credentials credentials,
         ProjectQuotas quotas,
         Sessions sessions,
         FrontMetrics metrics,

@@ -6,12 +6,12 @@ import dev.aura.realtime.common.auth.AuthException;
 import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.common.wire.ChannelAccess;
 import dev.aura.realtime.common.wire.WireJson;
+import dev.aura.realtime.front.auth.Credentials;
 import dev.aura.realtime.front.broadcast.Broadcasts;
 import dev.aura.realtime.front.broadcast.PrivateChannels;
 import dev.aura.realtime.front.broadcast.RestBroadcasts;
 import dev.aura.realtime.front.channel.ChannelLayer;
 import dev.aura.realtime.front.channel.ChannelRouter;
-import dev.aura.realtime.front.channel.VerifiedTokens;
 import dev.aura.realtime.front.config.ConnectionBounds;
 import dev.aura.realtime.front.fanout.CdcHealth;
 import dev.aura.realtime.front.fanout.Fanout;
@@ -30,6 +30,7 @@ import dev.aura.realtime.front.protocol.Vsn;
 import dev.aura.realtime.front.quota.ProjectQuota;
 import dev.aura.realtime.front.quota.ProjectQuotas;
 import dev.aura.realtime.front.relay.ChannelAccessClient;
+import dev.aura.realtime.front.relay.ProjectKeysSource;
 import dev.aura.realtime.front.resume.Resumes;
 import dev.aura.realtime.front.session.Limits;
 import dev.aura.realtime.front.session.Sessions;
@@ -122,7 +123,15 @@ public final class ChannelHarness {
         return CompletableFuture.completedFuture(reply);
     };
 
-    public final VerifiedTokens apiKeys = new VerifiedTokens(verifier, clock);
+    /**
+     * What the fake cdc-worker answers about projects' API keys and token issuers (default: no
+     * project has any); tests set it, or answer later through a pending future.
+     */
+    public volatile ProjectKeysSource projectKeys = ProjectKeysSource.NONE;
+    /** Every credential: the platform's HS256 secret, and {@link #projectKeys}; answers kept 30 s. */
+    public final Credentials credentials =
+            new Credentials(verifier, r -> projectKeys.ask(r), clock, Duration.ofSeconds(30), Duration.ofSeconds(30));
+
     public final PrivateChannels privateChannels = new PrivateChannels(accessClient, fanout, mapper, clock);
     public final PostgresChanges postgres =
             new PostgresChanges(checker, registry, cdc, mapper, "front-test", clock, 15_000);
@@ -133,7 +142,7 @@ public final class ChannelHarness {
     /** The harness's channel layer with another presence seam. */
     public ChannelLayer channels(PresenceExtension presence) {
         return new ChannelLayer(
-                apiKeys,
+                credentials,
                 quotas,
                 new Limits(100, 100, 10, 1 << 20, 128),
                 sessions,
@@ -153,8 +162,7 @@ public final class ChannelHarness {
     public TransportContext transport() {
         return new TransportContext(
                 channels,
-                apiKeys,
-                verifier,
+                credentials,
                 quotas,
                 sessions,
                 metrics,
