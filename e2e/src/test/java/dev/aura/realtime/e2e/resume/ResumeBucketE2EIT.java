@@ -80,6 +80,7 @@ class ResumeBucketE2EIT {
             s.stack.createEnabledTable(b, "t", "(id int PRIMARY KEY)");
             s.stack.sql("INSERT INTO aura_platform.project_limits(project_id, max_resume_bytes) VALUES ('" + b
                     + "', 16384)");
+            s.awaitHistoryStream(b);
             int told = 0;
             List<RealtimeJsClient> clientsOfA = new ArrayList<>();
             try {

@@ -59,14 +59,7 @@ final class ResumeStack implements AutoCloseable {
             stack.startWsFront(frontEnv);
             stack.startWsFront(frontEnv);
             if (resumeSeconds == null || resumeSeconds > 0) {
-                // the worker re-reads the opted-in projects every AURA_HISTORY_REFRESH_MS (5 s)
-                Waits.until(
-                        "the history stream " + s.historyStream(),
-                        T,
-                        Duration.ofMillis(200),
-                        () -> s.streams().contains(s.historyStream()),
-                        () -> "streams " + s.streams() + "\n"
-                                + stack.cdcWorker().logTail(20));
+                s.awaitHistoryStream(stack.projectId);
             }
             return s;
         } catch (RuntimeException | Error e) {
@@ -176,7 +169,25 @@ final class ResumeStack implements AutoCloseable {
 
     /** The design's history stream name of this project. */
     String historyStream() {
-        return "AURA_PGCHANGES_" + stack.projectId.replace("-", "");
+        return historyStream(stack.projectId);
+    }
+
+    static String historyStream(String projectId) {
+        return "AURA_PGCHANGES_" + projectId.replace("-", "");
+    }
+
+    /**
+     * Waits for the history stream of {@code projectId}: the worker creates it at its next
+     * AURA_HISTORY_REFRESH_MS (5 s) after the project's first realtime table, and only changes
+     * committed after that are kept for a replay.
+     */
+    void awaitHistoryStream(String projectId) {
+        Waits.until(
+                "the history stream " + historyStream(projectId),
+                T,
+                Duration.ofMillis(200),
+                () -> streams().contains(historyStream(projectId)),
+                () -> "streams " + streams() + "\n" + stack.cdcWorker().logTail(20));
     }
 
     /** The JetStream stream names on this stack's nats-server. */
