@@ -5,26 +5,37 @@
 #        scripts/stack.sh up [--services-only] start everything (or only Postgres and NATS) and seed a demo
 #        scripts/stack.sh down [--purge]       stop everything (keep data; --purge deletes .stack/)
 #        scripts/stack.sh status               show what runs
+#        scripts/stack.sh enable <table>       enable realtime on a table of the demo project and grant
+#                                              SELECT on it to anon and authenticated (Supabase's defaults)
 #
-# State lives in .stack/ (gitignored): pg/ (cluster), nats/ (JetStream store, nats.conf, generated
-# passwords in auth.env), logs/, *.pid. NATS runs with authentication and the chart's subject
+# State lives in .stack/ (gitignored; STACK_DIR overrides): pg/ (cluster), nats/ (JetStream store,
+# nats.conf, generated passwords in auth.env), logs/, *.pid, ports.env (the ports of the last 'up',
+# used by later commands that are given none). NATS runs with authentication and the chart's subject
 # permissions (deploy/k8s/files/nats-permissions.conf): users aura-cdc-worker, aura-ws-front and,
 # for your own tools, aura-dev (may do anything; its URL is printed by `up`).
-# Fixed ports (override with env): Postgres 54322, NATS 14222 (monitoring 18222), cdc-worker
-# HTTP 8081, ws-front 4000. All commands are idempotent.
+# Fixed ports (override with env STACK_PG_PORT, STACK_NATS_PORT, STACK_NATS_MONITOR_PORT,
+# CDC_HTTP_PORT, WS_PORT): Postgres 54322, NATS 14222 (monitoring 18222), cdc-worker HTTP 8081,
+# ws-front 4000. All commands are idempotent. An 'up' that fails stops what it started.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-STACK="$ROOT/.stack"
+STACK="${STACK_DIR:-$ROOT/.stack}"
 LOGS="$STACK/logs"
 PG_MAJOR="${PG_MAJOR:-15}"
 PG_BIN="/usr/lib/postgresql/$PG_MAJOR/bin"
 PG_DATA="$STACK/pg/data"
-PG_PORT="${STACK_PG_PORT:-54322}"
-NATS_PORT="${STACK_NATS_PORT:-14222}"
-NATS_MONITOR_PORT="${STACK_NATS_MONITOR_PORT:-18222}"
-CDC_HTTP_PORT="${CDC_HTTP_PORT:-8081}"
-WS_PORT="${WS_PORT:-4000}"
+# The ports of the last 'up' (written by save_ports); a port given in the environment wins.
+PORTS_FILE="$STACK/ports.env"
+SAVED_PG_PORT="" SAVED_NATS_PORT="" SAVED_NATS_MONITOR_PORT="" SAVED_CDC_HTTP_PORT="" SAVED_WS_PORT=""
+if [ -f "$PORTS_FILE" ]; then
+  # shellcheck disable=SC1090
+  . "$PORTS_FILE"
+fi
+PG_PORT="${STACK_PG_PORT:-${SAVED_PG_PORT:-54322}}"
+NATS_PORT="${STACK_NATS_PORT:-${SAVED_NATS_PORT:-14222}}"
+NATS_MONITOR_PORT="${STACK_NATS_MONITOR_PORT:-${SAVED_NATS_MONITOR_PORT:-18222}}"
+CDC_HTTP_PORT="${CDC_HTTP_PORT:-${SAVED_CDC_HTTP_PORT:-8081}}"
+WS_PORT="${WS_PORT:-${SAVED_WS_PORT:-4000}}"
 AURA_JWT_SECRET="${AURA_JWT_SECRET:-aura-dev-secret-change-me-please-32bytes!}"
 WAL2JSON_SCRIPT="$ROOT/docker/postgres-wal2json/install-wal2json.sh"
 CDC_JAR="$ROOT/cdc-worker/target/cdc-worker.jar"
@@ -145,6 +156,57 @@ pid_alive() {
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+save_ports() {
+  mkdir -p "$STACK"
+  printf 'SAVED_PG_PORT=%s\nSAVED_NATS_PORT=%s\nSAVED_NATS_MONITOR_PORT=%s\nSAVED_CDC_HTTP_PORT=%s\nSAVED_WS_PORT=%s\n' \
+    "$PG_PORT" "$NATS_PORT" "$NATS_MONITOR_PORT" "$CDC_HTTP_PORT" "$WS_PORT" >"$PORTS_FILE"
+}
+
+# What this 'up' started, in order: stopped again if it fails (up_cleanup).
+STARTED=()
+
+# Before anything starts: every port a component that is not running yet needs must be free.
+check_ports() {
+  local services_only="$1" taken=()
+  if ! { [ -f "$PG_DATA/PG_VERSION" ] && pg_running; }; then
+    port_in_use "$PG_PORT" && taken+=("$PG_PORT (Postgres; STACK_PG_PORT)")
+  fi
+  if ! pid_alive "$STACK/nats.pid" nats-server; then
+    port_in_use "$NATS_PORT" && taken+=("$NATS_PORT (NATS; STACK_NATS_PORT)")
+    port_in_use "$NATS_MONITOR_PORT" && taken+=("$NATS_MONITOR_PORT (NATS monitoring; STACK_NATS_MONITOR_PORT)")
+  fi
+  if [ "$services_only" -eq 0 ]; then
+    if ! pid_alive "$STACK/cdc-worker.pid" "$CDC_JAR"; then
+      port_in_use "$CDC_HTTP_PORT" && taken+=("$CDC_HTTP_PORT (cdc-worker HTTP; CDC_HTTP_PORT)")
+    fi
+    if ! pid_alive "$STACK/ws-front.pid" "$WS_JAR"; then
+      port_in_use "$WS_PORT" && taken+=("$WS_PORT (ws-front; WS_PORT)")
+    fi
+  fi
+  if [ "${#taken[@]}" -gt 0 ]; then
+    local t
+    for t in "${taken[@]}"; do log "port $t is taken by another program"; done
+    die "nothing was started: stop the other program, or choose another port with the variable named above"
+  fi
+}
+
+# EXIT trap of 'up': when it failed, stops what it had started (newest first) and says so.
+up_cleanup() {
+  local status=$? i
+  trap - EXIT
+  [ "$status" -ne 0 ] && [ "${#STARTED[@]}" -gt 0 ] || exit "$status"
+  for ((i = ${#STARTED[@]} - 1; i >= 0; i--)); do
+    case "${STARTED[$i]}" in
+      ws-front) stop_pid "$STACK/ws-front.pid" "$WS_JAR" 15 ;;
+      cdc-worker) stop_pid "$STACK/cdc-worker.pid" "$CDC_JAR" 15 ;;
+      nats-server) stop_pid "$STACK/nats.pid" nats-server 10 ;;
+      postgres) as_postgres "$PG_BIN/pg_ctl" -D "$PG_DATA" -m fast -w -t 60 stop >/dev/null 2>&1 || true ;;
+    esac
+  done
+  printf 'stack: up failed; stopped what it had started: %s\n' "${STARTED[*]}" >&2
+  exit "$status"
+}
+
 # True while process $1 exists and is not a zombie. Used for a process this shell has just started:
 # its command line changes while nohup/setsid/env exec into the service (java), so the command-line
 # check of pid_alive reported a starting service as exited (issue 24 point 7).
@@ -228,12 +290,13 @@ start_postgres() {
     log "Postgres already running on 127.0.0.1:$PG_PORT"
     return 0
   fi
-  port_in_use "$PG_PORT" && die "port $PG_PORT is taken by another process; stop it or set STACK_PG_PORT (only before the first 'up')"
+  port_in_use "$PG_PORT" && die "port $PG_PORT is taken by another process; stop it or set STACK_PG_PORT"
   log "starting Postgres on 127.0.0.1:$PG_PORT"
   touch "$LOGS/postgres.log"
   if [ "$(id -u)" -eq 0 ]; then chown postgres "$LOGS/postgres.log"; fi
   as_postgres "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$LOGS/postgres.log" -w -t 60 start >/dev/null \
     || { tail -n 30 "$LOGS/postgres.log" >&2; die "Postgres did not start (log: $LOGS/postgres.log)"; }
+  STARTED+=(postgres)
 }
 
 # ---- NATS --------------------------------------------------------------------------------
@@ -297,6 +360,7 @@ start_nats() {
   log "starting nats-server (JetStream, authentication on) on 127.0.0.1:$NATS_PORT (monitoring :$NATS_MONITOR_PORT)"
   nohup setsid "$bin" -c "$STACK/nats/nats.conf" >>"$LOGS/nats.log" 2>&1 </dev/null &
   echo $! >"$STACK/nats.pid"
+  STARTED+=(nats-server)
   wait_for "nats-server" 20 "$LOGS/nats.log" "$STACK/nats.pid" nats-server nats_healthy
 }
 
@@ -336,6 +400,7 @@ start_service() {
   nohup setsid env -i PATH="$PATH" HOME="${HOME:-/root}" LANG="${LANG:-C.UTF-8}" "$@" "$java" -jar "$jar" \
     >>"$LOGS/$name.log" 2>&1 </dev/null &
   echo $! >"$STACK/$name.pid"
+  STARTED+=("$name")
 }
 
 cdc_healthy() { curl -sS -o /dev/null "http://127.0.0.1:$CDC_HTTP_PORT/health" 2>/dev/null; }
@@ -382,7 +447,9 @@ print_banner() {
 aura-realtime local stack is up.
 
   WebSocket     ws://localhost:$WS_PORT/realtime/v1/websocket
-  supabase-js   createClient('http://localhost:$WS_PORT', ANON_KEY)
+  supabase-js   createClient('http://localhost:$WS_PORT', ANON_KEY, { realtime: { transport: WebSocket } })
+                (Node 20: import WebSocket from 'ws'; see README.md)
+  own table     scripts/stack.sh enable <table>   (enables realtime and grants SELECT to anon, authenticated)
   demo page     http://localhost:$WS_PORT/?apikey=$anon
   health        curl -s localhost:$CDC_HTTP_PORT/health
   NATS          nats://aura-dev:$NATS_DEV_PASSWORD@127.0.0.1:$NATS_PORT (authentication on)
@@ -404,7 +471,8 @@ Listen with realtime-js (cd e2e/js && node --input-type=module):
   client.channel('room-1')
     .on('postgres_changes', { event: '*', schema: 'public', table: 'messages' }, (p) => console.log(p))
     .on('broadcast', { event: '*' }, (m) => console.log(m))
-    .subscribe((status, err) => console.log(status, err ?? ''))
+    .on('system', {}, (m) => console.log('system:', m.status, m.message))
+    .subscribe((status, err) => console.log(status, err ? err.message : ''))
 
 EOF
 }
@@ -431,6 +499,10 @@ cmd_up() {
   mkdir -p "$LOGS"
   if install_needed; then cmd_install; fi
   [ "$services_only" -eq 1 ] || build_jars
+  pg_port_matches_cluster
+  check_ports "$services_only"
+  save_ports
+  trap up_cleanup EXIT
   start_postgres
   start_nats
   if [ "$services_only" -eq 1 ]; then
@@ -455,7 +527,43 @@ cmd_up() {
     AURA_JWT_SECRET="$AURA_JWT_SECRET" \
     WS_PORT="$WS_PORT"
   wait_for "ws-front on port $WS_PORT" 60 "$LOGS/ws-front.log" "$STACK/ws-front.pid" "$WS_JAR" ws_listening
+  trap - EXIT
   print_banner
+}
+
+# The cluster's port is fixed in its postgresql.conf when it is initialised.
+pg_port_matches_cluster() {
+  [ -f "$PG_DATA/postgresql.conf" ] || return 0
+  local port
+  port="$(sed -n 's/^port = \([0-9]*\)$/\1/p' "$PG_DATA/postgresql.conf" | tail -n 1)"
+  [ -z "$port" ] || [ "$port" = "$PG_PORT" ] \
+    || die "the Postgres cluster in $PG_DATA listens on port $port (set when it was created), not $PG_PORT; unset STACK_PG_PORT, or 'down --purge' to start afresh"
+}
+
+cmd_enable() {
+  local table="${1:-}"
+  [ "$#" -eq 1 ] && [ -n "$table" ] \
+    || die "usage: scripts/stack.sh enable <table> (a table of schema $DEMO_SCHEMA, which clients call 'public')"
+  [[ "$table" =~ ^[a-z_][a-z0-9_]*$ ]] \
+    || die "'$table': give the table's name as a lower-case SQL identifier (letters, digits, _), without schema"
+  cdc_healthy || die "no cdc-worker answers on 127.0.0.1:$CDC_HTTP_PORT; run scripts/stack.sh up first"
+  local body status
+  body="$(mktemp)"
+  status="$(curl -sS -o "$body" -w '%{http_code}' -X PUT \
+    "http://127.0.0.1:$CDC_HTTP_PORT/v1/db/$DEMO_PROJECT_ID/schema/tables/$table/realtime" \
+    -H "apikey: $(mint service_role)" -H 'Content-Type: application/json' -d '{"enabled": true}')" || status=000
+  if [ "${status:0:1}" != 2 ]; then
+    local answer
+    answer="$(cat "$body")"
+    rm -f "$body"
+    die "enabling $DEMO_SCHEMA.$table failed (HTTP $status): $answer
+create it first, with a primary key, e.g.:
+  psql -h 127.0.0.1 -p $PG_PORT -U postgres -c \"create table $DEMO_SCHEMA.$table (id bigserial primary key, body text)\""
+  fi
+  rm -f "$body"
+  psql_demo -c "grant select on $DEMO_SCHEMA.$table to aura_anon, aura_authenticated"
+  log "realtime enabled on $DEMO_SCHEMA.$table (replica identity full) and SELECT granted to anon and authenticated"
+  log "subscribe with { event: '*', schema: 'public', table: '$table' }"
 }
 
 cmd_down() {
@@ -500,7 +608,8 @@ main() {
     up) cmd_up "$@" ;;
     down) cmd_down "$@" ;;
     status) cmd_status "$@" ;;
-    *) sed -n '2,11p' "${BASH_SOURCE[0]}" >&2; exit 2 ;;
+    enable) cmd_enable "$@" ;;
+    *) sed -n '2,9p' "${BASH_SOURCE[0]}" >&2; exit 2 ;;
   esac
 }
 

@@ -2,15 +2,18 @@
 // browsers). Run by DemoPageE2EIT; protocol on stdout:
 //   READY        both pages are subscribed and see each other's presence: insert the row now
 //   ROW          page A shows the row whose body is $DEMO_ROW_BODY
+//   REFUSED <status>  a page opened with $DEMO_EXPIRED_URL (an expired key) shows why (issue 40)
 //   DEMO OK      the broadcast and the presence leave arrived too; exit 0
 //   DEMO FAILED: <reason>  exit 1
-// Env: DEMO_URL (the page URL with ?apikey=...), DEMO_ROW_BODY, CHROMIUM (default /usr/bin/chromium).
+// Env: DEMO_URL (the page URL with ?apikey=...), DEMO_EXPIRED_URL (the same with an expired key),
+// DEMO_ROW_BODY, CHROMIUM (default /usr/bin/chromium).
 import { chromium } from 'playwright-core'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 const url = process.env.DEMO_URL
+const expiredUrl = process.env.DEMO_EXPIRED_URL
 const rowBody = process.env.DEMO_ROW_BODY
 const executablePath = process.env.CHROMIUM || '/usr/bin/chromium'
 const WAIT = 20_000
@@ -32,7 +35,7 @@ async function openPage(context, name) {
 }
 
 async function main() {
-  if (!url || !rowBody) throw new Error('set DEMO_URL and DEMO_ROW_BODY')
+  if (!url || !expiredUrl || !rowBody) throw new Error('set DEMO_URL, DEMO_EXPIRED_URL and DEMO_ROW_BODY')
   const userDataDir = mkdtempSync(join(tmpdir(), 'aura-demo-chromium-'))
   const context = await chromium.launchPersistentContext(userDataDir, { executablePath, headless: true, args: FLAGS })
   try {
@@ -52,6 +55,13 @@ async function main() {
 
     await b.close()
     await a.locator('#presence li[data-key="page-b"]').waitFor({ state: 'detached', timeout: WAIT })
+
+    const refused = await context.newPage()
+    await refused.goto(expiredUrl + '&name=refused')
+    const status = refused.locator('#status', { hasText: 'CHANNEL_ERROR' })
+    await status.waitFor({ timeout: WAIT })
+    console.log('REFUSED ' + (await status.textContent()))
+    await refused.close()
     console.log('DEMO OK')
   } finally {
     await context.close()

@@ -31,7 +31,7 @@ final class CdcThroughputBench {
             SELECT lsn::text, data FROM pg_logical_slot_peek_changes(?, ?::pg_lsn, NULL,
               'format-version', '2', 'include-transaction', '1', 'include-timestamp', '1',
               'include-type-oids', '1', 'include-types', '0', 'include-pk', '1', 'include-lsn', '1',
-              'add-tables', ?)""";
+              'include-xids', '1', 'add-tables', ?)""";
 
     private final Stack s;
     private final ChangeCounter counter;

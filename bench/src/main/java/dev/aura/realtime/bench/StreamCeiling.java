@@ -65,6 +65,7 @@ final class StreamCeiling implements AutoCloseable {
         o.put("include-types", "0");
         o.put("include-pk", "1");
         o.put("include-lsn", "1");
+        o.put("include-xids", "1");
         return Collections.unmodifiableMap(o);
     }
 

@@ -279,11 +279,19 @@ class ControlApiIT {
         assertThat(check(fx.projectId, "todos", "due=gt.2026-01-01T00:00:00Z").ok())
                 .isTrue();
 
-        assertThat(check(fx.projectId, "nokey", null).error()).startsWith("RealtimeDisabledForConfiguration:");
+        assertThat(check(fx.projectId, "nokey", null).error())
+                .startsWith("RealtimeDisabledForConfiguration:")
+                .contains("(table nokey is not enabled for realtime; enable it with PUT /v1/db/" + fx.projectId
+                        + "/schema/tables/nokey/realtime");
+        assertThat(check(fx.projectId, "ghost", null).error())
+                .startsWith("RealtimeDisabledForConfiguration:")
+                .contains("(there is no table ghost in this project; create it, then enable it with PUT");
         assertThat(check(fx.projectId, fx.schema + ".todos", null).error())
                 .startsWith("RealtimeDisabledForConfiguration:");
         assertThat(check(UUID.randomUUID().toString(), "todos", null).ok()).isFalse();
-        assertThat(check(fx.projectId, "todos", "nope=eq.1").error()).contains("invalid column for filter nope");
+        assertThat(check(fx.projectId, "todos", "nope=eq.1").error())
+                .contains("invalid column for filter nope: todos has no column nope; ")
+                .containsPattern("(its columns|the columns role \\w+ may select): id, ");
         assertThat(check(fx.projectId, "todos", "id=eq.abc").error()).contains("invalid value for filter id");
         assertThat(check(fx.projectId, "todos", "done=eq.maybe").error()).contains("invalid value");
         assertThat(check(fx.projectId, "todos", "id=foo.1").error()).contains("unknown operator foo");

@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The demo page served by the ws-front jar, opened in headless Debian Chromium by
  * {@code e2e/js/demo-page.mjs} (playwright-core): two pages see each other's presence, a row
- * inserted with SQL appears in the live table, a broadcast crosses, a closed page leaves.
+ * inserted with SQL appears in the live table, a broadcast crosses, a closed page leaves, and a
+ * page opened with an expired key shows why it was refused.
  */
 class DemoPageE2EIT {
     private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
@@ -81,6 +82,11 @@ class DemoPageE2EIT {
                 .put(
                         "DEMO_URL",
                         "http://127.0.0.1:" + stack.wsPort(0) + "/?apikey=" + stack.tokens.anon(stack.projectId));
+        pb.environment()
+                .put(
+                        "DEMO_EXPIRED_URL",
+                        "http://127.0.0.1:" + stack.wsPort(0) + "/?apikey="
+                                + stack.tokens.expired("anon", stack.projectId));
         pb.environment().put("DEMO_ROW_BODY", body);
         Process node = pb.start();
         List<String> output = new CopyOnWriteArrayList<>();
@@ -100,5 +106,9 @@ class DemoPageE2EIT {
         }
         assertThat(node.exitValue()).as(String.join("\n", output)).isZero();
         assertThat(output).contains("READY", "ROW", "DEMO OK");
+        // a refused key shows its reason (issue 40: it was "transport failure")
+        assertThat(output)
+                .anyMatch(line -> line.matches(
+                        "REFUSED CHANNEL_ERROR \\(InvalidJWTToken: Token has expired \\d+ seconds ago\\)"));
     }
 }

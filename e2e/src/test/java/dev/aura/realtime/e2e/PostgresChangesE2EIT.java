@@ -92,7 +92,17 @@ class PostgresChangesE2EIT {
             js.onPostgresChanges("off", Map.of("event", "*", "schema", "public", "table", "unwatched"));
             js.subscribe("off");
             JsonNode status = js.awaitStatus("off", "CHANNEL_ERROR", Duration.ofSeconds(15));
-            assertThat(status.toString()).contains("RealtimeDisabledForConfiguration");
+            assertThat(status.at("/error/message").asText())
+                    .startsWith("RealtimeDisabledForConfiguration: Unable to subscribe to changes")
+                    .contains("(table unwatched is not enabled for realtime; enable it with PUT /v1/db/"
+                            + stack.projectId + "/schema/tables/unwatched/realtime");
+            js.channel("ghost");
+            js.onPostgresChanges("ghost", Map.of("event", "*", "schema", "public", "table", "no_such_table"));
+            js.subscribe("ghost");
+            assertThat(js.awaitStatus("ghost", "CHANNEL_ERROR", Duration.ofSeconds(15))
+                            .at("/error/message")
+                            .asText())
+                    .contains("(there is no table no_such_table in this project; create it, then enable it with PUT");
 
             js.channel("all");
             js.onPostgresChanges("all", Map.of("event", "*", "schema", "public", "table", "*"));

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code config.broadcast.replication_ready: true} with the unmodified realtime-js 2.119.1
+ * {@code config.broadcast.replication_ready: true} with the unmodified realtime-js 2.119.2
  * (docs/protocol.md, issue 24): the channel gets the {@code system} message realtime-js documents
  * ({@code extension: "system", status: "ok", message: "Replication connection established"})
  * while an active cdc-worker is heard from, and {@code status: "error"} after

@@ -18,6 +18,7 @@ import dev.aura.realtime.front.fanout.Fanout;
 import dev.aura.realtime.front.fanout.LocalTopics;
 import dev.aura.realtime.front.fanout.QueueLimits;
 import dev.aura.realtime.front.history.HistoryStore;
+import dev.aura.realtime.front.inspect.ProjectInspector;
 import dev.aura.realtime.front.log.LogCode;
 import dev.aura.realtime.front.metrics.FrontMetrics;
 import dev.aura.realtime.front.postgres.PostgresChanges;
@@ -31,6 +32,7 @@ import dev.aura.realtime.front.quota.ProjectQuotas;
 import dev.aura.realtime.front.relay.BucketLedger;
 import dev.aura.realtime.front.relay.KvSubscriptionRegistry;
 import dev.aura.realtime.front.relay.NatsConnection;
+import dev.aura.realtime.front.relay.NatsHeldChanges;
 import dev.aura.realtime.front.relay.NatsProjectKeys;
 import dev.aura.realtime.front.relay.NatsProjectLimits;
 import dev.aura.realtime.front.relay.NatsRelay;
@@ -74,6 +76,8 @@ public final class FrontApp implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(FrontApp.class);
     /** How long a resume record's owner may take to say its channel is live (else it counts as gone). */
     private static final java.time.Duration RESUME_LIVE_TIMEOUT = java.time.Duration.ofSeconds(1);
+    /** How long the inspector reuses a project's quarantine and late-lane sizes read from JetStream. */
+    private static final java.time.Duration HELD_CHANGES_MAX_AGE = java.time.Duration.ofSeconds(2);
 
     private final FrontConfig config;
     private final NatsConnection nats;
@@ -263,6 +267,9 @@ public final class FrontApp implements AutoCloseable {
             nats.onReconnect(() -> registry.reputAll().thenRun(cdc::relayLinkRestored));
             started.push(cdc);
             cdc.watch(config.cdcStatusTimeout());
+            // the inspector's view of a project's quarantine and late lane (docs/design.md D9)
+            NatsHeldChanges heldChanges = new NatsHeldChanges(nats.connection(), clock, HELD_CHANGES_MAX_AGE);
+            started.push(heldChanges);
             TransportContext transport = new TransportContext(
                     channels,
                     credentials,
@@ -278,7 +285,8 @@ public final class FrontApp implements AutoCloseable {
                     meters::scrape,
                     config.sseHeartbeat(),
                     new RestBroadcasts(privateChannels, quotas, fanout, relay, mapper, clock),
-                    config.connectionBounds());
+                    config.connectionBounds(),
+                    new ProjectInspector(quotas, cdc, heldChanges, config.instanceId()));
             FrontServer server = new FrontServer(
                     transport,
                     config.wsPort(),

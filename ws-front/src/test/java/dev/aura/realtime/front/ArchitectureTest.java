@@ -26,7 +26,7 @@ import org.slf4j.Logger;
  * 0  front (FrontApp, WsFrontMain: wiring only)
  * 1  transport (Netty server, pipelines, HTTP routing, SSE, REST broadcast endpoint)
  * 2  channel (the Phoenix channel: routing a connection's events, membership, lifecycle, the join
- *    pipeline, presence pushes)
+ *    pipeline, presence pushes)   inspect (a project's status for the inspector page)
  * 3  postgres (postgres_changes: checks, registry entries, system messages)
  *    broadcast (client and REST broadcasts, private channels, replay)
  *    auth (credentials: the platform's keys, projects' API keys and token issuers; revoked keys' sockets)
@@ -53,6 +53,7 @@ class ArchitectureTest {
             Map.entry("", 0),
             Map.entry("transport", 1),
             Map.entry("channel", 2),
+            Map.entry("inspect", 2),
             Map.entry("postgres", 3),
             Map.entry("broadcast", 3),
             Map.entry("auth", 3),
@@ -89,6 +90,7 @@ class ArchitectureTest {
                 .resideInAnyPackage(
                         FRONT + ".transport..",
                         FRONT + ".channel..",
+                        FRONT + ".inspect..",
                         FRONT + ".postgres..",
                         FRONT + ".broadcast..",
                         FRONT + ".session..",
@@ -108,6 +110,7 @@ class ArchitectureTest {
                 .that()
                 .resideInAnyPackage(
                         FRONT + ".channel..",
+                        FRONT + ".inspect..",
                         FRONT + ".postgres..",
                         FRONT + ".broadcast..",
                         FRONT + ".session..",

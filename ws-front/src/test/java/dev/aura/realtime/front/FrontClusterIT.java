@@ -1,7 +1,6 @@
 package dev.aura.realtime.front;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -21,11 +20,13 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.net.http.WebSocketHandshakeException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -172,18 +173,48 @@ class FrontClusterIT {
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(metrics.body()).contains("aura_ws_connections");
-        assertThatThrownBy(() -> http.newWebSocketBuilder()
-                        .buildAsync(
-                                URI.create("ws://127.0.0.1:" + a.port() + "/realtime/v1/websocket?vsn=2.0.0"),
-                                new java.net.http.WebSocket.Listener() {})
-                        .join())
-                .isInstanceOf(CompletionException.class)
-                .cause()
-                .isInstanceOf(WebSocketHandshakeException.class)
-                .satisfies(e -> {
-                    HttpResponse<?> r = ((WebSocketHandshakeException) e).getResponse();
-                    assertThat(r.statusCode()).isEqualTo(401);
-                    assertThat(String.valueOf(r.body())).contains("API key is missing");
-                });
+        // no apikey: the upgrade is accepted so that the client can read why (issue 40): a system
+        // error message, the join's error reply and the close frame (1008) say it, /metrics counts it
+        List<String> frames = new CopyOnWriteArrayList<>();
+        CompletableFuture<String> closed = new CompletableFuture<>();
+        java.net.http.WebSocket ws = http.newWebSocketBuilder()
+                .buildAsync(
+                        URI.create("ws://127.0.0.1:" + a.port() + "/realtime/v1/websocket?vsn=1.0.0"),
+                        new java.net.http.WebSocket.Listener() {
+                            @Override
+                            public CompletionStage<?> onText(
+                                    java.net.http.WebSocket w, CharSequence text, boolean last) {
+                                frames.add(text.toString());
+                                w.request(1);
+                                return null;
+                            }
+
+                            @Override
+                            public CompletionStage<?> onClose(java.net.http.WebSocket w, int code, String reason) {
+                                closed.complete(code + " " + reason);
+                                return null;
+                            }
+                        })
+                .join();
+        ws.sendText(
+                "{\"topic\":\"realtime:room\",\"event\":\"phx_join\",\"payload\":{},\"ref\":\"1\",\"join_ref\":\"1\"}",
+                true);
+        assertThat(closed.get(10, TimeUnit.SECONDS)).isEqualTo("1008 API key is missing");
+        assertThat(frames).hasSize(2);
+        JsonNode system = mapper.readTree(frames.get(0));
+        assertThat(system.path("event").asText()).isEqualTo("system");
+        assertThat(system.at("/payload/status").asText()).isEqualTo("error");
+        assertThat(system.at("/payload/message").asText()).isEqualTo("API key is missing");
+        assertThat(system.at("/payload/channel").asText()).isEqualTo("room");
+        JsonNode reply = mapper.readTree(frames.get(1));
+        assertThat(reply.path("event").asText()).isEqualTo("phx_reply");
+        assertThat(reply.at("/payload/status").asText()).isEqualTo("error");
+        assertThat(reply.at("/payload/response/reason").asText()).isEqualTo("API key is missing");
+        assertThat(http.send(
+                                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.port() + "/metrics"))
+                                        .build(),
+                                HttpResponse.BodyHandlers.ofString())
+                        .body())
+                .contains("aura_ws_connections_refused_total{reason=\"ApiKeyMissing\"}");
     }
 }

@@ -9,8 +9,10 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -37,7 +39,7 @@ public final class TableSecurity {
      * @param rowSecurity {@code relrowsecurity}
      * @param pkColumns primary key columns, in key order
      * @param pkTypes their {@code format_type} names, usable in casts
-     * @param columns every live column
+     * @param columns every live column, in table order
      * @param selectable per client role ({@link ClientRoles#ALL}), the columns it may select
      * @param selectsTable the client roles with SELECT on the whole table (and USAGE on its
      *     schema): they may read every column, also one added after this was read
@@ -138,7 +140,7 @@ public final class TableSecurity {
                 boolean exists = false;
                 boolean rls = false;
                 Map<Integer, String[]> pk = new TreeMap<>();
-                Set<String> columns = new HashSet<>();
+                Set<String> columns = new LinkedHashSet<>();
                 Set<String> anon = new HashSet<>();
                 Set<String> authenticated = new HashSet<>();
                 Set<String> selectsTable = new HashSet<>();
@@ -181,7 +183,7 @@ public final class TableSecurity {
                         rls,
                         List.copyOf(pkColumns),
                         List.copyOf(pkTypes),
-                        Set.copyOf(columns),
+                        Collections.unmodifiableSet(columns),
                         Map.copyOf(selectable),
                         Set.copyOf(selectsTable));
             }

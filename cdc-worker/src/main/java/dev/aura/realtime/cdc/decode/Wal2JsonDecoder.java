@@ -17,7 +17,7 @@ import java.util.List;
 
 /**
  * Decodes wal2json format-version 2 rows ({@code 'include-transaction', 'include-timestamp',
- * 'include-type-oids', 'include-pk', 'include-lsn'}), from the SQL interface and from the
+ * 'include-type-oids', 'include-pk', 'include-lsn', 'include-xids'}), from the SQL interface and from the
  * replication protocol alike: each row is the same UTF-8 JSON text.
  *
  * <p>Row shapes (wal2json 2.x, {@code pg_decode_*_v2} in wal2json.c): {@code B} and {@code C}
@@ -47,6 +47,7 @@ public final class Wal2JsonDecoder {
     private Lsn commitLsn = Lsn.ZERO;
     private String commitTimestamp;
     private long ordinal;
+    private long xid;
     private Lsn lastCommitEnd;
     /** Column, table and schema names repeat in every row: one String each, found by their characters. */
     private final String[] names = new String[1024];
@@ -74,6 +75,7 @@ public final class Wal2JsonDecoder {
                 switch (field) {
                     case "action" -> row.action = t == JsonToken.VALUE_STRING ? name(p) : "";
                     case "lsn" -> row.lsn = t == JsonToken.VALUE_STRING ? p.getText() : null;
+                    case "xid" -> row.xid = t == JsonToken.VALUE_NUMBER_INT ? p.getLongValue() : 0;
                     case "nextlsn" -> row.nextLsn = t == JsonToken.VALUE_STRING ? p.getText() : null;
                     case "timestamp" -> row.timestamp = t == JsonToken.VALUE_STRING ? p.getText() : null;
                     case "schema" -> row.schema = t == JsonToken.VALUE_STRING ? name(p) : "";
@@ -110,11 +112,12 @@ public final class Wal2JsonDecoder {
      *
      * @throws MalformedWalRowException when the row is not a wal2json change row
      */
-    public RowChange decodeChange(RawRow raw, Lsn commit, long changeOrdinal, String commitTime)
+    public RowChange decodeChange(RawRow raw, Lsn commit, long changeOrdinal, String commitTime, long changeXid)
             throws MalformedWalRowException {
         commitLsn = commit;
         ordinal = changeOrdinal;
         commitTimestamp = commitTime;
+        xid = changeXid;
         if (decode(commit, raw.buf(), raw.off(), raw.len()) instanceof WalMessage.Change c) {
             return c.change();
         }
@@ -126,6 +129,7 @@ public final class Wal2JsonDecoder {
         String action = "";
         String lsn;
         String nextLsn;
+        long xid;
         String timestamp;
         String schema = "";
         String table = "";
@@ -152,7 +156,8 @@ public final class Wal2JsonDecoder {
                 commitTimestamp,
                 new RawRow(buf, off, len),
                 row.cut,
-                undecodable));
+                undecodable,
+                xid));
     }
 
     private WalMessage message(Lsn rowLsn, Row row, byte[] buf, int off, int len) throws MalformedWalRowException {
@@ -162,6 +167,7 @@ public final class Wal2JsonDecoder {
                 // Converted once per transaction: every row of it shares the commit time.
                 commitTimestamp = CommitTimes.iso(row.timestamp);
                 ordinal = 0;
+                xid = row.xid;
                 return new WalMessage.Begin(commitLsn, lsn(row.nextLsn, "nextlsn", rowLsn), commitTimestamp);
             }
             case "C" -> {

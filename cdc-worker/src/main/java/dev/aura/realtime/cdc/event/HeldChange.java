@@ -12,9 +12,16 @@ package dev.aura.realtime.cdc.event;
  * @param table the table the change is delivered under (a partition's enabled root, C5)
  * @param raw the wal2json row
  * @param undecodable null, or why the row could not be decoded (our own words)
+ * @param xid the transaction's id, 0 when unknown: the late lane's checks wait for its visibility too
  */
 public record HeldChange(
-        String projectId, String eventId, String commitTimestamp, String table, RawRow raw, String undecodable) {
+        String projectId,
+        String eventId,
+        String commitTimestamp,
+        String table,
+        RawRow raw,
+        String undecodable,
+        long xid) {
 
     /** The change as the pipeline read it. */
     public static HeldChange of(RowChange change, String projectId) {
@@ -24,6 +31,7 @@ public record HeldChange(
                 change.commitTimestamp(),
                 change.table(),
                 change.raw(),
-                change.undecodable());
+                change.undecodable(),
+                change.xid());
     }
 }

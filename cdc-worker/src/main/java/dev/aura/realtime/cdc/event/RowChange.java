@@ -22,6 +22,8 @@ import java.util.List;
  *     (docs/design.md C6): the event reports {@code Error 413: Payload Too Large}
  * @param undecodable null, or why the row could not be decoded (our own words): the change then
  *     carries only what was read before that, and becomes its project's fault (docs/design.md C13)
+ * @param xid the transaction's id (wal2json {@code include-xids}, the B row's {@code xid}), 0 when
+ *     unknown: the RLS checks wait until it is visible (docs/design.md C7, "Commit visibility")
  */
 public record RowChange(
         char action,
@@ -35,7 +37,38 @@ public record RowChange(
         String commitTimestamp,
         RawRow raw,
         boolean cut,
-        String undecodable) {
+        String undecodable,
+        long xid) {
+
+    /** A change without its transaction id. */
+    public RowChange(
+            char action,
+            String schema,
+            String table,
+            List<DecodedColumn> columns,
+            List<DecodedColumn> identity,
+            List<String> pk,
+            Lsn commitLsn,
+            long ordinal,
+            String commitTimestamp,
+            RawRow raw,
+            boolean cut,
+            String undecodable) {
+        this(
+                action,
+                schema,
+                table,
+                columns,
+                identity,
+                pk,
+                commitLsn,
+                ordinal,
+                commitTimestamp,
+                raw,
+                cut,
+                undecodable,
+                0);
+    }
 
     /** A decoded change. */
     public RowChange(
@@ -72,7 +105,8 @@ public record RowChange(
                 commitTimestamp,
                 raw,
                 cut,
-                undecodable);
+                undecodable,
+                xid);
     }
 
     /** {@code <commit LSN>:<ordinal>}, stable across re-decoding of the same WAL. */

@@ -63,6 +63,11 @@ public enum LogCode {
     RLS_CHECK_FAILED,
     /** An RLS check outlived {@code statement_timeout} or {@code lock_timeout}; its subscribers were denied for that change. */
     RLS_CHECK_TIMED_OUT,
+    /**
+     * A decoded transaction was still not visible to new snapshots when the commit-visibility wait
+     * ended (a synchronous standby holding the commit back?); its changes were checked anyway.
+     */
+    COMMIT_NOT_VISIBLE,
     /** A tenant statement outlived its deadline (it caught its timeout) and could not be terminated. */
     TENANT_STATEMENT_NOT_TERMINATED,
 

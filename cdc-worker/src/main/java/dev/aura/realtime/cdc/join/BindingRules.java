@@ -131,7 +131,8 @@ final class BindingRules {
         }
         if (!catalog.enabled(project, table)) {
             return refused("RealtimeDisabledForConfiguration: Unable to subscribe to changes with given parameters. "
-                    + "Please check Realtime is enabled for the given connect parameters: " + params);
+                    + "Please check Realtime is enabled for the given connect parameters: " + params + " ("
+                    + notEnabled(project, schema, table) + ")");
         }
         if (req.select() != null) {
             for (String column : req.select()) {
@@ -157,7 +158,8 @@ final class BindingRules {
         for (Filter filter : filters.conditions()) {
             Optional<ProjectCatalog.ColumnType> type = catalog.columnType(schema, table, filter.column());
             if (type.isEmpty()) {
-                return refused("PostgresChangesInvalidFilter: invalid column for filter " + filter.column());
+                return refused("PostgresChangesInvalidFilter: invalid column for filter " + filter.column() + ": "
+                        + noSuchColumn(facts, table, filter.column(), service ? null : pgRole, req.role()));
             }
             if (firstType == null) {
                 firstType = type.get().typname();
@@ -202,6 +204,59 @@ final class BindingRules {
         }
         return new Outcome.Valid(schema, castRole, firstType, notice, List.copyOf(casts));
     }
+
+    /**
+     * Why {@code table} is not enabled and what to do (issue 40): a table that does not exist is
+     * told apart from one not enabled, and both say how to enable one. The facts are read as the
+     * platform login; when they cannot be read the text says only how to enable it.
+     */
+    private String notEnabled(UUID project, String schema, String table) {
+        String enable = "enable it with PUT /v1/db/" + project + "/schema/tables/" + table
+                + "/realtime {\"enabled\": true} on the cdc-worker's control API (scripts/stack.sh enable " + table
+                + " on the local stack)";
+        boolean exists;
+        try {
+            exists = catalog.facts(project, schema, table).exists();
+        } catch (SQLException e) {
+            exists = true;
+        }
+        return exists
+                ? "table " + table + " is not enabled for realtime; " + enable
+                : "there is no table " + table + " in this project; create it, then " + enable;
+    }
+
+    /**
+     * A filter on a column {@code table} does not have: names the columns the binding's role may
+     * select ({@code pgRole} null for {@code service_role}: all of them), in table order, at most
+     * {@link #MAX_LISTED_COLUMNS}; never a column the role may not read.
+     */
+    private static String noSuchColumn(
+            TableSecurity.Facts facts, String table, String column, String pgRole, String tokenRole) {
+        if (!facts.exists()) {
+            return "there is no table " + table + " in this project";
+        }
+        List<String> listed = new ArrayList<>();
+        int more = 0;
+        for (String c : facts.columns()) {
+            if (pgRole != null
+                    && !facts.selectsTable().contains(pgRole)
+                    && !facts.selectable(pgRole).contains(c)) {
+                continue;
+            }
+            if (listed.size() < MAX_LISTED_COLUMNS) {
+                listed.add(c);
+            } else {
+                more++;
+            }
+        }
+        String names =
+                listed.isEmpty() ? "none" : String.join(", ", listed) + (more > 0 ? " and " + more + " more" : "");
+        return table + " has no column " + column + "; "
+                + (pgRole == null ? "its columns: " : "the columns role " + tokenRole + " may select: ") + names;
+    }
+
+    /** How many column names a refusal lists (a table may have 1,600). */
+    private static final int MAX_LISTED_COLUMNS = 50;
 
     /**
      * The notice for a binding whose role may not select the table's primary key: accepted, as

@@ -183,7 +183,7 @@ final class BatchPublisher {
             e = builder.build(change, w.projectId());
             stage = "match";
             List<SubscriptionEntry> matched = matcher.match(e, registry.candidates(w.projectId(), e));
-            return new Change(w, new AccessPolicy.Candidates(e, matched));
+            return new Change(w, new AccessPolicy.Candidates(e, matched, change.xid()));
         } catch (Exception | StackOverflowError ex) {
             return new Fault(w, RowFaults.met(w, stage, e, null, ex));
         }

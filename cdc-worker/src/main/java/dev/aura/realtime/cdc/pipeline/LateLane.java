@@ -294,7 +294,7 @@ public final class LateLane implements AutoCloseable {
             int colon = h.eventId().lastIndexOf(':');
             Lsn commit = Lsn.parse(h.eventId().substring(0, colon));
             long ordinal = Long.parseLong(h.eventId().substring(colon + 1));
-            RowChange c = new Wal2JsonDecoder().decodeChange(h.raw(), commit, ordinal, h.commitTimestamp());
+            RowChange c = new Wal2JsonDecoder().decodeChange(h.raw(), commit, ordinal, h.commitTimestamp(), h.xid());
             return c.table().equals(h.table()) || h.table().isEmpty() ? c : c.withTable(h.table());
         } catch (MalformedWalRowException | RuntimeException e) {
             keeper.keep(h, new Quarantined(RowFault.UNPROCESSABLE, "late", "a held change could not be read again"));

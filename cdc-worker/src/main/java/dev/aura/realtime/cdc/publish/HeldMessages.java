@@ -23,6 +23,7 @@ final class HeldMessages {
     static final String STAGE = "Aura-Stage";
     static final String DETAIL = "Aura-Detail";
     static final String PART = "Aura-Part";
+    static final String XID = "Aura-Xid";
 
     static Headers headers(HeldChange c, Quarantined why) {
         Headers h = new Headers()
@@ -31,6 +32,9 @@ final class HeldMessages {
                 .add(TABLE, Subjects.encodeToken(c.table()));
         if (c.undecodable() != null) {
             h.add(UNDECODABLE, c.undecodable());
+        }
+        if (c.xid() != 0) {
+            h.add(XID, Long.toString(c.xid()));
         }
         if (why != null) {
             h.add(FAULT, why.fault().code()).add(STAGE, why.stage()).add(DETAIL, headerSafe(why.detail()));
@@ -57,8 +61,17 @@ final class HeldMessages {
                 header(h, TIMESTAMP),
                 table == null ? "" : Subjects.decodeToken(table),
                 RawRow.of(row),
-                header(h, UNDECODABLE));
+                header(h, UNDECODABLE),
+                xid(header(h, XID)));
         return new ProjectStreams.Stored(seq, lastSeq, change, why, m.getTime(), row.length);
+    }
+
+    private static long xid(String text) {
+        try {
+            return text == null ? 0 : Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            return 0;
+        }
     }
 
     static String header(Headers h, String name) {

@@ -4,6 +4,7 @@ import dev.aura.realtime.cdc.event.HeldChange;
 import dev.aura.realtime.cdc.event.Quarantined;
 import dev.aura.realtime.cdc.failure.CdcFailure;
 import dev.aura.realtime.cdc.failure.CdcReason;
+import dev.aura.realtime.common.wire.HeldStreams;
 import dev.aura.realtime.common.wire.Subjects;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
@@ -45,8 +46,8 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class ProjectStreams {
     /** The two kinds of stream. */
     public enum Kind {
-        LATE("AURA_LATE_", Subjects.PREFIX + "late."),
-        QUARANTINE("AURA_QUARANTINE_", Subjects.PREFIX + "quarantine.");
+        LATE(HeldStreams.LATE_PREFIX, Subjects.PREFIX + "late."),
+        QUARANTINE(HeldStreams.QUARANTINE_PREFIX, Subjects.PREFIX + "quarantine.");
 
         final String streamPrefix;
         final String subjectPrefix;
@@ -96,18 +97,9 @@ public final class ProjectStreams {
         return settings;
     }
 
-    /** The stream's name: its kind's prefix and the project id with {@code -} left out. */
+    /** The stream's name ({@link HeldStreams}: ws-front's inspector reads the streams by it). */
     public static String streamName(Kind kind, String projectId) {
-        StringBuilder out = new StringBuilder(kind.streamPrefix);
-        for (int i = 0; i < projectId.length(); i++) {
-            char c = projectId.charAt(i);
-            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_') {
-                out.append(c);
-            } else if (c != '-') {
-                out.append('_');
-            }
-        }
-        return out.toString();
+        return kind == Kind.LATE ? HeldStreams.late(projectId) : HeldStreams.quarantine(projectId);
     }
 
     static String subject(Kind kind, String projectId) {

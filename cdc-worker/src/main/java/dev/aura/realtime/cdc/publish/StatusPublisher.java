@@ -72,7 +72,8 @@ public final class StatusPublisher implements AutoCloseable {
         String reason = s.reason() == null
                 ? null
                 : s.reason().code() + ": " + s.reason().description();
-        return new CdcStatus(instance, s.active(), reason, s.gapFrom(), s.gapTo(), clock.millis());
+        Long lag = s.slot() == null ? null : s.slot().lagBytes();
+        return new CdcStatus(instance, s.active(), reason, s.gapFrom(), s.gapTo(), clock.millis(), lag);
     }
 
     private void tick() {

@@ -11,8 +11,16 @@ import java.util.List;
  * Implementations get the changes of one shard batch at once so they can batch their checks.
  */
 public interface AccessPolicy {
-    /** One change and the bindings whose event and filter matched it. */
-    record Candidates(BuiltEvent event, List<SubscriptionEntry> matched) {}
+    /**
+     * One change and the bindings whose event and filter matched it.
+     *
+     * @param xid the change's transaction id, 0 when unknown ({@link dev.aura.realtime.cdc.event.RowChange#xid})
+     */
+    record Candidates(BuiltEvent event, List<SubscriptionEntry> matched, long xid) {
+        public Candidates(BuiltEvent event, List<SubscriptionEntry> matched) {
+            this(event, matched, 0);
+        }
+    }
 
     /**
      * What was decided for one change.

@@ -1,5 +1,6 @@
 package dev.aura.realtime.cdc.rls;
 
+import dev.aura.realtime.cdc.catalog.CommitVisibility;
 import dev.aura.realtime.cdc.catalog.TableSecurity;
 import dev.aura.realtime.cdc.event.BuiltEvent;
 import dev.aura.realtime.cdc.event.View;
@@ -67,6 +68,7 @@ public final class RlsPolicy implements AccessPolicy {
     private static final long MIN_CHECK_NANOS = Duration.ofMillis(5).toNanos();
 
     private final Predicate<String> identityReady;
+    private final CommitVisibility visibility;
 
     /**
      * @param statementTimeout each check's timeout: the tenant statement timeout in the shared lane,
@@ -78,6 +80,8 @@ public final class RlsPolicy implements AccessPolicy {
      *     project whose checks spent it is late (docs/design.md C14); unused in the late lane
      * @param identityReady whether a project's identity is in place (provisioning it if not): its
      *     roles decide column grants and its runners run the checks (docs/design.md I)
+     * @param visibility waits, before a run's checks, until the run's transactions are visible to
+     *     the checks' snapshots
      */
     public RlsPolicy(
             TenantDb tenant,
@@ -86,7 +90,8 @@ public final class RlsPolicy implements AccessPolicy {
             Duration statementTimeout,
             boolean lateLane,
             Duration runBudget,
-            Predicate<String> identityReady) {
+            Predicate<String> identityReady,
+            CommitVisibility visibility) {
         this.tenant = tenant;
         this.checks = new KeyChecks(tenant);
         this.security = security;
@@ -95,6 +100,7 @@ public final class RlsPolicy implements AccessPolicy {
         this.lateLane = lateLane;
         this.runBudgetNanos = runBudget.toNanos();
         this.identityReady = identityReady;
+        this.visibility = visibility;
     }
 
     @Override
@@ -105,10 +111,36 @@ public final class RlsPolicy implements AccessPolicy {
                 sort(run, i);
             }
         }
+        if (!run.groups().isEmpty()) {
+            awaitVisible(run);
+        }
         for (Group g : run.groups()) {
             checkGroup(run, g);
         }
         return run.decisions(metrics.rlsDenied);
+    }
+
+    /**
+     * A check reads the row as the subscriber's role now: until its transaction is visible it would
+     * find no row, or the version before an UPDATE (docs/design.md C7, "Commit visibility").
+     */
+    private void awaitVisible(RlsRun run) throws CdcFailure {
+        List<Long> xids = new ArrayList<>();
+        for (Group g : run.groups()) {
+            for (int i : g.subsByChange().keySet()) {
+                xids.add(run.batch.get(i).xid());
+            }
+        }
+        try {
+            if (!visibility.await(xids)) {
+                log.warn(
+                        "[{}] a transaction of this run was not visible to new snapshots within the wait; checked anyway",
+                        LogCode.COMMIT_NOT_VISIBLE);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw CdcFailure.retriable(CdcReason.ERROR, "interrupted awaiting commit visibility", e);
+        }
     }
 
     /** Decides what needs no query and files the rest into groups. */

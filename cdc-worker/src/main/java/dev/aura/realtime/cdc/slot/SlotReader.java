@@ -59,6 +59,7 @@ public abstract class SlotReader implements LeaderWork {
         o.put("include-types", "0");
         o.put("include-pk", "1");
         o.put("include-lsn", "1");
+        o.put("include-xids", "1"); // the RLS checks wait for the commit's visibility (C7)
         return Collections.unmodifiableMap(o);
     }
 

@@ -1,5 +1,6 @@
 package dev.aura.realtime.cdc.startup;
 
+import dev.aura.realtime.cdc.catalog.CommitVisibility;
 import dev.aura.realtime.cdc.catalog.EnabledTablesCache;
 import dev.aura.realtime.cdc.catalog.PlatformDb;
 import dev.aura.realtime.cdc.catalog.ProjectCatalog;
@@ -282,6 +283,7 @@ public final class WorkerParts {
     /** The shards: build, match, RLS, publish. */
     public void startShards() {
         CdcConfig.Containment c = config.containment();
+        CommitVisibility visibility = new CommitVisibility(platform, CommitVisibility.WAIT);
         pipeline = new ShardedPipeline(
                 new ShardedPipeline.Settings(
                         config.numShards(),
@@ -297,7 +299,8 @@ public final class WorkerParts {
                         config.tenantSql().statementTimeout(),
                         false,
                         c.shardCheckBudget(),
-                        realtimeSchemas::ready),
+                        realtimeSchemas::ready,
+                        visibility),
                 publisher,
                 metrics,
                 new ShardedPipeline.Containment(
@@ -311,7 +314,8 @@ public final class WorkerParts {
                                 c.lateCheckTimeout(),
                                 true,
                                 c.lateCheckTimeout(),
-                                realtimeSchemas::ready)));
+                                realtimeSchemas::ready,
+                                visibility)));
         pipeline.start();
         started.push(pipeline);
     }

@@ -18,7 +18,7 @@ class Wal2JsonDecoderTest {
         EventFixture.decode(
                 decoder,
                 AT,
-                "{\"action\":\"B\",\"lsn\":\"0/16B3700\",\"nextlsn\":\"0/16B3800\",\"timestamp\":\"2026-01-02 03:04:05.5+00\"}");
+                "{\"action\":\"B\",\"xid\":4294967301,\"lsn\":\"0/16B3700\",\"nextlsn\":\"0/16B3800\",\"timestamp\":\"2026-01-02 03:04:05.5+00\"}");
         // the row sits in the middle of a larger array: slices are absolute positions
         byte[] padded = ("xx" + row + "yy").getBytes(StandardCharsets.UTF_8);
         WalMessage m = decoder.decode(AT, padded, 2, padded.length - 4);
@@ -35,6 +35,9 @@ class Wal2JsonDecoderTest {
         assertThat(c.action()).isEqualTo('I');
         assertThat(c.commitLsn()).isEqualTo(Lsn.parse("0/16B3700"));
         assertThat(c.commitTimestamp()).isEqualTo("2026-01-02T03:04:05.5Z");
+        assertThat(c.xid())
+                .as("the B row's xid (include-xids), for the checks' visibility wait")
+                .isEqualTo(4294967301L);
         RawValue a = c.columns().get(0).value();
         assertThat(a.kind()).isEqualTo(RawValue.Kind.STRING);
         assertThat(a.plainString()).isFalse();

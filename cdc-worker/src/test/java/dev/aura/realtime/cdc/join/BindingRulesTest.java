@@ -6,6 +6,7 @@ import dev.aura.realtime.cdc.catalog.ProjectCatalog;
 import dev.aura.realtime.cdc.catalog.TableSecurity;
 import dev.aura.realtime.cdc.identity.ClientRoles;
 import dev.aura.realtime.common.wire.SubscriptionCheck;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -25,9 +26,12 @@ class BindingRulesTest {
             false,
             List.of("id"),
             List.of("integer"),
-            Set.of("id", "name", "secret"),
+            new LinkedHashSet<>(List.of("id", "name", "secret")),
             Map.of(ClientRoles.ANON, Set.of("id", "name"), ClientRoles.AUTHENTICATED, Set.of("id", "name", "secret")),
             Set.of(ClientRoles.AUTHENTICATED));
+
+    private static final TableSecurity.Facts MISSING =
+            new TableSecurity.Facts(false, false, List.of(), List.of(), Set.of(), Map.of(), Set.of());
 
     private final BindingRules rules = new BindingRules(new BindingRules.Catalog() {
         @Override
@@ -51,7 +55,7 @@ class BindingRulesTest {
 
         @Override
         public TableSecurity.Facts facts(UUID project, String schema, String table) {
-            return facts;
+            return table.equals("rooms") || table.equals("other") ? facts : MISSING;
         }
     });
 
@@ -145,9 +149,32 @@ class BindingRulesTest {
     }
 
     @Test
+    void aTableNotEnabledSaysWhetherItExistsAndHowToEnableOne() throws Exception {
+        String params = "Unable to subscribe to changes with given parameters. Please check Realtime is enabled for"
+                + " the given connect parameters: [schema: public, table: %s, filters: []]";
+        String enable = "PUT /v1/db/" + PROJECT + "/schema/tables/%s/realtime {\"enabled\": true} on the"
+                + " cdc-worker's control API (scripts/stack.sh enable %s on the local stack)";
+        assertThat(refusal(judge("other", null, "*", "anon")))
+                .isEqualTo("RealtimeDisabledForConfiguration: " + params.formatted("other")
+                        + " (table other is not enabled for realtime; enable it with "
+                        + enable.formatted("other", "other") + ")");
+        assertThat(refusal(judge("ghost", null, "*", "anon")))
+                .isEqualTo("RealtimeDisabledForConfiguration: " + params.formatted("ghost")
+                        + " (there is no table ghost in this project; create it, then enable it with "
+                        + enable.formatted("ghost", "ghost") + ")");
+    }
+
+    @Test
     void unknownColumnsInFilterOrSelectAreRefused() throws Exception {
         assertThat(refusal(judge("rooms", "nope=eq.1", "*", "anon")))
-                .isEqualTo("PostgresChangesInvalidFilter: invalid column for filter nope");
+                .isEqualTo("PostgresChangesInvalidFilter: invalid column for filter nope: rooms has no column nope;"
+                        + " the columns role anon may select: id, name");
+        assertThat(refusal(judge("rooms", "nope=eq.1", "*", "authenticated")))
+                .isEqualTo("PostgresChangesInvalidFilter: invalid column for filter nope: rooms has no column nope;"
+                        + " the columns role authenticated may select: id, name, secret");
+        assertThat(refusal(judge("rooms", "nope=eq.1", "*", "service_role")))
+                .isEqualTo("PostgresChangesInvalidFilter: invalid column for filter nope: rooms has no column nope;"
+                        + " its columns: id, name, secret");
         assertThat(refusal(rules.judge(
                         new SubscriptionCheck.Request(PROJECT, "rooms", null, "*", "anon", List.of("id", "nope")))))
                 .isEqualTo("PostgresChangesInvalidFilter: invalid column in select nope");

@@ -15,6 +15,9 @@ import java.time.Duration;
  * @param gapFrom first LSN of a range of changes lost with a recreated slot, else null
  * @param gapTo last LSN of that range, else null
  * @param atMs publisher wall clock, epoch milliseconds
+ * @param slotLagBytes WAL written but not yet confirmed by the worker ({@code /health}'s
+ *     {@code slot.lag_bytes}), null when unknown or from a worker that predates it; shown by the
+ *     inspector (docs/design.md D9)
  */
 public record CdcStatus(
         @JsonProperty("instance") String instance,
@@ -22,7 +25,13 @@ public record CdcStatus(
         @JsonProperty("reason") String reason,
         @JsonProperty("gap_from") String gapFrom,
         @JsonProperty("gap_to") String gapTo,
-        @JsonProperty("at_ms") long atMs) {
+        @JsonProperty("at_ms") long atMs,
+        @JsonProperty("slot_lag_bytes") Long slotLagBytes) {
+
+    /** A status without the slot's lag. */
+    public CdcStatus(String instance, boolean active, String reason, String gapFrom, String gapTo, long atMs) {
+        this(instance, active, reason, gapFrom, gapTo, atMs, null);
+    }
 
     /** The leader publishes its status at least this often, also when nothing changed. */
     public static final Duration HEARTBEAT = Duration.ofSeconds(5);

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 24 point 5 with the unmodified realtime-js 2.119.1: a client whose connect-time apikey has
+ * Issue 24 point 5 with the unmodified realtime-js 2.119.2: a client whose connect-time apikey has
  * expired subscribes to a private channel with {@code config.broadcast.replay}, without
  * {@code setAuth} or an {@code accessToken} callback.
  *

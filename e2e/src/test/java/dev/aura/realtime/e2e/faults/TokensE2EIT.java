@@ -15,6 +15,7 @@ import com.nimbusds.jose.jwk.gen.RSAKeyGenerator;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 import dev.aura.realtime.e2e.E2eStack;
+import dev.aura.realtime.testkit.RealtimeJsClient;
 import dev.aura.realtime.testkit.Waits;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
@@ -35,6 +36,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 import org.awaitility.Awaitility;
@@ -43,9 +45,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 9, "Tokens": hostile tokens against the real jars. Each is refused at connect (HTTP 401,
- * body {@code {"error": ...}} with the protocol's text) and at join as {@code access_token} (error
- * reply {@code <Kind>: <text>}). A client of project B with a valid token never receives project
+ * Issue 9, "Tokens": hostile tokens against the real jars. Each is refused at connect (issue 40:
+ * in the protocol, so that browsers see why: the join's error reply and the close frame, 1008,
+ * carry {@code <Kind>: <text>}; logged as {@code [ConnectionRefused]} and counted per kind) and at
+ * join as {@code access_token} (error reply {@code <Kind>: <text>}). A client of project B with a valid token never receives project
  * A's postgres_changes or broadcasts, whatever it writes in schema, table, filter or topic.
  */
 class TokensE2EIT {
@@ -106,21 +109,97 @@ class TokensE2EIT {
     }
 
     @Test
-    void everyHostileTokenIsRefusedAtConnectWithHttp401() throws Exception {
+    void everyHostileTokenIsRefusedAtConnectWithItsReasonInTheProtocolLoggedAndCounted() throws Exception {
+        double before = refusals("JwtSignatureError");
+        int signatureCases = 0;
         for (Map.Entry<String, String[]> e : hostile().entrySet()) {
-            Http r = upgrade("/realtime/v1/websocket?vsn=1.0.0&apikey="
-                    + URLEncoder.encode(e.getValue()[0], StandardCharsets.UTF_8));
-            assertThat(r.status).as(e.getKey() + ": " + r).isEqualTo(401);
-            assertThat(JSON.readTree(r.body).path("error").asText())
-                    .as(e.getKey())
-                    .startsWith(e.getValue()[2]);
+            String reason = e.getValue()[1] + ": " + e.getValue()[2];
+            assertRefusedInTheProtocol(
+                    e.getKey(), "apikey=" + URLEncoder.encode(e.getValue()[0], StandardCharsets.UTF_8), reason);
+            signatureCases += e.getValue()[1].equals("JwtSignatureError") ? 1 : 0;
         }
-        Http missing = upgrade("/realtime/v1/websocket?vsn=1.0.0");
-        assertThat(missing.status).isEqualTo(401);
-        assertThat(JSON.readTree(missing.body).path("error").asText()).isEqualTo("API key is missing");
-        // the positive control: the same request with a good key upgrades
+        assertRefusedInTheProtocol("no apikey", "", "API key is missing");
+        // the positive control: the same request with a good key is admitted
         assertThat(upgrade("/realtime/v1/websocket?vsn=1.0.0&apikey=" + stack.tokens.anon(stack.projectId)).status)
                 .isEqualTo(101);
+
+        assertThat(refusals("JwtSignatureError") - before).isEqualTo(signatureCases);
+        assertThat(refusals("ApiKeyMissing")).isPositive();
+        assertThat(refusals("InvalidJWTToken")).isPositive();
+        assertThat(refusals("MalformedJWT")).isPositive();
+        stack.wsFront(0)
+                .waitForLog(
+                        Pattern.compile(
+                                // one line per reason and second: which InvalidJWTToken case was logged varies
+                                "\\[ConnectionRefused\\] InvalidJWTToken: .* \\(remote 127\\.0\\.0\\.1, /realtime/v1/websocket\\)"),
+                        WAIT);
+        stack.wsFront(0)
+                .waitForLog(
+                        Pattern.compile(
+                                "\\[ConnectionRefused\\] ApiKeyMissing: API key is missing \\(remote 127\\.0\\.0\\.1,"),
+                        WAIT);
+    }
+
+    /**
+     * A refused apikey (issue 40): the upgrade is accepted so that the reason reaches a browser
+     * (which never sees an HTTP error's body), the join is answered with the reason as its error,
+     * and the socket is closed with 1008 (policy violation) and the reason.
+     */
+    private static void assertRefusedInTheProtocol(String what, String query, String reason) throws Exception {
+        try (Ws ws = Ws.openQuery("vsn=1.0.0" + (query.isEmpty() ? "" : "&" + query))) {
+            ws.join("realtime:room", "1", changesConfig("public", "t", null), null);
+            JsonNode reply = ws.await(f -> "1".equals(f.path("ref").asText())
+                    && "phx_reply".equals(f.path("event").asText()));
+            assertThat(reply.at("/payload/status").asText())
+                    .as(what + ": " + reply)
+                    .isEqualTo("error");
+            assertThat(reply.at("/payload/response/reason").asText()).as(what).startsWith(reason);
+            Waits.until("the close frame of " + what, WAIT, Duration.ofMillis(20), () -> ws.closeCode > 0, () -> "");
+            assertThat(ws.closeCode).as(what).isEqualTo(1008);
+            assertThat(ws.closeReason).as(what).startsWith(reason);
+        }
+    }
+
+    private static double refusals(String reason) {
+        return stack.http(stack.wsPort(0)).metric("aura_ws_connections_refused_total{reason=\"" + reason + "\"}");
+    }
+
+    /**
+     * What a realtime-js user sees with an expired apikey (issue 40: it was "transport failure"):
+     * a {@code system} error message and the subscribe callback's {@code CHANNEL_ERROR} carry the
+     * reason, as for a refused join, and the socket closes with 1008 and the reason.
+     */
+    @Test
+    void realtimeJsShowsWhyItsApiKeyWasRefused() {
+        try (RealtimeJsClient js = RealtimeJsClient.start()) {
+            js.connect(stack.wsUrl(0), stack.tokens.expired("anon", stack.projectId), "2.0.0", Map.of());
+            js.channel("room-1");
+            js.onPostgresChanges("room-1", Map.of("event", "*", "schema", "public", "table", "t"));
+            js.onSystem("room-1");
+            js.subscribe("room-1");
+            JsonNode system = js.awaitEvent(
+                    e -> "system".equals(e.path("type").asText())
+                            && "room-1".equals(e.path("channel").asText()),
+                    WAIT);
+            assertThat(system.at("/payload/status").asText())
+                    .as(system.toString())
+                    .isEqualTo("error");
+            assertThat(system.at("/payload/message").asText())
+                    .matches("InvalidJWTToken: Token has expired \\d+ seconds ago");
+            JsonNode status = js.awaitEvent(
+                    e -> "status".equals(e.path("type").asText())
+                            && "room-1".equals(e.path("channel").asText()),
+                    WAIT);
+            assertThat(status.path("status").asText()).as(status.toString()).isEqualTo("CHANNEL_ERROR");
+            assertThat(status.at("/error/message").asText())
+                    .matches("InvalidJWTToken: Token has expired \\d+ seconds ago");
+            JsonNode closed = js.awaitEvent(
+                    e -> "socket".equals(e.path("type").asText())
+                            && "close".equals(e.path("event").asText()),
+                    WAIT);
+            assertThat(closed.path("code").asInt()).isEqualTo(1008);
+            assertThat(closed.path("reason").asText()).matches("InvalidJWTToken: Token has expired \\d+ seconds ago");
+        }
     }
 
     @Test
@@ -380,13 +459,27 @@ class TokensE2EIT {
         private final StringBuilder partial = new StringBuilder();
         private WebSocket ws;
 
+        volatile int closeCode;
+        volatile String closeReason;
+
         static Ws open(String apikey) throws Exception {
+            return openQuery("vsn=1.0.0&apikey=" + apikey);
+        }
+
+        static Ws openQuery(String query) throws Exception {
             Ws w = new Ws();
             w.ws = HttpClient.newHttpClient()
                     .newWebSocketBuilder()
-                    .buildAsync(URI.create(stack.wsUrl(0) + "/websocket?vsn=1.0.0&apikey=" + apikey), w)
+                    .buildAsync(URI.create(stack.wsUrl(0) + "/websocket?" + query), w)
                     .get(20, TimeUnit.SECONDS);
             return w;
+        }
+
+        @Override
+        public CompletionStage<?> onClose(WebSocket w, int statusCode, String reason) {
+            closeReason = reason;
+            closeCode = statusCode;
+            return null;
         }
 
         void join(String topic, String ref, ObjectNode config, String accessToken) throws Exception {

@@ -23,7 +23,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Binary broadcasts end to end (docs/protocol.md, "Binary messages") with the unmodified
- * realtime-js 2.119.1 and both jars: {@code realtime.send_binary()} stores the bytes in
+ * realtime-js 2.119.2 and both jars: {@code realtime.send_binary()} stores the bytes in
  * {@code binary_payload}; the slot delivers them to vsn 2.0.0 members as a binary frame (realtime-js
  * hands the callback an {@code ArrayBuffer} with the exact bytes) and to vsn 1.0.0 members not at
  * all, as Supabase; a later join replays them; {@code httpSend} with an {@code ArrayBuffer} body

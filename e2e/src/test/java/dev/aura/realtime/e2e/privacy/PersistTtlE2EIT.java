@@ -16,7 +16,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code persist: {ttl}} with the unmodified realtime-js 2.119.1 (issue 24; docs/protocol.md):
+ * {@code persist: {ttl}} with the unmodified realtime-js 2.119.2 (issue 24; docs/protocol.md):
  * a message stored with a short ttl, by {@code send} and by {@code httpSend}, is replayed before it
  * expires and not after (while its row is still in the table: the replay filters on
  * {@code expires_at}), and the janitor deletes it; a message without ttl stays.

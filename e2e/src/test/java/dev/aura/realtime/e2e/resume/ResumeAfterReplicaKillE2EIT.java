@@ -11,7 +11,7 @@ import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 27, as reported: realtime-js 2.119.1 subscribed to {@code t} through replica 1 while a
+ * Issue 27, as reported: realtime-js 2.119.2 subscribed to {@code t} through replica 1 while a
  * row is inserted every 20 ms; replica 1 is killed with {@code kill -9} and started again on the
  * same port; the client reconnects to the same URL and rejoins by itself. With resume on for the
  * project, it receives every row exactly once, in commit order: the rows committed while it was

@@ -15,7 +15,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 27's explicit resume through realtime-js 2.119.1's {@code postgres_changes_options}:
+ * Issue 27's explicit resume through realtime-js 2.119.2's {@code postgres_changes_options}:
  * with {@code event_id: true} each record the callback gets carries {@code _aura_event_id}; a page
  * that closed (its Node process killed: no leave) and is opened again by the same user with
  * {@code since: <the id of a row it had>} gets every row after that one, once, in commit order,

@@ -80,7 +80,7 @@ final class ResumeStack implements AutoCloseable {
     }
 
     /**
-     * realtime-js 2.119.1 connected to {@code url} as user {@code sub} (an authenticated access
+     * realtime-js 2.119.2 connected to {@code url} as user {@code sub} (an authenticated access
      * token), channel {@value #CHANNEL} with {@code config} listening to INSERTs on {@code t} and
      * to system messages, subscribed and told "Subscribed to PostgreSQL".
      */

@@ -172,7 +172,7 @@ class ResumeWireE2EIT {
     }
 
     /**
-     * realtime-js 2.119.1 puts {@code access_token} into the join only when its async
+     * realtime-js 2.119.2 puts {@code access_token} into the join only when its async
      * {@code accessToken} callback already resolved; otherwise the join is authorised by the apikey
      * (no {@code sub}) and the user's token follows as an {@code access_token} push. The channel
      * becomes resumable then: a drop and a rejoin with the user's token replays the gap.

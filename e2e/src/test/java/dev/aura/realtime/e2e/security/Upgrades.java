@@ -1,7 +1,9 @@
 package dev.aura.realtime.e2e.security;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -18,8 +20,8 @@ import java.time.Duration;
 import java.util.Map;
 
 /**
- * What a client sees of ws-front's HTTP side: the WebSocket upgrade on a raw socket (status and
- * body, as realtime-js hides them) with the key in the query or in a header, and the REST
+ * What a client sees of ws-front's HTTP side: the WebSocket upgrade on a raw socket and its first
+ * join (a refusal as the HTTP answer Supabase would give, see {@link #afterUpgrade}) with the key in the query or in a header, and the REST
  * broadcast's answer.
  */
 final class Upgrades {
@@ -53,6 +55,68 @@ final class Upgrades {
         return upgrade(port, "/realtime/v1/websocket?vsn=1.0.0", Map.of("apikey", apikey));
     }
 
+    /**
+     * An accepted upgrade (issue 40: a refused key is said in the protocol so that browsers see
+     * it): one join, then the socket's answer. A refused socket answers the join with an error
+     * reply and closes with 1008 and {@code "<Code>: <message>"}; that is returned as the HTTP
+     * answer Supabase gives at the upgrade (401, or 503 for {@code AuthUnavailable}) with the
+     * message as {@code error}. An accepted socket answers the join with {@code ok}: 101.
+     */
+    private static Answer afterUpgrade(InputStream in, OutputStream out, byte[] head, int bodyStart)
+            throws IOException {
+        byte[] join =
+                "{\"topic\":\"realtime:upgrades-probe\",\"event\":\"phx_join\",\"payload\":{\"config\":{}},\"ref\":\"1\",\"join_ref\":\"1\"}"
+                        .getBytes(StandardCharsets.UTF_8);
+        ByteArrayOutputStream frame = new ByteArrayOutputStream();
+        frame.write(0x81);
+        if (join.length < 126) {
+            frame.write(0x80 | join.length);
+        } else {
+            frame.write(0x80 | 126);
+            frame.write(join.length >> 8);
+            frame.write(join.length & 0xff);
+        }
+        frame.write(new byte[] {0, 0, 0, 0}); // a zero mask: the payload goes as it is
+        frame.write(join);
+        out.write(frame.toByteArray());
+        out.flush();
+        DataInputStream frames = new DataInputStream(new java.io.SequenceInputStream(
+                new java.io.ByteArrayInputStream(head, bodyStart, head.length - bodyStart), in));
+        while (true) {
+            int b0 = frames.readUnsignedByte();
+            int b1 = frames.readUnsignedByte();
+            long len = b1 & 0x7f;
+            if (len == 126) {
+                len = frames.readUnsignedShort();
+            } else if (len == 127) {
+                len = frames.readLong();
+            }
+            byte[] payload = new byte[(int) len];
+            frames.readFully(payload);
+            int opcode = b0 & 0x0f;
+            if (opcode == 0x8) {
+                int code = payload.length >= 2 ? ((payload[0] & 0xff) << 8) | (payload[1] & 0xff) : 1005;
+                String reason =
+                        payload.length > 2 ? new String(payload, 2, payload.length - 2, StandardCharsets.UTF_8) : "";
+                if (code != 1008) {
+                    throw new IOException("socket closed with " + code + " " + reason);
+                }
+                int colon = reason.indexOf(": ");
+                String message = colon < 0 ? reason : reason.substring(colon + 2);
+                int status = reason.startsWith("AuthUnavailable") ? 503 : 401;
+                return new Answer(
+                        status, JSON.createObjectNode().put("error", message).toString());
+            }
+            if (opcode == 0x1) {
+                JsonNode msg = JSON.readTree(payload);
+                if ("phx_reply".equals(msg.path("event").asText())
+                        && "ok".equals(msg.path("payload").path("status").asText())) {
+                    return new Answer(101, "");
+                }
+            }
+        }
+    }
+
     /** A WebSocket upgrade request on a raw socket: the status line's code and the body (empty for 101). */
     static Answer upgrade(int port, String pathAndQuery, Map<String, String> headers) {
         try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
@@ -74,7 +138,7 @@ final class Upgrades {
                 if (end >= 0) {
                     int status = Integer.parseInt(text.substring(9, 12));
                     if (status == 101) {
-                        return new Answer(101, "");
+                        return afterUpgrade(in, out, got.toByteArray(), end + 4);
                     }
                     int length = contentLength(text.substring(0, end));
                     if (text.length() - end - 4 >= length) {

@@ -46,6 +46,8 @@ public final class CdcHealth implements AutoCloseable {
     private volatile long lastCdcStatusAtMs;
 
     private volatile String lastGapTo;
+    /** The slot's lag in the last status, null when unknown. */
+    private volatile Long slotLagBytes;
     /** The NATS link is down (or back, but not yet re-registered): statuses are stale, CDC counts as inactive. */
     private volatile boolean linkDown;
 
@@ -92,6 +94,7 @@ public final class CdcHealth implements AutoCloseable {
             return; // read before the link dropped, or before re-registration: it says nothing about now
         }
         lastCdcStatusAtMs = clock.millis();
+        slotLagBytes = status.slotLagBytes();
         apply(status.active(), status.reason(), status.gapTo());
     }
 
@@ -192,6 +195,30 @@ public final class CdcHealth implements AutoCloseable {
             return inactiveMessage();
         }
         return "no status from the cdc-worker for " + (clock.millis() - last) / 1000 + " seconds";
+    }
+
+    /**
+     * The CDC as this replica knows it, for the inspector (docs/design.md D9).
+     *
+     * @param active the last status's {@code cdc_active} (false while this replica's NATS link is
+     *     down or the worker is silent), null before any status
+     * @param reason why not active, null when active
+     * @param statusAgeMs how long ago the last status arrived, -1 before any
+     * @param slotLagBytes the slot's lag in the last status, null when unknown
+     * @param replicationReady {@link #replicationReady}
+     */
+    public record View(Boolean active, String reason, long statusAgeMs, Long slotLagBytes, boolean replicationReady) {}
+
+    /** {@link View} now. */
+    public View view() {
+        long last = lastCdcStatusAtMs;
+        Boolean active = cdcActive;
+        return new View(
+                active,
+                Boolean.FALSE.equals(active) ? inactiveMessage() : null,
+                last == 0 ? -1 : clock.millis() - last,
+                slotLagBytes,
+                replicationReady());
     }
 
     /** True only when the last status said the cdc-worker is not active (unknown counts as active). */

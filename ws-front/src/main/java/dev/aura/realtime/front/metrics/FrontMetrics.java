@@ -231,4 +231,17 @@ public final class FrontMetrics {
                 .register(meters)
                 .increment();
     }
+
+    /**
+     * A WebSocket or SSE connection was refused at connect for {@code reason}: the refusal's code
+     * ({@code MalformedJWT}, {@code JwtSignatureError}, {@code InvalidJWTToken}, {@code ApiKeyMissing},
+     * {@code ConnectionRateLimitReached}), one of a closed list.
+     */
+    public void connectionRefused(String reason) {
+        Counter.builder("aura.ws.connections.refused")
+                .tag("reason", reason)
+                .description("connections refused at connect, by reason")
+                .register(meters)
+                .increment();
+    }
 }

@@ -7,6 +7,7 @@ import dev.aura.realtime.front.relay.BucketUsage;
 import dev.aura.realtime.front.relay.ProjectLimitsSource;
 import dev.aura.realtime.front.relay.UsageBoard;
 import java.time.Clock;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -170,6 +171,8 @@ public final class ProjectQuotas {
                 if (counters.users < limit) {
                     counters.users++;
                     out[0] = new Permit(counters);
+                } else {
+                    counters.refuse(Refusal.CONNECTIONS, now);
                 }
             }
             return counters;
@@ -199,10 +202,12 @@ public final class ProjectQuotas {
         synchronized (c) {
             c.roll(now);
             if (c.current[Kind.JOINS.ordinal()] >= q.maxJoinsPerSecond() - elsewhere.joins()) {
+                c.refuse(Refusal.JOINS, now);
                 return Reasons.PROJECT_TOO_MANY_JOINS;
             }
             if (checks > 0
                     && c.current[Kind.CHECKS.ordinal()] + checks > (long) q.maxChecksPerSecond() - elsewhere.checks()) {
+                c.refuse(Refusal.CHECKS, now);
                 return Reasons.tooManyChecks(checks, q.maxChecksPerSecond());
             }
             c.current[Kind.JOINS.ordinal()]++;
@@ -224,6 +229,7 @@ public final class ProjectQuotas {
             c.roll(now);
             if (c.current[Kind.EVENTS.ordinal()] >= q.maxEventsPerSecond() - elsewhere.events()
                     || c.current[Kind.BYTES.ordinal()] >= q.maxBytesPerSecond() - elsewhere.bytes()) {
+                c.refuse(Refusal.MESSAGES, now);
                 return false;
             }
             c.current[Kind.EVENTS.ordinal()]++;
@@ -234,10 +240,10 @@ public final class ProjectQuotas {
 
     /** Counts one presence event; false when the project's presence events per second are spent. */
     public boolean tryPresence(String projectId) {
-        return admit(projectId, Kind.PRESENCE, 1, quota(projectId).maxPresenceEventsPerSecond());
+        return admit(projectId, Kind.PRESENCE, 1, quota(projectId).maxPresenceEventsPerSecond(), Refusal.PRESENCE);
     }
 
-    private boolean admit(String projectId, Kind kind, long amount, long limit) {
+    private boolean admit(String projectId, Kind kind, long amount, long limit, Refusal refusal) {
         UsageReport.Counts elsewhere = others.others(projectId);
         long othersCount = switch (kind) {
             case JOINS -> elsewhere.joins();
@@ -245,12 +251,14 @@ public final class ProjectQuotas {
             case PRESENCE -> elsewhere.presence();
             case EVENTS -> elsewhere.events();
             case BYTES -> elsewhere.bytes();
+            case REFUSED -> 0;
         };
         long now = clock.millis();
         Counters c = counters(projectId, now);
         synchronized (c) {
             c.roll(now);
             if (c.current[kind.ordinal()] >= limit - othersCount) {
+                c.refuse(refusal, now);
                 return false;
             }
             c.current[kind.ordinal()] += amount;
@@ -294,7 +302,8 @@ public final class ProjectQuotas {
                                     (int) Math.min(Integer.MAX_VALUE, p[Kind.CHECKS.ordinal()]),
                                     registry.getOrDefault(k, 0L),
                                     presence.getOrDefault(k, 0L),
-                                    resume.getOrDefault(k, 0L)));
+                                    resume.getOrDefault(k, 0L),
+                                    (int) Math.min(Integer.MAX_VALUE, p[Kind.REFUSED.ordinal()])));
                 }
                 return c;
             });
@@ -312,7 +321,8 @@ public final class ProjectQuotas {
                                 0,
                                 registry.getOrDefault(k, 0L),
                                 presence.getOrDefault(k, 0L),
-                                resume.getOrDefault(k, 0L)));
+                                resume.getOrDefault(k, 0L),
+                                0));
             }
         }
         return out;
@@ -329,12 +339,45 @@ public final class ProjectQuotas {
         }
     }
 
+    /** {@code projectId}'s use now, on this replica and the others (any thread). */
+    public ProjectUsage usage(String projectId) {
+        long now = clock.millis();
+        UsageReport.Counts here = new UsageReport.Counts(0, 0, 0, 0, 0);
+        Map<Refusal, Long> refused = new EnumMap<>(Refusal.class);
+        for (Refusal r : Refusal.values()) {
+            refused.put(r, 0L);
+        }
+        Counters c = projects.get(projectId);
+        if (c != null) {
+            synchronized (c) {
+                c.roll(now);
+                long[] p = c.previous;
+                here = new UsageReport.Counts(
+                        c.users,
+                        (int) p[Kind.JOINS.ordinal()],
+                        (int) p[Kind.EVENTS.ordinal()],
+                        p[Kind.BYTES.ordinal()],
+                        (int) p[Kind.PRESENCE.ordinal()],
+                        (int) Math.min(Integer.MAX_VALUE, p[Kind.CHECKS.ordinal()]),
+                        registryBytes.totals().getOrDefault(projectId, 0L),
+                        presenceBytes.totals().getOrDefault(projectId, 0L),
+                        resumeBytes.totals().getOrDefault(projectId, 0L),
+                        (int) Math.min(Integer.MAX_VALUE, p[Kind.REFUSED.ordinal()]));
+                for (Refusal r : Refusal.values()) {
+                    refused.put(r, c.refusedTotal[r.ordinal()]);
+                }
+            }
+        }
+        return new ProjectUsage(here, others.others(projectId), refused, quota(projectId));
+    }
+
     private enum Kind {
         JOINS,
         CHECKS,
         EVENTS,
         BYTES,
-        PRESENCE
+        PRESENCE,
+        REFUSED
     }
 
     /** One project's counts; guarded by its own monitor. */
@@ -347,6 +390,15 @@ public final class ProjectQuotas {
         final long[] current = new long[Kind.values().length];
         /** The counts of the second before {@link #second}, zero when that second saw nothing. */
         final long[] previous = new long[Kind.values().length];
+        /** Refusals since this replica started counting the project, by {@link Refusal}. */
+        final long[] refusedTotal = new long[Refusal.values().length];
+
+        /** Counts one refusal (caller holds the monitor). */
+        void refuse(Refusal what, long nowMs) {
+            roll(nowMs);
+            current[Kind.REFUSED.ordinal()]++;
+            refusedTotal[what.ordinal()]++;
+        }
 
         void roll(long nowMs) {
             long s = nowMs / 1000;

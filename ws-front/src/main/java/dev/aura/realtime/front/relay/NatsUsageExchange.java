@@ -112,6 +112,7 @@ public final class NatsUsageExchange implements UsageBoard, AutoCloseable {
         long registryBytes = 0;
         long presenceBytes = 0;
         long resumeBytes = 0;
+        int refused = 0;
         for (Stamped s : byReplica.values()) {
             if (s.atMs() < oldest) {
                 continue;
@@ -125,9 +126,10 @@ public final class NatsUsageExchange implements UsageBoard, AutoCloseable {
             registryBytes += s.counts().registryBytes();
             presenceBytes += s.counts().presenceBytes();
             resumeBytes += s.counts().resumeBytes();
+            refused += s.counts().refused();
         }
         return new UsageReport.Counts(
-                users, joins, events, bytes, presence, checks, registryBytes, presenceBytes, resumeBytes);
+                users, joins, events, bytes, presence, checks, registryBytes, presenceBytes, resumeBytes, refused);
     }
 
     private void publish(Supplier<Map<String, UsageReport.Counts>> local) {

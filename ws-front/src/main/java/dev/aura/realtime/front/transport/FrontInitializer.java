@@ -34,6 +34,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * SSE:       wire → fair-reads → http → sse-encoder → sse-slow → session
  * </pre>
  *
+ * A WebSocket whose apikey was refused gets {@code ws-aggregator → ws-control → phoenix-codec →
+ * refused} ({@link RefusedSocket}) instead, so that the client reads why.
+ *
  * Both drop {@code http-deadlines}: a WebSocket has its idle timeout, an SSE stream its
  * heartbeats and no read timeout at all.
  * {@code wire} ({@link WireHead}) stays first: the fan-out's shared frames, already complete
@@ -52,11 +55,18 @@ final class FrontInitializer extends ChannelInitializer<Channel> {
 
     private final TransportContext context;
     private final AtomicBoolean draining;
+    private final ConnectRefusals refusals;
 
     /** @param draining set once the server stops accepting; new upgrades are then refused */
     FrontInitializer(TransportContext context, AtomicBoolean draining) {
         this.context = context;
         this.draining = draining;
+        this.refusals = new ConnectRefusals(context.metrics(), System::nanoTime);
+    }
+
+    /** Counts and logs connections refused at connect (shared by the WebSocket and SSE endpoints). */
+    ConnectRefusals refusals() {
+        return refusals;
     }
 
     @Override
@@ -91,6 +101,27 @@ final class FrontInitializer extends ChannelInitializer<Channel> {
                 "phoenix-codec",
                 new PhoenixCodec(vsn, context.json(), context.binary(), context.metrics()::malformed));
         p.addAfter("phoenix-codec", "session", new ChannelRouter(context.channels(), Framing.of(vsn), claims));
+        p.remove(router);
+    }
+
+    /**
+     * Replaces the handler named {@code router} with the handlers of a refused WebSocket
+     * ({@link RefusedSocket}, before the handshake): it answers joins with {@code reason} and closes.
+     */
+    void refusedWebSocket(
+            ChannelPipeline p, String router, WebSocketServerHandshaker handshaker, Vsn vsn, String reason) {
+        p.remove(HttpDeadlines.NAME);
+        p.addAfter(
+                router,
+                "ws-aggregator",
+                new WebSocketMessageBounds(
+                        context.maxFrameBytes(), context.bounds().fragment(), context.metrics()));
+        p.addAfter("ws-aggregator", "ws-control", new WebSocketControlHandler(handshaker));
+        p.addAfter(
+                "ws-control",
+                "phoenix-codec",
+                new PhoenixCodec(vsn, context.json(), context.binary(), context.metrics()::malformed));
+        p.addAfter("phoenix-codec", "refused", new RefusedSocket(handshaker, reason));
         p.remove(router);
     }
 

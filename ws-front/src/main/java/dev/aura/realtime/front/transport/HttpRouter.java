@@ -32,11 +32,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Routes HTTP requests of one connection: {@code GET /health}, {@code GET /metrics}, the demo
- * page ({@code GET /}, {@link DemoPage}), and the
+ * page ({@code GET /}) and the inspector ({@code GET /inspector}, {@link StaticPages}; its
+ * project status, {@link InspectorEndpoint}), and the
  * WebSocket upgrade at {@code /realtime/v1/websocket} and {@code /socket/websocket}. The
  * {@code apikey} (query parameter, else header: a JWT or a project API key) is verified before
- * the upgrade ({@link Verification}); failures answer HTTP 401 with {@code {"error": msg}} like
- * Supabase (503 when it could not be checked now). An accepted upgrade, or SSE request ({@link SseEndpoint}),
+ * the upgrade ({@link Verification}); a missing or refused one is said in the protocol
+ * ({@link RefusedSocket}: a browser reads no HTTP error body), logged and counted
+ * ({@link ConnectRefusals}). An accepted upgrade, or SSE request ({@link SseEndpoint}),
  * has {@link FrontInitializer} replace this handler with the WebSocket or SSE pipeline.
  */
 final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
@@ -79,9 +81,17 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
                     HttpResponseStatus.OK,
                     "text/plain; version=0.0.4; charset=utf-8",
                     context.prometheusScrape().get());
-        } else if (req.method() == HttpMethod.GET && DemoPage.INSTANCE.get(path) != null) {
-            DemoPage.Asset asset = DemoPage.INSTANCE.get(path);
-            respond(ctx, req, HttpResponseStatus.OK, asset.contentType(), Unpooled.wrappedBuffer(asset.body()));
+        } else if (path.equals(InspectorEndpoint.PATH)) {
+            InspectorEndpoint.handle(ctx, req, context);
+        } else if (req.method() == HttpMethod.GET && StaticPages.INSTANCE.get(path) != null) {
+            StaticPages.Asset asset = StaticPages.INSTANCE.get(path);
+            respond(
+                    ctx,
+                    req,
+                    HttpResponseStatus.OK,
+                    asset.contentType(),
+                    Unpooled.wrappedBuffer(asset.body()),
+                    asset.headers());
         } else {
             respond(ctx, req, HttpResponseStatus.NOT_FOUND, "application/json", error("Not found"));
         }
@@ -101,14 +111,6 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
             respond(ctx, req, HttpResponseStatus.BAD_REQUEST, "application/json", error("WebSocket upgrade expected"));
             return;
         }
-        String apikey = first(query, "apikey");
-        if (apikey == null || apikey.isBlank()) {
-            apikey = req.headers().get("apikey"); // server-side clients may send it as a header
-        }
-        if (apikey == null || apikey.isBlank()) {
-            respond(ctx, req, HttpResponseStatus.UNAUTHORIZED, "application/json", error("API key is missing"));
-            return;
-        }
         Vsn vsn = Vsn.fromQuery(first(query, "vsn"));
         if (vsn == null) {
             respond(
@@ -119,19 +121,6 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
                     error("Unsupported vsn: " + first(query, "vsn")));
             return;
         }
-        Verification.then(
-                ctx,
-                req,
-                context.credentials().verify(apikey),
-                claims -> upgrade(ctx, req, query, vsn, claims),
-                e -> respond(ctx, req, Verification.status(e), "application/json", error(e.getMessage())));
-    }
-
-    private void upgrade(
-            ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder query, Vsn vsn, Claims claims) {
-        if (!admitConnection(ctx, req, context, claims)) {
-            return;
-        }
         String url = "ws://" + req.headers().get(HttpHeaderNames.HOST, "localhost") + query.path();
         WebSocketServerHandshaker handshaker =
                 new WebSocketServerHandshakerFactory(url, "phoenix", false, context.maxFrameBytes()).newHandshaker(req);
@@ -139,7 +128,56 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
             WebSocketServerHandshakerFactory.sendUnsupportedVersionResponse(ctx.channel());
             return;
         }
+        String apikey = first(query, "apikey");
+        if (apikey == null || apikey.isBlank()) {
+            apikey = req.headers().get("apikey"); // server-side clients may send it as a header
+        }
+        if (apikey == null || apikey.isBlank()) {
+            refuse(ctx, req, query, handshaker, vsn, ConnectRefusals.API_KEY_MISSING, "API key is missing");
+            return;
+        }
+        Verification.then(
+                ctx,
+                req,
+                context.credentials().verify(apikey),
+                claims -> upgrade(ctx, req, query, handshaker, vsn, claims),
+                e -> refuse(ctx, req, query, handshaker, vsn, e.code(), e.reason()));
+    }
+
+    private void upgrade(
+            ChannelHandlerContext ctx,
+            FullHttpRequest req,
+            QueryStringDecoder query,
+            WebSocketServerHandshaker handshaker,
+            Vsn vsn,
+            Claims claims) {
+        if (!admitConnection(ctx, req, context, claims, pipelines.refusals())) {
+            return;
+        }
         pipelines.webSocket(ctx.pipeline(), ctx.name(), handshaker, vsn, claims);
+        handshake(ctx, req, handshaker);
+    }
+
+    /**
+     * Refuses a WebSocket at connect in the protocol ({@link RefusedSocket}): an HTTP 401's body
+     * never reaches a browser's WebSocket, the join's error reply and the close frame do. Logged
+     * and counted ({@link ConnectRefusals}).
+     */
+    private void refuse(
+            ChannelHandlerContext ctx,
+            FullHttpRequest req,
+            QueryStringDecoder query,
+            WebSocketServerHandshaker handshaker,
+            Vsn vsn,
+            String code,
+            String reason) {
+        pipelines.refusals().refused(ctx.channel(), code, reason, query.path());
+        pipelines.refusedWebSocket(ctx.pipeline(), ctx.name(), handshaker, vsn, reason);
+        handshake(ctx, req, handshaker);
+    }
+
+    private static void handshake(
+            ChannelHandlerContext ctx, FullHttpRequest req, WebSocketServerHandshaker handshaker) {
         handshaker.handshake(ctx.channel(), req).addListener((ChannelFutureListener) f -> {
             if (!f.isSuccess()) {
                 f.channel().close();
@@ -153,9 +191,18 @@ final class HttpRouter extends SimpleChannelInboundHandler<FullHttpRequest> {
      * {@code ConnectionRateLimitReached: Too many connected users} (as Supabase does at connect).
      */
     static boolean admitConnection(
-            ChannelHandlerContext ctx, FullHttpRequest req, TransportContext context, Claims claims) {
+            ChannelHandlerContext ctx,
+            FullHttpRequest req,
+            TransportContext context,
+            Claims claims,
+            ConnectRefusals refusals) {
         ProjectQuotas.Permit permit = context.quotas().admitConnection(claims.projectId());
         if (permit == null) {
+            refusals.refused(
+                    ctx.channel(),
+                    ConnectRefusals.CONNECTION_RATE_LIMIT,
+                    Reasons.TOO_MANY_USERS,
+                    new QueryStringDecoder(req.uri()).path());
             respond(ctx, req, HttpResponseStatus.TOO_MANY_REQUESTS, "application/json", error(Reasons.TOO_MANY_USERS));
             return false;
         }

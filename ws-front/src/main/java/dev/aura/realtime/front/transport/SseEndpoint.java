@@ -24,7 +24,8 @@ import io.netty.handler.codec.http.QueryStringDecoder;
  * {@code GET /realtime/v1/sse?topic=<channel name>&apikey=<jwt>[&postgres_changes=<JSON array>][&lastEventId=<id>]}:
  * one channel as a {@code text/event-stream} (docs/design.md D7). The {@code apikey} (also accepted
  * as {@code apikey} header or {@code Authorization: Bearer}) is verified before the stream
- * starts; failures answer like the WebSocket endpoint ({@code 401 {"error": ..}}). The channel is
+ * starts; failures answer {@code 401 {"error": ..}} (an SSE client reads the body; logged and
+ * counted as the WebSocket endpoint's refusals, {@link ConnectRefusals}). The channel is
  * then joined like a vsn 1.0.0 {@code phx_join} of {@code realtime:<topic>} with the token's
  * claims and the given postgres_changes bindings, so limits, registry entries, CDC status and
  * shutdown behave as for WebSocket clients; {@link SseEncoder} writes the events.
@@ -66,6 +67,7 @@ final class SseEndpoint {
         }
         String apikey = apikey(req, query);
         if (apikey == null || apikey.isBlank()) {
+            pipelines.refusals().refused(ctx.channel(), ConnectRefusals.API_KEY_MISSING, "API key is missing", PATH);
             HttpRouter.respond(
                     ctx,
                     req,
@@ -79,8 +81,11 @@ final class SseEndpoint {
                 req,
                 context.credentials().verify(apikey),
                 claims -> open(ctx, req, query, context, pipelines, claims),
-                e -> HttpRouter.respond(
-                        ctx, req, Verification.status(e), "application/json", HttpRouter.error(e.getMessage())));
+                e -> {
+                    pipelines.refusals().refused(ctx.channel(), e.code(), e.reason(), PATH);
+                    HttpRouter.respond(
+                            ctx, req, Verification.status(e), "application/json", HttpRouter.error(e.getMessage()));
+                });
     }
 
     private static void open(
@@ -108,7 +113,7 @@ final class SseEndpoint {
                     ctx, req, HttpResponseStatus.BAD_REQUEST, "application/json", HttpRouter.error(e.getMessage()));
             return;
         }
-        if (!HttpRouter.admitConnection(ctx, req, context, claims)) {
+        if (!HttpRouter.admitConnection(ctx, req, context, claims, pipelines.refusals())) {
             return;
         }
         String lastEventId = req.headers().get("Last-Event-ID");

@@ -4,6 +4,7 @@ import dev.aura.realtime.front.auth.Credentials;
 import dev.aura.realtime.front.broadcast.RestBroadcasts;
 import dev.aura.realtime.front.channel.ChannelLayer;
 import dev.aura.realtime.front.config.ConnectionBounds;
+import dev.aura.realtime.front.inspect.ProjectInspector;
 import dev.aura.realtime.front.metrics.FrontMetrics;
 import dev.aura.realtime.front.protocol.BinaryFrames;
 import dev.aura.realtime.front.protocol.JsonFrames;
@@ -34,6 +35,7 @@ import java.util.function.Supplier;
  * @param restBroadcasts the channel side of REST broadcast
  * @param bounds keep-alive, body and fragment timeouts ({@code HTTP_KEEP_ALIVE_TIMEOUT_MS},
  *     {@code HTTP_BODY_TIMEOUT_MS}, {@code WS_FRAGMENT_TIMEOUT_MS})
+ * @param inspector a project's status for the inspector page ({@code GET /inspector/status})
  */
 public record TransportContext(
         ChannelLayer channels,
@@ -50,4 +52,5 @@ public record TransportContext(
         Supplier<String> prometheusScrape,
         Duration sseHeartbeat,
         RestBroadcasts restBroadcasts,
-        ConnectionBounds bounds) {}
+        ConnectionBounds bounds,
+        ProjectInspector inspector) {}

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 
-/** {@code persist} as realtime-js 2.119.1 sends it: {@code true}, or {@code {ttl: seconds}}; REST's query form. */
+/** {@code persist} as realtime-js 2.119.2 sends it: {@code true}, or {@code {ttl: seconds}}; REST's query form. */
 class PersistTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 

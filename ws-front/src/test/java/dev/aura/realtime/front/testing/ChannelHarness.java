@@ -18,6 +18,7 @@ import dev.aura.realtime.front.fanout.Fanout;
 import dev.aura.realtime.front.fanout.LocalTopics;
 import dev.aura.realtime.front.fanout.QueueLimits;
 import dev.aura.realtime.front.history.HistoryStore;
+import dev.aura.realtime.front.inspect.ProjectInspector;
 import dev.aura.realtime.front.metrics.FrontMetrics;
 import dev.aura.realtime.front.postgres.PostgresChanges;
 import dev.aura.realtime.front.presence.PresenceExtension;
@@ -30,6 +31,7 @@ import dev.aura.realtime.front.protocol.Vsn;
 import dev.aura.realtime.front.quota.ProjectQuota;
 import dev.aura.realtime.front.quota.ProjectQuotas;
 import dev.aura.realtime.front.relay.ChannelAccessClient;
+import dev.aura.realtime.front.relay.HeldChanges;
 import dev.aura.realtime.front.relay.ProjectKeysSource;
 import dev.aura.realtime.front.resume.Resumes;
 import dev.aura.realtime.front.session.Limits;
@@ -132,6 +134,12 @@ public final class ChannelHarness {
     public final Credentials credentials =
             new Credentials(verifier, r -> projectKeys.ask(r), clock, Duration.ofSeconds(30), Duration.ofSeconds(30));
 
+    /** What the fake JetStream says the project's quarantine and late lane hold (inspector). */
+    public volatile HeldChanges.Snapshot held =
+            new HeldChanges.Snapshot(HeldChanges.Held.NONE, HeldChanges.Held.NONE, true);
+
+    public final ProjectInspector inspector =
+            new ProjectInspector(quotas, cdc, p -> CompletableFuture.completedFuture(held), "front-test");
     public final PrivateChannels privateChannels = new PrivateChannels(accessClient, fanout, mapper, clock);
     public final PostgresChanges postgres =
             new PostgresChanges(checker, registry, cdc, mapper, "front-test", clock, 15_000);
@@ -175,7 +183,8 @@ public final class ChannelHarness {
                 () -> "",
                 Duration.ofSeconds(15),
                 new RestBroadcasts(privateChannels, quotas, fanout, publisher, mapper, clock),
-                new ConnectionBounds(Duration.ofSeconds(75), Duration.ofSeconds(10), Duration.ofSeconds(10)));
+                new ConnectionBounds(Duration.ofSeconds(75), Duration.ofSeconds(10), Duration.ofSeconds(10)),
+                inspector);
     }
 
     /** An anon token of {@link FrontFixture#PROJECT} expiring {@code ttl} after the harness clock's now. */
