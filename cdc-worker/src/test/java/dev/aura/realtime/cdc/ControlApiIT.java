@@ -202,16 +202,24 @@ class ControlApiIT {
         return json.readValue(msg.getData(), ProjectLimits.class);
     }
 
+    /** The resume window answered is the one in force: the row's, else the operator default (120 s; issue 38). */
     @Test
     void projectLimitsAreAnsweredFromTheProjectsRowAndDefaultWithoutOne() throws Exception {
-        assertThat(limitsOf(fx.projectId)).isEqualTo(ProjectLimits.DEFAULTS);
-        assertThat(limitsOf("not-a-uuid")).isEqualTo(ProjectLimits.DEFAULTS);
+        ProjectLimits defaults = ProjectLimits.DEFAULTS.withResumeSeconds(120);
+        assertThat(limitsOf(fx.projectId)).isEqualTo(defaults);
+        assertThat(limitsOf("not-a-uuid")).isEqualTo(defaults);
         fx.sql("INSERT INTO aura_platform.project_limits(project_id, max_concurrent_users, max_payload_size_in_kb,"
                 + " max_checks_per_second, max_presence_bytes) VALUES ('" + fx.projectId + "', 3, 64, 50, 5000000000)");
         try {
             assertThat(limitsOf(fx.projectId))
                     .isEqualTo(new ProjectLimits(
-                            3, null, null, null, null, 64, null, 50, null, 5_000_000_000L, 0, 67_108_864L));
+                            3, null, null, null, null, 64, null, 50, null, 5_000_000_000L, 120, 67_108_864L, null));
+            fx.sql("UPDATE aura_platform.project_limits SET postgres_changes_resume_seconds = 0,"
+                    + " max_resume_bytes = 4096 WHERE project_id = '" + fx.projectId + "'");
+            assertThat(limitsOf(fx.projectId))
+                    .as("0 turns resume off")
+                    .isEqualTo(new ProjectLimits(
+                            3, null, null, null, null, 64, null, 50, null, 5_000_000_000L, 0, 67_108_864L, 4096L));
         } finally {
             fx.sql("DELETE FROM aura_platform.project_limits WHERE project_id = '" + fx.projectId + "'");
         }

@@ -23,8 +23,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The per-project history streams of postgres_changes resume (docs/design.md R): a project with
- * {@code postgres_changes_resume_seconds > 0} gets a stream holding its change events (and only
- * its own), bounded by its history bytes; switching resume off deletes it; other projects get none.
+ * resume on (by default, issue 38: no row, or {@code postgres_changes_resume_seconds} NULL, means
+ * the operator's 120 s) gets a stream holding its change events (and only its own), bounded by its
+ * history bytes; switching resume off (0) deletes it; a project with resume off gets none.
  */
 class HistoryStreamIT {
     private static CdcFixture fx;
@@ -42,7 +43,9 @@ class HistoryStreamIT {
                 "INSERT INTO aura_platform.projects(project_id, schema_name) VALUES ('" + OTHER + "', '" + OTHER_SCHEMA
                         + "')",
                 "CREATE TABLE \"" + OTHER_SCHEMA + "\".todos(id int PRIMARY KEY, title text)",
-                "INSERT INTO aura_platform.realtime_tables(project_id, table_name) VALUES ('" + OTHER + "', 'todos')");
+                "INSERT INTO aura_platform.realtime_tables(project_id, table_name) VALUES ('" + OTHER + "', 'todos')",
+                "INSERT INTO aura_platform.project_limits(project_id, postgres_changes_resume_seconds) VALUES ('"
+                        + OTHER + "', 0)");
         fx.enable("todos");
         fx.awaitCaptured("todos");
         fx.subscribe("todos", "*", null);
@@ -60,10 +63,15 @@ class HistoryStreamIT {
     void anOptedInProjectsEventsAreStoredInItsOwnStreamAndOthersAreNot() throws Exception {
         JetStreamManagement jsm = fx.nats.jetStreamManagement();
         String stream = ChangeHistory.streamName(fx.projectId);
-        assertThat(streamExists(jsm, stream)).isFalse();
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> streamExists(jsm, stream));
+        assertThat(jsm.getStreamInfo(stream).getConfiguration().getMaxAge())
+                .as("on by default: the operator's 120 s window plus a minute")
+                .isEqualTo(Duration.ofSeconds(180));
         fx.sql("INSERT INTO aura_platform.project_limits(project_id, postgres_changes_resume_seconds,"
                 + " postgres_changes_history_bytes) VALUES ('" + fx.projectId + "', 30, 1048576)");
-        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> streamExists(jsm, stream));
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(10))
+                .until(() -> jsm.getStreamInfo(stream).getConfiguration().getMaxBytes() == 1048576);
         Thread.sleep(500); // the publisher's set is narrowed/widened with the stream
         StreamInfo info = jsm.getStreamInfo(stream);
         assertThat(info.getConfiguration().getMaxBytes()).isEqualTo(1048576);

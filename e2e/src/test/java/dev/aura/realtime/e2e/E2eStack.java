@@ -130,10 +130,15 @@ public final class E2eStack implements AutoCloseable {
 
     /** Starts a ws-front replica on a free port and waits for its {@code /health}; returns its index. */
     public int startWsFront(Map<String, String> overrides) {
+        return startWsFront(overrides, List.of());
+    }
+
+    /** {@link #startWsFront(Map)} with JVM options (e.g. {@code -Xmx768m}, the chart's heap). */
+    public int startWsFront(Map<String, String> overrides, List<String> jvmArgs) {
         int port = Ports.forService();
         Map<String, String> env = ServiceEnv.wsFront(nats, SECRET, port);
         env.putAll(overrides);
-        ServiceProcess front = ServiceProcess.startJar("ws-front-" + fronts.size(), Jars.wsFront(), env, List.of());
+        ServiceProcess front = ServiceProcess.startJar("ws-front-" + fronts.size(), Jars.wsFront(), env, jvmArgs);
         fronts.add(front);
         frontPorts.add(port);
         http(port).awaitHealth("\"status\":\"ok\"", START_TIMEOUT, front);

@@ -3,6 +3,7 @@ package dev.aura.realtime.front;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.aura.realtime.common.auth.JwtVerifier;
 import dev.aura.realtime.common.wire.KvBuckets;
+import dev.aura.realtime.common.wire.ResumeRecord;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.common.wire.WireJson;
 import dev.aura.realtime.front.auth.Credentials;
@@ -36,6 +37,7 @@ import dev.aura.realtime.front.relay.NatsProjectKeys;
 import dev.aura.realtime.front.relay.NatsProjectLimits;
 import dev.aura.realtime.front.relay.NatsRelay;
 import dev.aura.realtime.front.relay.NatsUsageExchange;
+import dev.aura.realtime.front.resume.HeldBytes;
 import dev.aura.realtime.front.resume.HistoryReader;
 import dev.aura.realtime.front.resume.ResumeLiveness;
 import dev.aura.realtime.front.resume.ResumeServices;
@@ -50,9 +52,12 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.buffer.ByteBufAllocator;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -110,7 +115,13 @@ public final class FrontApp implements AutoCloseable {
             NatsConnection nats = NatsConnection.connect(config.nats(), "ws-front " + config.instanceId());
             started.push(nats);
             // each project's bytes in the two KV buckets, counted here and shared in the usage report (D8)
-            BucketLedger registryBytes = new BucketLedger(SubscriptionEntry.BUCKET, SubscriptionEntry.MAX_AGE, clock);
+            // the registry's max age follows the longest resume window (docs/design.md R): read by the registry
+            AtomicReference<KvSubscriptionRegistry> registryRef = new AtomicReference<>();
+            Supplier<Duration> registryMaxAge = () -> {
+                KvSubscriptionRegistry r = registryRef.get();
+                return r == null ? SubscriptionEntry.MAX_AGE : r.maxAge();
+            };
+            BucketLedger registryBytes = new BucketLedger(SubscriptionEntry.BUCKET, registryMaxAge, clock);
             BucketLedger presenceBytes =
                     new BucketLedger(PresenceService.BUCKET, config.presence().maxAge(), clock);
             NatsUsageExchange usage = new NatsUsageExchange(
@@ -126,15 +137,25 @@ public final class FrontApp implements AutoCloseable {
                     clock,
                     config.projectLimits().limitsRefresh(),
                     config.subscriptionCheckTimeout());
+            BucketLedger resumeBytes = new BucketLedger(
+                    ResumeRecord.BUCKET, () -> registryMaxAge.get().plus(ResumeStore.MARGIN), clock);
             ProjectQuotas quotas = new ProjectQuotas(
-                    ProjectQuota.defaults(config), projectLimits, usage, clock, registryBytes, presenceBytes);
+                    ProjectQuota.defaults(config),
+                    projectLimits,
+                    usage,
+                    clock,
+                    registryBytes,
+                    presenceBytes,
+                    resumeBytes);
             KvSubscriptionRegistry registry = new KvSubscriptionRegistry(
                     nats.connection(),
                     KvBuckets.registry(config.registryBucketMaxBytes()),
                     config.subscriptionRefresh(),
                     mapper,
                     registryBytes,
-                    quotas.registryShares());
+                    quotas.registryShares(),
+                    clock);
+            registryRef.set(registry);
             started.push(registry);
             registry.start();
             PresenceService presence = new PresenceService(
@@ -181,17 +202,34 @@ public final class FrontApp implements AutoCloseable {
             Sessions sessions = new Sessions();
             usage.start(quotas::usage);
             // postgres_changes resume (docs/design.md R): records, history reads
-            ResumeStore resumeStore = new ResumeStore(nats.connection(), mapper, config.resumeBucketMaxBytes());
+            ResumeStore resumeStore = new ResumeStore(
+                    nats.connection(),
+                    mapper,
+                    config.resumeBucketMaxBytes(),
+                    resumeBytes,
+                    quotas.resumeShares(),
+                    registryMaxAge,
+                    clock);
             started.push(resumeStore);
             resumeStore.start();
-            HistoryReader historyReader = new HistoryReader(nats.connection(), mapper);
+            // what resume's replays hold at once, bounded well under the heap (issue 38, docs/design.md R):
+            // the chunks being read and written 1/32 of it, the live changes held meanwhile 1/16
+            long heap = Runtime.getRuntime().maxMemory();
+            HistoryReader historyReader =
+                    new HistoryReader(nats.connection(), mapper, clamp(heap / 32, 4L << 20, 256L << 20));
             started.push(historyReader);
             ResumeLiveness liveness =
                     new ResumeLiveness(nats.connection(), config.instanceId(), topics::holds, RESUME_LIVE_TIMEOUT);
             started.push(liveness);
             liveness.start();
-            ResumeServices resumes =
-                    new ResumeServices(resumeStore, historyReader, projectLimits, config.maxOutboundBytes(), liveness);
+            ResumeServices resumes = new ResumeServices(
+                    resumeStore,
+                    historyReader,
+                    projectLimits,
+                    config.maxOutboundBytes(),
+                    liveness,
+                    registryMaxAge,
+                    new HeldBytes(clamp(heap / 16, 8L << 20, 512L << 20)));
             // every credential, the platform's and each project's own keys (docs/security.md)
             Credentials credentials = new Credentials(
                     verifier,
@@ -316,5 +354,9 @@ public final class FrontApp implements AutoCloseable {
                 LogCode.StopFailed.warn(log, "error while stopping {}: {}", c, e.toString());
             }
         }
+    }
+
+    private static long clamp(long v, long min, long max) {
+        return Math.max(min, Math.min(max, v));
     }
 }

@@ -106,9 +106,11 @@ public record CdcConfig(
      *
      * @param fileStorage {@code AURA_HISTORY_STORAGE=file} (else memory)
      * @param replicas {@code AURA_HISTORY_REPLICAS}
-     * @param refresh {@code AURA_HISTORY_REFRESH_MS}: how often the opted-in projects are re-read
+     * @param refresh {@code AURA_HISTORY_REFRESH_MS}: how often the projects with resume on are re-read
+     * @param defaultResumeSeconds {@code AURA_RESUME_DEFAULT_SECONDS}: the window of a project that
+     *     sets none ({@code postgres_changes_resume_seconds} NULL)
      */
-    public record History(boolean fileStorage, int replicas, Duration refresh) {}
+    public record History(boolean fileStorage, int replicas, Duration refresh, int defaultResumeSeconds) {}
 
     /**
      * The projects' realtime messages tables (docs/design.md H2).
@@ -225,7 +227,8 @@ public record CdcConfig(
                 new History(
                         AURA_HISTORY_STORAGE.read(env).equals("file"),
                         AURA_HISTORY_REPLICAS.read(env),
-                        AURA_HISTORY_REFRESH_MS.read(env)),
+                        AURA_HISTORY_REFRESH_MS.read(env),
+                        Math.toIntExact(AURA_RESUME_DEFAULT_SECONDS.read(env).toSeconds())),
                 new Containment(
                         CDC_SHARD_CHECK_BUDGET_MS.read(env),
                         CDC_LATE_CHECK_TIMEOUT_MS.read(env),

@@ -89,6 +89,12 @@ public final class CdcSettings {
             .range(100, 3_600_000)
             .doc("How often the cdc-worker re-reads which projects have resume on and creates, updates or deletes"
                     + " their history streams");
+    public static final Setting<Duration> AURA_RESUME_DEFAULT_SECONDS = Setting.seconds(
+                    "AURA_RESUME_DEFAULT_SECONDS", 120)
+            .range(0, 86_400)
+            .doc(
+                    "The postgres_changes resume window of every project whose aura_platform.project_limits row does not"
+                            + " set postgres_changes_resume_seconds (docs/design.md R); 0: resume off unless a project sets it");
     public static final Setting<Duration> CDC_SHARD_CHECK_BUDGET_MS = Setting.millis("CDC_SHARD_CHECK_BUDGET_MS", 25)
             .range(5, 600_000)
             .doc("Time one project's RLS checks may take in one shard run; a project whose checks take more goes to its"
@@ -157,6 +163,7 @@ public final class CdcSettings {
             AURA_HISTORY_STORAGE,
             AURA_HISTORY_REPLICAS,
             AURA_HISTORY_REFRESH_MS,
+            AURA_RESUME_DEFAULT_SECONDS,
             CDC_SHARD_CHECK_BUDGET_MS,
             CDC_LATE_CHECK_TIMEOUT_MS,
             CDC_LATE_LANE_BYTES,

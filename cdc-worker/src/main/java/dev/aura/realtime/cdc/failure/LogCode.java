@@ -82,6 +82,8 @@ public enum LogCode {
     STATUS_PUBLISH_FAILED,
     /** The registry watch could not be (re)started; retried. */
     REGISTRY_WATCH_FAILED,
+    /** The registry bucket's max age could not be set to the longest resume window's; retried. */
+    REGISTRY_MAX_AGE_FAILED,
     /** The registry's first load did not finish within its timeout; start-up continued. */
     REGISTRY_LOAD_TIMEOUT,
     /** After a NATS reconnect, some replicas did not re-put their bindings in time; matching resumed without them. */

@@ -112,6 +112,22 @@ public final class PlatformSchema {
                 + " AND postgres_changes_resume_seconds <= 86400)",
         "ALTER TABLE aura_platform.project_limits ADD COLUMN IF NOT EXISTS postgres_changes_history_bytes bigint"
                 + " NOT NULL DEFAULT 67108864 CHECK (postgres_changes_history_bytes > 0)",
+        // issue 38: resume is on by default. NULL = the operator's AURA_RESUME_DEFAULT_SECONDS, 0 = off.
+        // Once (while the column is still NOT NULL): the 0s that meant "the default" become NULL.
+        """
+        DO $$ BEGIN
+          IF EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = 'aura_platform'
+                     AND table_name = 'project_limits' AND column_name = 'postgres_changes_resume_seconds'
+                     AND is_nullable = 'NO') THEN
+            ALTER TABLE aura_platform.project_limits ALTER COLUMN postgres_changes_resume_seconds DROP NOT NULL,
+              ALTER COLUMN postgres_changes_resume_seconds DROP DEFAULT;
+            UPDATE aura_platform.project_limits SET postgres_changes_resume_seconds = NULL
+              WHERE postgres_changes_resume_seconds = 0;
+          END IF;
+        END $$""",
+        // issue 38: each project's share of the aura_resume bucket (NULL: ws-front's default)
+        "ALTER TABLE aura_platform.project_limits ADD COLUMN IF NOT EXISTS max_resume_bytes bigint"
+                + " CHECK (max_resume_bytes > 0)",
         // The read check of a private channel, as Supabase makes it: probe rows for the topic are
         // inserted (by the project's SECURITY DEFINER probe, so no insert policy is needed), then
         // selected in a new statement under the caller's client role and claims, so the tenant's

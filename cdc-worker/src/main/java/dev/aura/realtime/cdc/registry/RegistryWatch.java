@@ -74,6 +74,8 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
     private final ScheduledExecutorService resync = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().name("aura-subscription-resync").daemon().factory());
     private volatile SubscriptionIndex view = new SubscriptionIndex(SubscriptionEntry.MAX_AGE);
+    /** The bucket's max age as last read or set ({@link #maxAge(Duration)}); every index ignores entries older. */
+    private volatile Duration maxAge = SubscriptionEntry.MAX_AGE;
 
     private AutoCloseable watch; // guarded by this
     /** During a periodic re-watch: the watch of the still-current view, closed once the new one loaded. */
@@ -112,6 +114,19 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
             if (!closed) {
                 resync.scheduleWithFixedDelay(() -> safeRewatch(true), period, period, TimeUnit.MILLISECONDS);
             }
+        }
+    }
+
+    /**
+     * The registry bucket's max age is now {@code age} ({@link RegistryMaxAge}, or as read at a
+     * re-watch): the view and every later index keep entries that long after their last write.
+     */
+    public void maxAge(Duration age) {
+        maxAge = age;
+        view.maxAge(age);
+        RegistryLoader l = loading;
+        if (l != null) {
+            l.index().maxAge(age);
         }
     }
 
@@ -219,6 +234,7 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
         // a restarted nats-server has lost the memory-storage bucket: re-create it, or the watch
         // fails until ws-front happens to re-create it
         KeyValue kv = KvBuckets.ensure(nats, settings.bucket());
+        maxAge(KvBuckets.maxAge(nats, settings.bucket()));
         if (keepView && reads.current() != null) {
             if (retiring == null) {
                 retiring = watch; // the current view's watch, closed once the new view is current
@@ -231,7 +247,7 @@ public final class RegistryWatch implements SubscriptionRegistry, AutoCloseable 
             stopWatching();
             reads.current(null); // the old view gets no more events: it is not current until the new one loaded
         }
-        RegistryLoader loader = new RegistryLoader(new SubscriptionIndex(SubscriptionEntry.MAX_AGE), loaders);
+        RegistryLoader loader = new RegistryLoader(new SubscriptionIndex(maxAge), loaders);
         loading = loader;
         watch = kv.watchAll(loader);
     }

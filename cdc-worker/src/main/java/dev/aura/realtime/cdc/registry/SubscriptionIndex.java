@@ -52,7 +52,9 @@ public final class SubscriptionIndex {
 
     private static final String ANY_TABLE = "*";
 
-    private final long maxAgeMs;
+    /** The bucket's max age in force ({@link #maxAge}): it follows the longest resume window. */
+    private volatile long maxAgeMs;
+
     private final Map<String, Stored> byKey = new ConcurrentHashMap<>();
     /** Entries without an indexable eq condition, by table: each slot by key. */
     private final Map<Bucket, Map<String, Stored>> byTable = new ConcurrentHashMap<>();
@@ -62,6 +64,11 @@ public final class SubscriptionIndex {
     private final java.util.concurrent.atomic.AtomicLong moves = new java.util.concurrent.atomic.AtomicLong();
 
     public SubscriptionIndex(Duration maxAge) {
+        this.maxAgeMs = maxAge.toMillis();
+    }
+
+    /** The bucket's max age changed (docs/design.md R): entries are ignored after this one. */
+    public void maxAge(Duration maxAge) {
         this.maxAgeMs = maxAge.toMillis();
     }
 

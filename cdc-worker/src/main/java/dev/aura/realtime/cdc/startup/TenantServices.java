@@ -58,7 +58,8 @@ final class TenantServices {
         checks.start();
         started.push(checks);
         // two at a time: a primary-key look-up each, asked once per project per ws-front refresh period
-        ProjectLimitsService limits = new ProjectLimitsService(nats, new ProjectLimitsTable(platform), 2);
+        ProjectLimitsService limits = new ProjectLimitsService(
+                nats, new ProjectLimitsTable(platform, config.history().defaultResumeSeconds()), 2);
         limits.start();
         started.push(limits);
         ChannelAccessService channels = new ChannelAccessService(

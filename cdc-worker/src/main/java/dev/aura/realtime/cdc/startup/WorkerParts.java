@@ -27,6 +27,7 @@ import dev.aura.realtime.cdc.publish.EventPublisher;
 import dev.aura.realtime.cdc.publish.HistoryStreams;
 import dev.aura.realtime.cdc.publish.ProjectStreams;
 import dev.aura.realtime.cdc.publish.StatusPublisher;
+import dev.aura.realtime.cdc.registry.RegistryMaxAge;
 import dev.aura.realtime.cdc.registry.RegistryWatch;
 import dev.aura.realtime.cdc.rls.RlsPolicy;
 import dev.aura.realtime.cdc.slot.ReaderSettings;
@@ -224,11 +225,18 @@ public final class WorkerParts {
                 started);
     }
 
-    /** The history streams, the event publisher and the projects' held changes. */
+    /** The registry's max age (kept for the longest resume window), history streams, publisher, held changes. */
     public void startPublishing() throws Exception {
+        ProjectLimitsTable limits =
+                new ProjectLimitsTable(platform, config.history().defaultResumeSeconds());
+        // the registry keeps parked entries for the longest resume window (docs/design.md R)
+        RegistryMaxAge registryAge = new RegistryMaxAge(
+                nats, KvBuckets.registry(config.registryBucketMaxBytes()), limits::longestWindow, registry);
+        registryAge.start(config.history().refresh());
+        started.push(registryAge);
         HistoryStreams history = new HistoryStreams(
                 nats,
-                new ProjectLimitsTable(platform),
+                limits,
                 new HistoryStreams.Settings(
                         config.history().fileStorage(),
                         config.history().replicas(),

@@ -89,6 +89,43 @@ public final class KvBuckets {
     }
 
     /**
+     * The bucket's max age in force (it is created from {@code spec} when missing).
+     *
+     * @throws IOException when NATS does not answer
+     * @throws JetStreamApiException when JetStream refuses
+     */
+    public static Duration maxAge(Connection nats, Spec spec) throws IOException, JetStreamApiException {
+        ensure(nats, spec);
+        return nats.keyValueManagement().getStatus(spec.name()).getTtl();
+    }
+
+    /**
+     * Sets the bucket's max age to {@code maxAge} when it is another (creating the bucket from
+     * {@code spec} when missing): nats-server applies a changed max age to every message already
+     * stored. @return whether it changed
+     *
+     * @throws IOException when NATS does not answer
+     * @throws JetStreamApiException when JetStream refuses
+     */
+    public static boolean setMaxAge(Connection nats, Spec spec, Duration maxAge)
+            throws IOException, JetStreamApiException {
+        ensure(nats, spec);
+        KeyValueManagement kvm = nats.keyValueManagement();
+        KeyValueStatus status = kvm.getStatus(spec.name());
+        if (status.getTtl().equals(maxAge)) {
+            return false;
+        }
+        kvm.update(configuration(
+                new Spec(spec.name(), maxAge, status.getMaxBucketSize(), status.getMaximumValueSize()), maxAge));
+        log.info(
+                "KV bucket {}: max age {} ms (was {})",
+                spec.name(),
+                maxAge.toMillis(),
+                status.getTtl().toMillis());
+        return true;
+    }
+
+    /**
      * What nats-server's memory store charges against {@code max_bytes} for a value of
      * {@code valueBytes} under {@code key}: the subject {@code $KV.<bucket>.<key>}, the value and
      * its fixed per-message overhead (16 bytes in nats-server's memstore; 32 counted here).

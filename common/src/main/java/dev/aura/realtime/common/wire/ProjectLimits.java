@@ -21,9 +21,12 @@ import com.fasterxml.jackson.annotation.JsonProperty;
  *     postgres_changes binding, one per private channel), across replicas
  * @param maxRegistryBytes bytes the project's entries may occupy in the registry bucket, across replicas
  * @param maxPresenceBytes bytes the project's presences may occupy in the presence bucket, across replicas
- * @param postgresChangesResumeSeconds the resume window of postgres_changes (issue 27, docs/design.md
- *     R); 0 or null = off
+ * @param postgresChangesResumeSeconds the resume window of postgres_changes (issues 27, 38;
+ *     docs/design.md R): the cdc-worker answers the project's own, else its operator default
+ *     ({@code AURA_RESUME_DEFAULT_SECONDS}); 0 = off, null = not known
  * @param postgresChangesHistoryBytes the bound in bytes of the project's change history stream
+ * @param maxResumeBytes bytes the project's resume records and pointers may occupy in the
+ *     {@code aura_resume} bucket, across replicas
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record ProjectLimits(
@@ -38,11 +41,12 @@ public record ProjectLimits(
         @JsonProperty("max_registry_bytes") Long maxRegistryBytes,
         @JsonProperty("max_presence_bytes") Long maxPresenceBytes,
         @JsonProperty("postgres_changes_resume_seconds") Integer postgresChangesResumeSeconds,
-        @JsonProperty("postgres_changes_history_bytes") Long postgresChangesHistoryBytes) {
+        @JsonProperty("postgres_changes_history_bytes") Long postgresChangesHistoryBytes,
+        @JsonProperty("max_resume_bytes") Long maxResumeBytes) {
 
     /** No overrides: every limit is the global default. */
     public static final ProjectLimits DEFAULTS =
-            new ProjectLimits(null, null, null, null, null, null, null, null, null, null, null, null);
+            new ProjectLimits(null, null, null, null, null, null, null, null, null, null, null, null, null);
 
     /** The column default of {@code postgres_changes_history_bytes}: 64 MiB. */
     public static final long DEFAULT_HISTORY_BYTES = 64L * 1024 * 1024;
@@ -71,7 +75,26 @@ public record ProjectLimits(
                 maxRegistryBytes,
                 maxPresenceBytes,
                 null,
+                null,
                 null);
+    }
+
+    /** These overrides with the resume window {@code seconds} in force for the project. */
+    public ProjectLimits withResumeSeconds(int seconds) {
+        return new ProjectLimits(
+                maxConcurrentUsers,
+                maxEventsPerSecond,
+                maxJoinsPerSecond,
+                maxChannelsPerClient,
+                maxBytesPerSecond,
+                maxPayloadSizeInKb,
+                maxPresenceEventsPerSecond,
+                maxChecksPerSecond,
+                maxRegistryBytes,
+                maxPresenceBytes,
+                seconds,
+                postgresChangesHistoryBytes,
+                maxResumeBytes);
     }
 
     /** The resume window in seconds; 0 when resume is off. */
@@ -103,6 +126,7 @@ public record ProjectLimits(
                 maxBytesPerSecond,
                 maxPayloadSizeInKb,
                 maxPresenceEventsPerSecond,
+                null,
                 null,
                 null,
                 null,

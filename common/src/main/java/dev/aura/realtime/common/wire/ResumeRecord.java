@@ -17,6 +17,8 @@ import java.util.List;
  * @param windowSeconds the project's resume window when the record was written
  * @param slotEpoch the cdc-worker slot epoch seen at the last write (0 when unknown)
  * @param firstEventId the first event id written under these sub ids, or null (for {@code since})
+ * @param claimsDigest the digest of the claims the channel's registry entries carry (ws-front's
+ *     {@code resume.ResumeKeys#claimsDigest}): only a token of the same digest adopts the record
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record ResumeRecord(
@@ -27,7 +29,8 @@ public record ResumeRecord(
         @JsonProperty("parked_at_ms") long parkedAtMs,
         @JsonProperty("window_seconds") int windowSeconds,
         @JsonProperty("slot_epoch") long slotEpoch,
-        @JsonProperty("first_event_id") String firstEventId) {
+        @JsonProperty("first_event_id") String firstEventId,
+        @JsonProperty("claims_digest") String claimsDigest) {
 
     /** JetStream KV bucket of resume records (memory storage). */
     public static final String BUCKET = "aura_resume";
@@ -53,14 +56,22 @@ public record ResumeRecord(
                 parkedAtMs,
                 windowSeconds,
                 slotEpoch,
-                firstEventId == null ? id : firstEventId);
+                firstEventId == null ? id : firstEventId,
+                claimsDigest);
     }
 
     public ResumeRecord parked(long nowMs) {
-        return new ResumeRecord(subIds, lastEventId, owner, nowMs, nowMs, windowSeconds, slotEpoch, firstEventId);
+        return new ResumeRecord(
+                subIds, lastEventId, owner, nowMs, nowMs, windowSeconds, slotEpoch, firstEventId, claimsDigest);
     }
 
     public ResumeRecord ownedBy(String instance, long nowMs, int window) {
-        return new ResumeRecord(subIds, lastEventId, instance, nowMs, 0, window, slotEpoch, firstEventId);
+        return new ResumeRecord(subIds, lastEventId, instance, nowMs, 0, window, slotEpoch, firstEventId, claimsDigest);
+    }
+
+    /** The record with the claims of a later token of the same identity (an {@code access_token}). */
+    public ResumeRecord withClaimsDigest(String digest) {
+        return new ResumeRecord(
+                subIds, lastEventId, owner, updatedAtMs, parkedAtMs, windowSeconds, slotEpoch, firstEventId, digest);
     }
 }

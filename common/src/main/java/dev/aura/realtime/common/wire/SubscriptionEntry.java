@@ -67,10 +67,34 @@ public record SubscriptionEntry(
 
     /** JetStream KV bucket of postgres_changes bindings (memory storage). */
     public static final String BUCKET = "aura_subscriptions";
-    /** The bucket's max age: an entry not refreshed for this long is dead (its owner crashed). */
+    /**
+     * The bucket's least max age: an entry not refreshed for this long is dead (its owner crashed).
+     * The bucket's max age in force is {@link #maxAgeFor} the longest resume window, at least this
+     * (the cdc-worker sets it, docs/design.md R).
+     */
     public static final java.time.Duration MAX_AGE = java.time.Duration.ofSeconds(120);
     /** How often owners re-put their live entries (well inside {@link #MAX_AGE}). */
     public static final java.time.Duration REFRESH_INTERVAL = java.time.Duration.ofSeconds(30);
+    /** What the max age keeps beyond a resume window and one refresh: clocks and NATS latency. */
+    public static final java.time.Duration WINDOW_MARGIN = java.time.Duration.ofSeconds(10);
+
+    /**
+     * The bucket's max age for a longest resume window of {@code windowSeconds}: an entry of a
+     * replica killed right before its next refresh must outlive the window after the kill, and a
+     * parked entry (written once) the window after parking.
+     */
+    public static java.time.Duration maxAgeFor(int windowSeconds) {
+        java.time.Duration needed = java.time.Duration.ofSeconds(Math.max(0, windowSeconds))
+                .plus(REFRESH_INTERVAL)
+                .plus(WINDOW_MARGIN);
+        return needed.compareTo(MAX_AGE) > 0 ? needed : MAX_AGE;
+    }
+
+    /** The longest resume window (seconds) a bucket of max age {@code maxAge} holds the entries of. */
+    public static int longestWindowWithin(java.time.Duration maxAge) {
+        return (int)
+                Math.max(0, maxAge.minus(REFRESH_INTERVAL).minus(WINDOW_MARGIN).toSeconds());
+    }
 
     /** Largest entry (serialised JSON) a reader accepts; also the bucket's max value size. */
     public static final int MAX_BYTES = 64 * 1024;

@@ -28,6 +28,7 @@ public record UsageReport(
      * @param registryBytes bytes this replica's live registry entries (and their recent delete
      *     markers) of the project occupy in the registry bucket now
      * @param presenceBytes the same in the presence bucket
+     * @param resumeBytes the same in the {@code aura_resume} bucket (resume records and pointers)
      * @param refused connections, joins, client messages and presence events refused by the
      *     project's limits in the last whole second (the inspector shows it, docs/design.md D9); 0
      *     from a replica that predates it
@@ -41,9 +42,10 @@ public record UsageReport(
             @JsonProperty("c") int checks,
             @JsonProperty("rb") long registryBytes,
             @JsonProperty("pb") long presenceBytes,
+            @JsonProperty("sb") long resumeBytes,
             @JsonProperty("rf") int refused) {
 
-        /** The counts of a report without refusals (as older replicas send). */
+        /** The counts of a report without resume bytes and refusals (as older replicas send). */
         public Counts(
                 int users,
                 int joins,
@@ -53,12 +55,12 @@ public record UsageReport(
                 int checks,
                 long registryBytes,
                 long presenceBytes) {
-            this(users, joins, events, bytes, presence, checks, registryBytes, presenceBytes, 0);
+            this(users, joins, events, bytes, presence, checks, registryBytes, presenceBytes, 0, 0);
         }
 
         /** The counts of a report without checks and bucket bytes (as older replicas send). */
         public Counts(int users, int joins, int events, long bytes, int presence) {
-            this(users, joins, events, bytes, presence, 0, 0, 0, 0);
+            this(users, joins, events, bytes, presence, 0, 0, 0, 0, 0);
         }
     }
 }

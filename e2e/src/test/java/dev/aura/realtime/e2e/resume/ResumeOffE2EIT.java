@@ -12,16 +12,17 @@ import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 27's default: a project without a limits row has resume off. The issue's scenario (replica
- * 1 killed and restarted while a row is inserted every 20 ms) behaves as before: the client
- * rejoins and receives the rows committed after its rejoin; no {@code system} message about
- * resume, no {@code _aura_event_id} in records, and no history stream exists on NATS.
+ * A project whose {@code postgres_changes_resume_seconds} is 0 has resume off (issue 38: on by
+ * default, 0 turns it off). The issue 27 scenario (replica 1 killed and restarted while a row is
+ * inserted every 20 ms) behaves as before resume existed: the client rejoins and receives the rows
+ * committed after its rejoin; no {@code system} message about resume, no {@code _aura_event_id} in
+ * records, and no history stream exists on NATS.
  */
 class ResumeOffE2EIT {
 
     @Test
     void withoutResumeNothingChanges() throws Exception {
-        try (ResumeStack s = ResumeStack.start(null, "(id int PRIMARY KEY)");
+        try (ResumeStack s = ResumeStack.start(0, "(id int PRIMARY KEY)");
                 RealtimeJsClient js =
                         s.client(s.stack.wsUrl(0), UUID.randomUUID().toString(), Map.of());
                 RowWriter writer = new RowWriter(

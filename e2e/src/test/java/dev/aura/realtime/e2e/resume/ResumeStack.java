@@ -16,7 +16,8 @@ import java.util.Map;
 /**
  * Issue 27's setting: a cdc-worker, two ws-front replicas on a nats-server of their own (the
  * history streams and the {@code aura_resume} bucket start empty), one project with table
- * {@code t} and, when asked, postgres_changes resume switched on in its limits row.
+ * {@code t} and, when asked, its own postgres_changes resume window in its limits row (else the
+ * operator default: on, 120 s; issue 38).
  */
 final class ResumeStack implements AutoCloseable {
     static final Duration T = Duration.ofSeconds(20);
@@ -32,11 +33,16 @@ final class ResumeStack implements AutoCloseable {
 
     /**
      * Starts everything; {@code resumeSeconds} null leaves the project without a limits row (resume
-     * off, the default). {@code setup} runs after table {@code t} ({@code columns}) is created and
+     * on with the operator's default window, issue 38), 0 turns resume off. {@code setup} runs after table {@code t} ({@code columns}) is created and
      * enabled ({@code {t}} in it stands for the table's quoted name), before the replicas start (a
      * replica reads the limits on its first connection).
      */
     static ResumeStack start(Integer resumeSeconds, String columns, String... setup) {
+        return start(resumeSeconds, columns, Map.of(), setup);
+    }
+
+    /** {@link #start(Integer, String, String...)} with {@code frontEnv} added to both replicas' environment. */
+    static ResumeStack start(Integer resumeSeconds, String columns, Map<String, String> frontEnv, String... setup) {
         NatsServer nats = NatsServer.start();
         E2eStack stack = new E2eStack(PostgresServer.shared(), nats);
         ResumeStack s = new ResumeStack(nats, stack);
@@ -50,17 +56,10 @@ final class ResumeStack implements AutoCloseable {
             for (String sql : setup) {
                 stack.sql(sql.replace("{t}", stack.table("t")));
             }
-            stack.startWsFront(Map.of());
-            stack.startWsFront(Map.of());
-            if (resumeSeconds != null && resumeSeconds > 0) {
-                // the worker re-reads the opted-in projects every AURA_HISTORY_REFRESH_MS (5 s)
-                Waits.until(
-                        "the history stream " + s.historyStream(),
-                        T,
-                        Duration.ofMillis(200),
-                        () -> s.streams().contains(s.historyStream()),
-                        () -> "streams " + s.streams() + "\n"
-                                + stack.cdcWorker().logTail(20));
+            stack.startWsFront(frontEnv);
+            stack.startWsFront(frontEnv);
+            if (resumeSeconds == null || resumeSeconds > 0) {
+                s.awaitHistoryStream(stack.projectId);
             }
             return s;
         } catch (RuntimeException | Error e) {
@@ -86,13 +85,41 @@ final class ResumeStack implements AutoCloseable {
      * to system messages, subscribed and told "Subscribed to PostgreSQL".
      */
     RealtimeJsClient client(String url, String sub, Map<String, ?> config) {
+        return client(url, stack.projectId, sub, config);
+    }
+
+    /** {@link #client(String, String, Map)} for a user of another project of this stack. */
+    RealtimeJsClient client(String url, String projectId, String sub, Map<String, ?> config) {
         RealtimeJsClient js = RealtimeJsClient.start();
         try {
             js.connect(
                     url,
-                    stack.tokens.anon(stack.projectId),
+                    stack.tokens.anon(projectId),
                     "2.0.0",
-                    Map.of("accessToken", stack.tokens.authenticated(stack.projectId, sub)));
+                    Map.of("accessToken", stack.tokens.authenticated(projectId, sub)));
+            js.channel(CHANNEL, config);
+            js.onPostgresChanges(CHANNEL, Map.of("event", "INSERT", "schema", "public", "table", "t"));
+            js.onSystem(CHANNEL);
+            int mark = js.eventCount();
+            js.subscribeAndAwait(CHANNEL, T);
+            awaitSubscribedToPostgres(js, mark);
+            return js;
+        } catch (RuntimeException | Error e) {
+            js.close();
+            throw e;
+        }
+    }
+
+    /**
+     * realtime-js 2.119.1 connected to {@code url} with {@code apikey} alone (no {@code accessToken}:
+     * the joins carry the apikey's claims, as a backend with the service key or an app with the
+     * anon key connects), channel {@value #CHANNEL} with {@code config} listening to INSERTs on
+     * {@code t} and to system messages, subscribed and told "Subscribed to PostgreSQL".
+     */
+    RealtimeJsClient keyClient(String url, String apikey, Map<String, ?> config) {
+        RealtimeJsClient js = RealtimeJsClient.start();
+        try {
+            js.connect(url, apikey, "2.0.0", Map.of());
             js.channel(CHANNEL, config);
             js.onPostgresChanges(CHANNEL, Map.of("event", "INSERT", "schema", "public", "table", "t"));
             js.onSystem(CHANNEL);
@@ -142,7 +169,25 @@ final class ResumeStack implements AutoCloseable {
 
     /** The design's history stream name of this project. */
     String historyStream() {
-        return "AURA_PGCHANGES_" + stack.projectId.replace("-", "");
+        return historyStream(stack.projectId);
+    }
+
+    static String historyStream(String projectId) {
+        return "AURA_PGCHANGES_" + projectId.replace("-", "");
+    }
+
+    /**
+     * Waits for the history stream of {@code projectId}: the worker creates it at its next
+     * AURA_HISTORY_REFRESH_MS (5 s) after the project's first realtime table, and only changes
+     * committed after that are kept for a replay.
+     */
+    void awaitHistoryStream(String projectId) {
+        Waits.until(
+                "the history stream " + historyStream(projectId),
+                T,
+                Duration.ofMillis(200),
+                () -> streams().contains(historyStream(projectId)),
+                () -> "streams " + streams() + "\n" + stack.cdcWorker().logTail(20));
     }
 
     /** The JetStream stream names on this stack's nats-server. */

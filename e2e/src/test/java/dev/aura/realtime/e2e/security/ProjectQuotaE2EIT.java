@@ -328,21 +328,70 @@ class ProjectQuotaE2EIT {
             assertThat(refused).as("A's refusal").isNotNull().startsWith("RegistryQuotaExceeded: ");
             assertThat(entries % 20).as("the refused join left no entry").isZero();
 
-            try (RealtimeJsClient js = RealtimeJsClient.start()) {
-                js.connect(stack.wsUrl(1), stack.tokens.anon(victim), "2.0.0", Map.of());
-                js.channel("feed");
-                js.onPostgresChanges("feed", Map.of("event", "INSERT", "schema", "public", "table", "feed"));
-                js.subscribeAndAwait("feed", WAIT);
-                stack.sql("INSERT INTO \"" + E2eStack.schemaOf(victim) + "\".feed(body) VALUES ('victim')");
-                js.awaitEvent(
-                        e -> "postgres_changes".equals(e.path("type").asText())
-                                && "victim"
-                                        .equals(e.path("payload")
-                                                .path("new")
-                                                .path("body")
-                                                .asText()),
-                        WAIT);
+            victimStillGetsRows(victim);
+        }
+    }
+
+    /**
+     * Issue 38 point 2: project A has resume on; a user of A whose token carries 8 KB of claims
+     * joins one binding and drops the socket, again and again, so its entries are parked (kept in
+     * the bucket, whole, for the window) rather than deleted. Parked entries are charged at their
+     * stored size: A's join over its share is refused with RegistryQuotaExceeded; project B's
+     * realtime-js join on the same cluster still gets SUBSCRIBED and rows.
+     *
+     * <p>Failed before the fix: a parked entry was charged as a delete marker (192 bytes) while
+     * the bucket kept it whole, so A was never refused and filled the bucket, after which B's
+     * join got no rows.
+     */
+    @Test
+    void parkedEntriesAreChargedSoAProjectWithResumeCannotFillTheRegistry() throws Exception {
+        String a = project("t");
+        String victim = project("feed");
+        stack.sql("INSERT INTO aura_platform.project_limits(project_id, postgres_changes_resume_seconds) VALUES ('" + a
+                + "', 60)");
+        Map<String, Object> claims = stack.tokens.claims("authenticated", a);
+        claims.put("sub", UUID.randomUUID().toString());
+        claims.put("blob", "x".repeat(8_000));
+        String token = stack.tokens.withClaims(claims);
+        String refused = null;
+        int rounds = 0;
+        for (int n = 0; n < 45 && refused == null; n++, rounds++) {
+            try (RawSocket raw = new RawSocket(stack.wsPort(0), stack.tokens.anon(a))) {
+                raw.send("[\"p" + n + "\",\"p" + n + "\",\"realtime:park" + n + "\",\"phx_join\",{\"config\":"
+                        + bindings("t", n, 1) + ",\"access_token\":\"" + token + "\"}]");
+                String reason = RawSocket.reason(raw.replyTo("p" + n).path(4));
+                if (!reason.isEmpty()) {
+                    refused = reason;
+                }
+                Thread.sleep(200); // the entry is written; the abort parks it
             }
+        }
+        Thread.sleep(500);
+        long entries = registryEntriesOf(a);
+        System.out.printf(
+                "parked entries: A holds %d entries in its %d bytes after %d joins, then: %s%n",
+                entries, REGISTRY_SHARE, rounds, refused);
+        assertThat(refused).as("A's refusal").isNotNull().startsWith("RegistryQuotaExceeded: ");
+
+        victimStillGetsRows(victim);
+    }
+
+    /** Project {@code victim}'s realtime-js client on the other replica joins its feed table and gets a row. */
+    private static void victimStillGetsRows(String victim) throws Exception {
+        try (RealtimeJsClient js = RealtimeJsClient.start()) {
+            js.connect(stack.wsUrl(1), stack.tokens.anon(victim), "2.0.0", Map.of());
+            js.channel("feed");
+            js.onPostgresChanges("feed", Map.of("event", "INSERT", "schema", "public", "table", "feed"));
+            js.subscribeAndAwait("feed", WAIT);
+            stack.sql("INSERT INTO \"" + E2eStack.schemaOf(victim) + "\".feed(body) VALUES ('victim')");
+            js.awaitEvent(
+                    e -> "postgres_changes".equals(e.path("type").asText())
+                            && "victim"
+                                    .equals(e.path("payload")
+                                            .path("new")
+                                            .path("body")
+                                            .asText()),
+                    WAIT);
         }
     }
 

@@ -212,10 +212,12 @@ final class JoinPipeline {
 
     private void checked(Joining j) {
         if (!table.current(j)) {
+            abandonResume(j);
             return; // superseded by a later join or a leave
         }
         if (!session.channel().isActive()) {
             table.endJoining(j.topic());
+            abandonResume(j);
             return;
         }
         if (j.deadline != 0 && j.checks.anyUnavailable()) {
@@ -242,20 +244,30 @@ final class JoinPipeline {
         table.endJoining(j.topic());
         String expired = expired(j.claims); // it may have expired while the checks ran
         if (expired != null) {
+            abandonResume(j);
             refuse(j.join, expired);
             return;
         }
         PrivateChannels.Gate gate = j.gate.join();
         if (gate.refusal() != null) {
+            abandonResume(j);
             refuse(j.join, gate.refusal());
             return;
         }
         PostgresChanges.Verdict verdict = j.checks.verdict(j.topic());
         if (verdict.refusal() != null) {
+            abandonResume(j);
             refuse(j.join, verdict.refusal());
             return;
         }
         register(j, planResume(j), gate, verdict);
+    }
+
+    /** A join that goes no further gives back the resume record its lookup claimed. */
+    private static void abandonResume(Joining j) {
+        if (j.resume != null) {
+            j.resume.abandon();
+        }
     }
 
     /** Step 4: the bindings with their sub ids: the record resume adopts (or claimed), else fresh ones. */

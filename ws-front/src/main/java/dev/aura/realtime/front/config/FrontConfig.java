@@ -123,10 +123,11 @@ public record FrontConfig(
             throw new ConfigException(FrontSettings.WS_MAX_OUTBOUND_BYTES.name() + "=" + maxOutboundBytes
                     + " must be at least " + high + "=" + writeBufferHighBytes);
         }
-        if (subscriptionRefresh.compareTo(subscriptionTtl) >= 0) {
-            throw new ConfigException(FrontSettings.SUBSCRIPTION_REFRESH_MS.name()
-                    + " must be shorter than the registry bucket's max age (" + subscriptionTtl.toMillis()
-                    + " ms), else registry entries expire between refreshes");
+        if (subscriptionRefresh.compareTo(SubscriptionEntry.REFRESH_INTERVAL) > 0) {
+            throw new ConfigException(FrontSettings.SUBSCRIPTION_REFRESH_MS.name() + " must be at most "
+                    + SubscriptionEntry.REFRESH_INTERVAL.toMillis() + " ms: the registry bucket's max age ("
+                    + subscriptionTtl.toMillis() + " ms or more) allows resume windows that long after the last"
+                    + " refresh of a replica that died (docs/design.md R)");
         }
         if (cdcStatusTimeout.compareTo(CdcStatus.HEARTBEAT) <= 0) {
             throw new ConfigException(FrontSettings.WS_CDC_STATUS_TIMEOUT_MS.name() + "=" + cdcStatusTimeout.toMillis()

@@ -2,6 +2,7 @@ package dev.aura.realtime.front.config;
 
 import dev.aura.realtime.common.config.Setting;
 import dev.aura.realtime.common.config.SharedSettings;
+import dev.aura.realtime.common.wire.SubscriptionEntry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -149,8 +150,9 @@ public final class FrontSettings {
             .doc("Wait for a cdc-worker's answer about a project's API key or token issuer (then 503 'try again', or"
                     + " the last answer found); longer than the cdc-worker's PROJECT_JWKS_TIMEOUT_MS");
     public static final Setting<Duration> SUBSCRIPTION_REFRESH_MS = Setting.millis("SUBSCRIPTION_REFRESH_MS", 30_000)
-            .range(100, 3_600_000)
-            .doc("Re-put interval of registry entries; shorter than the bucket's max age (120 s)");
+            .range(100, SubscriptionEntry.REFRESH_INTERVAL.toMillis())
+            .doc("Re-put interval of registry entries (the bucket's max age is at least 120 s, the longest resume"
+                    + " window + 40 s, which holds a dead replica's entries for the window after its last refresh)");
     public static final Setting<Integer> WS_DEDUPE_WINDOW_EVENTS = Setting.integer(
                     "WS_DEDUPE_WINDOW_EVENTS", "events", 100_000)
             .range(0, 100_000_000)
@@ -159,7 +161,9 @@ public final class FrontSettings {
             Setting.bytes("WS_DEDUPE_WINDOW_BYTES", 16 * MIB).doc("Memory bound of the remembered change event ids");
     public static final Setting<Long> RESUME_BUCKET_MAX_BYTES = Setting.bytes("RESUME_BUCKET_MAX_BYTES", 32 * MIB)
             .range(64 * 1024, Long.MAX_VALUE)
-            .doc("Byte limit of the aura_resume KV bucket (resume records of postgres_changes channels)");
+            .doc(
+                    "Byte limit of the aura_resume KV bucket (resume records of postgres_changes channels); each project may"
+                            + " hold 1/40 of it (project_limits.max_resume_bytes overrides)");
 
     // Presence.
     public static final Setting<Duration> PRESENCE_MAX_AGE_MS = Setting.millis("PRESENCE_MAX_AGE_MS", 60_000)

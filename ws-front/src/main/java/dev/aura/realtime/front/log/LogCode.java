@@ -85,6 +85,11 @@ public enum LogCode {
      * postgres_changes subscribers are told (system error) until it is back.
      */
     RelayLinkLost,
+    /**
+     * The {@code aura_resume} bucket's max age could not be set to the registry's plus the margin
+     * (records of killed replicas stay until the old one); retried every few seconds.
+     */
+    ResumeBucketMaxAgeFailed,
     /** An SSE event could not be written; the stream's write fails and the connection closes. */
     SseEncodeFailed,
     /** A component raised while being closed; the others are still closed. */

@@ -19,6 +19,8 @@ import dev.aura.realtime.front.config.ProjectLimitsConfig;
  *     0 in the defaults means {@value #CHECKS_PER_JOIN} times the project's joins per second
  * @param maxRegistryBytes bytes of the project's entries in the registry bucket, across replicas
  * @param maxPresenceBytes bytes of the project's presences in the presence bucket, across replicas
+ * @param maxResumeBytes bytes of the project's resume records and pointers in the {@code aura_resume}
+ *     bucket, across replicas
  */
 public record ProjectQuota(
         int maxConcurrentUsers,
@@ -30,7 +32,8 @@ public record ProjectQuota(
         int maxPresenceEventsPerSecond,
         int maxChecksPerSecond,
         long maxRegistryBytes,
-        long maxPresenceBytes) {
+        long maxPresenceBytes,
+        long maxResumeBytes) {
 
     /** Checks per join the derived checks budget allows on average ({@code max_joins_per_second × 10}). */
     public static final int CHECKS_PER_JOIN = 10;
@@ -57,6 +60,33 @@ public record ProjectQuota(
                 maxPresenceEventsPerSecond,
                 0,
                 Long.MAX_VALUE,
+                Long.MAX_VALUE,
+                Long.MAX_VALUE);
+    }
+
+    /** As before issue 38: no share of the {@code aura_resume} bucket (unbounded). */
+    public ProjectQuota(
+            int maxConcurrentUsers,
+            int maxEventsPerSecond,
+            int maxJoinsPerSecond,
+            int maxChannelsPerClient,
+            long maxBytesPerSecond,
+            int maxPayloadBytes,
+            int maxPresenceEventsPerSecond,
+            int maxChecksPerSecond,
+            long maxRegistryBytes,
+            long maxPresenceBytes) {
+        this(
+                maxConcurrentUsers,
+                maxEventsPerSecond,
+                maxJoinsPerSecond,
+                maxChannelsPerClient,
+                maxBytesPerSecond,
+                maxPayloadBytes,
+                maxPresenceEventsPerSecond,
+                maxChecksPerSecond,
+                maxRegistryBytes,
+                maxPresenceBytes,
                 Long.MAX_VALUE);
     }
 
@@ -75,7 +105,8 @@ public record ProjectQuota(
                 p.maxRegistryBytes() > 0 ? p.maxRegistryBytes() : config.registryBucketMaxBytes() / BUCKET_SHARES,
                 p.maxPresenceBytes() > 0
                         ? p.maxPresenceBytes()
-                        : config.presence().bucketMaxBytes() / BUCKET_SHARES);
+                        : config.presence().bucketMaxBytes() / BUCKET_SHARES,
+                config.resumeBucketMaxBytes() / BUCKET_SHARES);
     }
 
     /**
@@ -102,6 +133,7 @@ public record ProjectQuota(
                 o.maxPresenceEventsPerSecond() != null ? o.maxPresenceEventsPerSecond() : maxPresenceEventsPerSecond,
                 checks,
                 o.maxRegistryBytes() != null ? o.maxRegistryBytes() : maxRegistryBytes,
-                o.maxPresenceBytes() != null ? o.maxPresenceBytes() : maxPresenceBytes);
+                o.maxPresenceBytes() != null ? o.maxPresenceBytes() : maxPresenceBytes,
+                o.maxResumeBytes() != null ? o.maxResumeBytes() : maxResumeBytes);
     }
 }

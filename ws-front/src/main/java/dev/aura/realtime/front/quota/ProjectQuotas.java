@@ -47,6 +47,7 @@ public final class ProjectQuotas {
     private final Clock clock;
     private final BucketUsage registryBytes;
     private final BucketUsage presenceBytes;
+    private final BucketUsage resumeBytes;
     private final Map<String, Counters> projects = new ConcurrentHashMap<>();
 
     public ProjectQuotas(ProjectQuota defaults, ProjectLimitsSource overrides, UsageBoard others, Clock clock) {
@@ -64,12 +65,25 @@ public final class ProjectQuotas {
             Clock clock,
             BucketUsage registryBytes,
             BucketUsage presenceBytes) {
+        this(defaults, overrides, others, clock, registryBytes, presenceBytes, BucketUsage.NONE);
+    }
+
+    /** @param resumeBytes this replica's bytes per project in the {@code aura_resume} bucket (reported) */
+    public ProjectQuotas(
+            ProjectQuota defaults,
+            ProjectLimitsSource overrides,
+            UsageBoard others,
+            Clock clock,
+            BucketUsage registryBytes,
+            BucketUsage presenceBytes,
+            BucketUsage resumeBytes) {
         this.defaults = defaults;
         this.overrides = overrides;
         this.others = others;
         this.clock = clock;
         this.registryBytes = registryBytes;
         this.presenceBytes = presenceBytes;
+        this.resumeBytes = resumeBytes;
     }
 
     /** Each project's share of the registry bucket and the other replicas' bytes of it. */
@@ -98,6 +112,21 @@ public final class ProjectQuotas {
             @Override
             public long elsewhere(String projectId) {
                 return others.others(projectId).presenceBytes();
+            }
+        };
+    }
+
+    /** Each project's share of the {@code aura_resume} bucket and the other replicas' bytes of it. */
+    public BucketLedger.Shares resumeShares() {
+        return new BucketLedger.Shares() {
+            @Override
+            public long share(String projectId) {
+                return quota(projectId).maxResumeBytes();
+            }
+
+            @Override
+            public long elsewhere(String projectId) {
+                return others.others(projectId).resumeBytes();
             }
         };
     }
@@ -252,6 +281,7 @@ public final class ProjectQuotas {
         long now = clock.millis();
         Map<String, Long> registry = registryBytes.totals();
         Map<String, Long> presence = presenceBytes.totals();
+        Map<String, Long> resume = resumeBytes.totals();
         Map<String, UsageReport.Counts> out = new HashMap<>();
         for (String projectId : projects.keySet()) {
             projects.computeIfPresent(projectId, (k, c) -> {
@@ -272,17 +302,27 @@ public final class ProjectQuotas {
                                     (int) Math.min(Integer.MAX_VALUE, p[Kind.CHECKS.ordinal()]),
                                     registry.getOrDefault(k, 0L),
                                     presence.getOrDefault(k, 0L),
+                                    resume.getOrDefault(k, 0L),
                                     (int) Math.min(Integer.MAX_VALUE, p[Kind.REFUSED.ordinal()])));
                 }
                 return c;
             });
         }
-        for (Map<String, Long> bytes : List.of(registry, presence)) {
+        for (Map<String, Long> bytes : List.of(registry, presence, resume)) {
             for (String projectId : bytes.keySet()) {
                 out.computeIfAbsent(
                         projectId,
                         k -> new UsageReport.Counts(
-                                0, 0, 0, 0, 0, 0, registry.getOrDefault(k, 0L), presence.getOrDefault(k, 0L)));
+                                0,
+                                0,
+                                0,
+                                0,
+                                0,
+                                0,
+                                registry.getOrDefault(k, 0L),
+                                presence.getOrDefault(k, 0L),
+                                resume.getOrDefault(k, 0L),
+                                0));
             }
         }
         return out;
@@ -321,6 +361,7 @@ public final class ProjectQuotas {
                         (int) Math.min(Integer.MAX_VALUE, p[Kind.CHECKS.ordinal()]),
                         registryBytes.totals().getOrDefault(projectId, 0L),
                         presenceBytes.totals().getOrDefault(projectId, 0L),
+                        resumeBytes.totals().getOrDefault(projectId, 0L),
                         (int) Math.min(Integer.MAX_VALUE, p[Kind.REFUSED.ordinal()]));
                 for (Refusal r : Refusal.values()) {
                     refused.put(r, c.refusedTotal[r.ordinal()]);

@@ -7,6 +7,7 @@ import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * The bytes this replica's entries occupy in one JetStream KV bucket, per project
@@ -47,7 +48,7 @@ public final class BucketLedger implements BucketUsage {
     }
 
     private final String bucket;
-    private final long markerLifeMs;
+    private final Supplier<Duration> markerLife;
     private final Clock clock;
     private final Map<String, Share> shares = new ConcurrentHashMap<>();
 
@@ -56,8 +57,16 @@ public final class BucketLedger implements BucketUsage {
      * @param markerLife the bucket's max age: how long a delete marker stays
      */
     public BucketLedger(String bucket, Duration markerLife, Clock clock) {
+        this(bucket, () -> markerLife, clock);
+    }
+
+    /**
+     * @param markerLife the bucket's max age in force (the registry's follows the longest resume
+     *     window, docs/design.md R): how long a delete marker stays
+     */
+    public BucketLedger(String bucket, Supplier<Duration> markerLife, Clock clock) {
         this.bucket = bucket;
-        this.markerLifeMs = markerLife.toMillis();
+        this.markerLife = markerLife;
         this.clock = clock;
     }
 
@@ -100,8 +109,25 @@ public final class BucketLedger implements BucketUsage {
             Long old = share.live.remove(key);
             if (old != null) {
                 long marker = KvBuckets.markerBytes(bucket, key);
-                share.markers.addLast(new Marker(now + markerLifeMs, marker));
+                long expires = now + markerLife.get().toMillis();
+                Marker last = share.markers.peekLast();
+                // kept in expiry order (a shorter max age than before: no earlier than the last)
+                share.markers.addLast(
+                        new Marker(last == null ? expires : Math.max(expires, last.expiresAtMs()), marker));
                 share.total += marker - old;
+            }
+            return share.empty() ? null : share;
+        });
+    }
+
+    /** Stops charging {@code key} without a marker: the bucket holds nothing of it any more (or another replica's write). */
+    public void forget(String projectId, String key) {
+        long now = clock.millis();
+        shares.computeIfPresent(projectId, (k, share) -> {
+            share.expire(now);
+            Long old = share.live.remove(key);
+            if (old != null) {
+                share.total -= old;
             }
             return share.empty() ? null : share;
         });

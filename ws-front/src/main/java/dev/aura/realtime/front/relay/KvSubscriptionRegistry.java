@@ -7,21 +7,13 @@ import dev.aura.realtime.front.log.LogCode;
 import dev.aura.realtime.front.protocol.Reasons;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
-import io.nats.client.KeyValue;
-import io.nats.client.Message;
-import io.nats.client.api.PublishAck;
-import io.nats.client.impl.Headers;
-import io.nats.client.impl.NatsMessage;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -38,12 +30,17 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Quota: every put charges the entry's stored bytes to its project in a {@link BucketLedger};
  * one that would put the project over its share (across replicas) fails at once with
- * {@link SubscriptionRegistry.QuotaExceeded} and writes nothing (docs/design.md D8).
+ * {@link SubscriptionRegistry.QuotaExceeded} and writes nothing (docs/design.md D8). A parked
+ * entry (resume, docs/design.md R) stays charged at its stored size until its expiry, when it is
+ * deleted if nobody adopted it since (a delete conditional on the park's revision; its marker is
+ * charged until the bucket's max age), else forgotten here (issue 38).
+ *
+ * <p>Max age: the bucket's follows the longest resume window (the cdc-worker sets it); it is read
+ * at start and at every refresh ({@link #maxAge()}).
  *
  * <p>Threads: one {@link KvThread} {@code aura-registry} publishes every put and delete, so those
- * of one key keep their order and event loops never block. They are pipelined (each completes
- * with its JetStream ack, at most {@link #MAX_PUTS_IN_FLIGHT} awaiting one): a join storm's
- * writes are not one round trip each. Every {@code SUBSCRIPTION_REFRESH_MS} it re-puts all live
+ * of one key keep their order and event loops never block. They are pipelined ({@link KvPipeline}):
+ * a join storm's writes are not one round trip each. Every {@code SUBSCRIPTION_REFRESH_MS} it re-puts all live
  * entries, keeping them younger than the bucket's max age; {@link #reputAll()} does the same
  * after a NATS reconnect.
  */
@@ -52,22 +49,33 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
 
     private final Connection connection;
     private final KvBuckets.Spec bucket;
+    private final KvPipeline writes;
     private final ObjectMapper mapper;
     private final Map<String, SubscriptionEntry> live = new ConcurrentHashMap<>();
     private final BucketLedger ledger;
     private final BucketLedger.Shares shares;
     private final KvThread worker;
     private final AtomicBoolean closed = new AtomicBoolean();
-    /**
-     * Pipelined puts awaiting their ack, at most {@link #MAX_PUTS_IN_FLIGHT}: the KV thread waits
-     * for a permit, so a storm of thousands of joins does not overrun the connection's outgoing
-     * queue (jnats' 5,000 messages: "Output queue is full" failed the joins, the usage reports and
-     * the limit lookups of a replica taking a 5,000-client reconnect storm, bench figure 9).
-     */
-    private final Semaphore putsInFlight = new Semaphore(MAX_PUTS_IN_FLIGHT);
+    /** How often parked entries past their expiry are deleted (or forgotten). */
+    static final Duration PARKED_SWEEP = Duration.ofSeconds(5);
 
-    static final int MAX_PUTS_IN_FLIGHT = 512;
-    private volatile KeyValue kv;
+    /** A parked entry: its project, its expiry, and the revision the park wrote (0 until acknowledged). */
+    private static final class Parked {
+        final String projectId;
+        final long untilMs;
+        volatile long revision;
+
+        Parked(String projectId, long untilMs) {
+            this.projectId = projectId;
+            this.untilMs = untilMs;
+        }
+    }
+
+    /** Entries this replica parked and has not deleted or forgotten yet (KV thread, and park). */
+    private final Map<String, Parked> parked = new ConcurrentHashMap<>();
+
+    private final java.time.Clock clock;
+    private volatile Duration maxAge = SubscriptionEntry.MAX_AGE;
     /** Completed by the first full refresh after a reconnect (KV thread only). */
     private CompletableFuture<Void> reput = CompletableFuture.completedFuture(null);
 
@@ -82,28 +90,32 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
             Duration refresh,
             ObjectMapper mapper,
             BucketLedger ledger,
-            BucketLedger.Shares shares) {
+            BucketLedger.Shares shares,
+            java.time.Clock clock) {
         this.connection = connection;
         this.ledger = ledger;
         this.shares = shares;
         this.bucket = bucket;
+        this.writes = new KvPipeline(connection, bucket);
         this.mapper = mapper;
+        this.clock = clock;
         this.worker = new KvThread("aura-registry", LogCode.RegistryCloseTimeout);
         worker.every(refresh, this::refreshAllNow);
+        worker.every(PARKED_SWEEP, this::sweepParked);
     }
 
-    /** Creates the bucket when absent and binds to it (blocking, at start-up). */
+    /** Creates the bucket when absent and binds to it, reads its max age (blocking, at start-up). */
     public void start() throws IOException, JetStreamApiException {
-        bucket();
+        writes.ensureBucket();
+        maxAge = KvBuckets.maxAge(connection, bucket);
     }
 
-    private KeyValue bucket() throws IOException, JetStreamApiException {
-        KeyValue current = kv;
-        if (current != null) {
-            return current;
-        }
-        kv = KvBuckets.ensure(connection, bucket);
-        return kv;
+    /**
+     * The bucket's max age as last read (at start and every refresh): the cdc-worker sets it from the
+     * longest resume window, and no window may outlast it ({@link SubscriptionEntry#longestWindowWithin}).
+     */
+    public Duration maxAge() {
+        return maxAge;
     }
 
     @Override
@@ -158,89 +170,31 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
     }
 
     /**
-     * A join's put, published without waiting for the previous one's ack (a join storm's puts are
-     * pipelined on the connection instead of one round trip each): the same message the KV put
-     * sends, on the key's {@code $KV.<bucket>.<key>} subject, in the KV thread's order, so one
-     * key's puts and deletes still reach the stream in order. Completes with the stream's ack.
+     * A join's put or a refresh's, pipelined ({@link KvPipeline}) in the KV thread's order, so one
+     * key's puts and deletes reach the stream in order. Completes with the stream's ack.
      */
-    private CompletableFuture<Void> writeAsync(SubscriptionEntry entry) {
+    private CompletableFuture<Long> writeAsync(SubscriptionEntry entry) {
         SubscriptionEntry current = live.get(entry.key());
         if (current == null) {
-            return CompletableFuture.completedFuture(null); // removed before its turn
+            return CompletableFuture.completedFuture(0L); // removed before its turn
         }
-        return pipelined(
-                key -> NatsMessage.builder()
-                        .subject(key)
-                        .data(mapper.writeValueAsBytes(current))
-                        .build(),
-                entry.key());
+        try {
+            return writes.put(entry.key(), mapper.writeValueAsBytes(current));
+        } catch (IOException e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     /**
      * A leave's delete, pipelined like {@link #writeAsync} (a storm of leaves cost one round trip
-     * each on the KV thread, and the joins' puts waited behind them): the message {@code
-     * KeyValue.delete} sends, a {@code KV-Operation: DEL} marker on the key's subject.
+     * each on the KV thread, and the joins' puts waited behind them).
      */
-    private CompletableFuture<Void> deleteAsync(String key) {
+    private CompletableFuture<Long> deleteAsync(String key) {
         if (live.containsKey(key)) {
-            return CompletableFuture.completedFuture(null); // put again before its turn: the put wins
+            return CompletableFuture.completedFuture(0L); // put again before its turn: the put wins
         }
-        return pipelined(
-                subject -> NatsMessage.builder()
-                        .subject(subject)
-                        .headers(new Headers().put(KV_OPERATION, KV_DELETE))
-                        .build(),
-                key);
+        return writes.delete(key);
     }
-
-    /** Builds the message of one KV write from its {@code $KV.<bucket>.<key>} subject. */
-    private interface KvMessage {
-        Message build(String subject) throws IOException;
-    }
-
-    /**
-     * Publishes one KV write once fewer than {@link #MAX_PUTS_IN_FLIGHT} await their ack (the KV
-     * thread waits at most {@link #PUT_PERMIT_WAIT}); completes with the stream's ack. A failure
-     * makes the next write re-check the bucket: a restarted server may have lost it (memory
-     * storage).
-     */
-    private CompletableFuture<Void> pipelined(KvMessage message, String key) {
-        try {
-            bucket();
-            if (!putsInFlight.tryAcquire(PUT_PERMIT_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
-                throw new IOException(MAX_PUTS_IN_FLIGHT + " registry writes unacknowledged for " + PUT_PERMIT_WAIT);
-            }
-            CompletableFuture<PublishAck> ack;
-            try {
-                ack = connection.jetStream().publishAsync(message.build("$KV." + bucket.name() + "." + key));
-            } catch (Exception | Error e) {
-                putsInFlight.release();
-                throw e;
-            }
-            return ack.handle((a, e) -> {
-                putsInFlight.release();
-                if (e != null) {
-                    kv = null;
-                    throw e instanceof CompletionException ce ? ce : new CompletionException(e);
-                }
-                return null;
-            });
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return CompletableFuture.failedFuture(e);
-        } catch (Exception e) {
-            kv = null;
-            return CompletableFuture.failedFuture(e);
-        }
-    }
-
-    /** The header and value by which a KV delete marker is told from a put (what jnats' KeyValue.delete sends). */
-    private static final String KV_OPERATION = "KV-Operation";
-
-    private static final String KV_DELETE = "DEL";
-
-    /** How long the KV thread waits for an ack to free a pipelined write's permit before the write fails. */
-    private static final Duration PUT_PERMIT_WAIT = Duration.ofSeconds(5);
 
     @Override
     public void remove(String key) {
@@ -267,8 +221,7 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         if (entry == null) {
             return;
         }
-        ledger.release(entry.projectId(), key);
-        SubscriptionEntry parked = new SubscriptionEntry(
+        SubscriptionEntry parkedEntry = new SubscriptionEntry(
                 entry.subId(),
                 entry.projectId(),
                 entry.table(),
@@ -279,25 +232,69 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
                 Math.min(entry.expiresAtMs(), untilMs),
                 entry.instance(),
                 entry.select());
+        byte[] value;
+        try {
+            value = mapper.writeValueAsBytes(parkedEntry);
+        } catch (Exception e) {
+            ledger.release(entry.projectId(), key);
+            remove(key);
+            return;
+        }
+        // the bucket keeps the parked entry whole: charged at its size (it replaces the live
+        // entry's charge, about as large, so it is never refused) until the sweep after its expiry
+        ledger.charge(entry.projectId(), key, ledger.storedBytes(key, value.length), Long.MAX_VALUE);
+        Parked p = new Parked(entry.projectId(), untilMs);
+        parked.put(key, p);
         try {
             worker.execute(() -> {
                 if (live.containsKey(key)) {
                     return; // adopted again before its turn: the live entry wins
                 }
-                pipelined(
-                                subject -> NatsMessage.builder()
-                                        .subject(subject)
-                                        .data(mapper.writeValueAsBytes(parked))
-                                        .build(),
-                                key)
-                        .whenComplete((v, e) -> {
-                            if (e != null) {
-                                LogCode.RegistryPutFailed.warn(log, "parking {}: {}", key, e.toString());
-                            }
-                        });
+                writes.put(key, value).whenComplete((seq, e) -> {
+                    if (e != null) {
+                        LogCode.RegistryPutFailed.warn(log, "parking {}: {}", key, e.toString());
+                    } else {
+                        p.revision = seq;
+                    }
+                });
             });
         } catch (RuntimeException rejected) {
             LogCode.RegistryDeleteFailed.warn(log, "{}: registry closed", key);
+        }
+    }
+
+    /**
+     * The parked entries past their expiry (KV thread): deleted when the bucket still holds this
+     * replica's park of them (a delete conditional on that revision; its marker charged until the
+     * max age), else forgotten: adopted since (by a rejoin elsewhere, which charges it there), or
+     * the park was never acknowledged.
+     */
+    private void sweepParked() {
+        long now = clock.millis();
+        for (Map.Entry<String, Parked> e : parked.entrySet()) {
+            String key = e.getKey();
+            Parked p = e.getValue();
+            if (p.untilMs > now || !parked.remove(key, p)) {
+                continue;
+            }
+            if (live.containsKey(key)) {
+                continue; // adopted again on this replica: charged as live
+            }
+            long revision = p.revision;
+            if (revision <= 0) {
+                ledger.forget(p.projectId, key);
+                continue;
+            }
+            writes.deleteIfLast(key, revision).whenComplete((seq, err) -> {
+                if (live.containsKey(key)) {
+                    return;
+                }
+                if (err == null) {
+                    ledger.release(p.projectId, key);
+                } else {
+                    ledger.forget(p.projectId, key); // written since (adopted elsewhere), or gone
+                }
+            });
         }
     }
 
@@ -331,7 +328,7 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
     private void reputAll(int attemptsLeft) {
         try {
             worker.execute(() -> {
-                kv = null;
+                writes.recheckBucket();
                 refreshAll().thenAccept(failed -> {
                     if (failed > 0 && attemptsLeft > 1 && !closed.get()) {
                         worker.schedule(() -> reputAll(attemptsLeft - 1), Duration.ofSeconds(1));
@@ -345,9 +342,14 @@ public final class KvSubscriptionRegistry implements SubscriptionRegistry {
         }
     }
 
-    /** The periodic refresh (KV thread); its completion is not awaited. */
+    /** The periodic refresh (KV thread); its completion is not awaited. Reads the bucket's max age too. */
     private void refreshAllNow() {
         refreshAll();
+        try {
+            maxAge = KvBuckets.maxAge(connection, bucket);
+        } catch (IOException | JetStreamApiException | RuntimeException e) {
+            log.debug("registry max age not read: {}", e.toString());
+        }
     }
 
     /**

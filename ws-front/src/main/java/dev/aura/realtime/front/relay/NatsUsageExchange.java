@@ -111,6 +111,7 @@ public final class NatsUsageExchange implements UsageBoard, AutoCloseable {
         int checks = 0;
         long registryBytes = 0;
         long presenceBytes = 0;
+        long resumeBytes = 0;
         int refused = 0;
         for (Stamped s : byReplica.values()) {
             if (s.atMs() < oldest) {
@@ -124,10 +125,11 @@ public final class NatsUsageExchange implements UsageBoard, AutoCloseable {
             checks += s.counts().checks();
             registryBytes += s.counts().registryBytes();
             presenceBytes += s.counts().presenceBytes();
+            resumeBytes += s.counts().resumeBytes();
             refused += s.counts().refused();
         }
         return new UsageReport.Counts(
-                users, joins, events, bytes, presence, checks, registryBytes, presenceBytes, refused);
+                users, joins, events, bytes, presence, checks, registryBytes, presenceBytes, resumeBytes, refused);
     }
 
     private void publish(Supplier<Map<String, UsageReport.Counts>> local) {

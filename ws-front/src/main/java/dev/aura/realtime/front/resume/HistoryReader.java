@@ -11,7 +11,9 @@ import io.nats.client.api.MessageInfo;
 import io.nats.client.api.StreamInfo;
 import io.nats.client.api.StreamState;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -19,28 +21,42 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 
 /**
- * Reads one project's history stream ({@link ChangeHistory#streamName}) for a replay
+ * Streams one project's history ({@link ChangeHistory#streamName}) to a resumed channel
  * (docs/design.md R): finds the first stored change after the last one the client got (binary
  * search by event id: the stream holds the project's changes in id order), then reads forward to
- * the stream's last message at the time of the call, keeping the changes whose
+ * the stream's last message at the time of the call, chunk by chunk, keeping the changes whose
  * {@code allowed_sub_ids} contain one of the resumed subscription's ids. Only the joining client's
  * own project's stream is read (the project of its verified token), and nothing of another
- * subscriber's is kept: a change is replayed only when the cdc-worker's verdict listed one of
- * this channel's sub ids. Reads stop after the project's history bytes.
+ * subscriber's is kept. Reads stop after the project's history bytes.
+ *
+ * <p><b>Bounded (issue 38).</b> A chunk is at most {@link #CHUNK_BYTES} of stored messages (or one
+ * larger message); the next is read only once the {@link Sink} wrote the previous to the socket.
+ * Every chunk, from the start of its read until it was written, holds a reservation of
+ * {@link #CHUNK_BYTES} plus the largest NATS message in a replica-wide byte budget, so the bytes
+ * all replays hold at once are bounded however many channels resume. Permits are per project: a
+ * project has at most {@link #CHUNKS_PER_PROJECT} chunks in flight, and the replica reads at most
+ * {@link #MAX_READS_IN_FLIGHT} at once (each a JetStream request per message on the nats-server all
+ * projects share), both handed out first come first served, chunk by chunk: another project's
+ * replay waits for at most a few chunks, never for a whole replay.
  */
 public final class HistoryReader implements AutoCloseable {
-    /** A replay's changes, oldest first, or why there is none. */
-    public record Result(List<ChangeEvent> events, ResumeReason notPossible) {
-        static Result of(ResumeReason reason) {
-            return new Result(List.of(), reason);
-        }
+    /** Receives a replay chunk by chunk. */
+    public interface Sink {
+        /**
+         * The next changes of the replay, oldest first; completes once they reached the socket, fails
+         * when it closed (the replay stops).
+         */
+        CompletableFuture<?> deliver(List<ChangeEvent> changes);
     }
 
+    /** Stored bytes read into one chunk (at least one message). */
+    static final long CHUNK_BYTES = 256 * 1024;
+    /** Chunks of one project in flight at once (read, or written and not yet on the sockets). */
+    static final int CHUNKS_PER_PROJECT = 2;
     /**
-     * Most history reads one replica runs at once. A replica kill makes every client it had resume
-     * at about the same moment, and each read is one JetStream request per stored message on the
-     * nats-server all projects share; the others wait here (their live changes held, bounded per
-     * channel, {@code buffer_overflow} past it) instead of all loading JetStream at once.
+     * Chunk reads one replica runs at once: a replica kill makes every client it had resume at about
+     * the same moment, and each read is one JetStream request per stored message on the nats-server
+     * all projects share.
      */
     static final int MAX_READS_IN_FLIGHT = 4;
 
@@ -48,85 +64,183 @@ public final class HistoryReader implements AutoCloseable {
     private final ObjectMapper mapper;
     private final ExecutorService io = Executors.newVirtualThreadPerTaskExecutor();
     private final Semaphore reads = new Semaphore(MAX_READS_IN_FLIGHT, true);
+    /** The replica-wide byte budget, in KiB. */
+    private final Semaphore budget;
 
-    public HistoryReader(Connection nats, ObjectMapper mapper) {
-        this.nats = nats;
-        this.mapper = mapper;
+    private final int reserveKib;
+    private final Map<String, ProjectPermits> projects = new HashMap<>();
+
+    /** A project's chunks in flight, and how many replays use its entry. */
+    private static final class ProjectPermits {
+        final Semaphore chunks = new Semaphore(CHUNKS_PER_PROJECT, true);
+        int users;
     }
 
     /**
-     * @param afterId replay changes after this id; null: from {@code fromMs} on (a subscription that got nothing yet)
-     * @param fromMs with a null {@code afterId}: the earliest store time to read from
-     * @param subIds the resumed subscription's sub ids
-     * @param maxBytes most message bytes read
+     * @param budgetBytes the bytes all replays of this replica may hold at once (chunks read and not
+     *     yet written)
      */
-    public CompletableFuture<Result> read(
-            String projectId, String afterId, long fromMs, Set<String> subIds, long maxBytes) {
+    public HistoryReader(Connection nats, ObjectMapper mapper, long budgetBytes) {
+        this.nats = nats;
+        this.mapper = mapper;
+        long maxPayload =
+                nats.getServerInfo() == null ? 1 << 20 : nats.getServerInfo().getMaxPayload();
+        int budgetKib = (int) Math.min(Integer.MAX_VALUE, Math.max(1, budgetBytes / 1024));
+        this.budget = new Semaphore(budgetKib, true);
+        this.reserveKib = (int) Math.min(budgetKib, (CHUNK_BYTES + maxPayload) / 1024 + 1);
+    }
+
+    /**
+     * Streams the changes after {@code afterId} (from the start of the history when null) whose
+     * verdicts name one of {@code subIds} to {@code sink}, at most {@code maxBytes} of stored
+     * messages. Completes with null once all were delivered (or the sink closed), else with why the
+     * resume is not possible; never fails.
+     */
+    public CompletableFuture<ResumeReason> replay(
+            String projectId, String afterId, Set<String> subIds, long maxBytes, Sink sink) {
         return CompletableFuture.supplyAsync(
                 () -> {
+                    ProjectPermits permits = enter(projectId);
                     try {
-                        reads.acquire();
+                        return replayNow(projectId, afterId, subIds, maxBytes, sink, permits);
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
-                        return Result.of(ResumeReason.history_unavailable);
-                    }
-                    try {
-                        return readNow(projectId, afterId, fromMs, subIds, maxBytes);
+                        return ResumeReason.history_unavailable;
                     } catch (Exception e) {
-                        return Result.of(ResumeReason.history_unavailable);
+                        return ResumeReason.history_unavailable;
                     } finally {
-                        reads.release();
+                        leave(projectId);
                     }
                 },
                 io);
     }
 
-    private Result readNow(String projectId, String afterId, long fromMs, Set<String> subIds, long maxBytes)
+    private ResumeReason replayNow(
+            String projectId, String afterId, Set<String> subIds, long maxBytes, Sink sink, ProjectPermits permits)
             throws Exception {
         JetStreamManagement jsm = nats.jetStreamManagement();
         String stream = ChangeHistory.streamName(projectId);
-        StreamInfo info;
-        try {
-            info = jsm.getStreamInfo(stream);
-        } catch (JetStreamApiException notFound) {
-            return Result.of(ResumeReason.history_evicted);
-        }
-        StreamState state = info.getStreamState();
-        long first = state.getFirstSequence();
-        long last = state.getLastSequence();
-        if (state.getMsgCount() == 0 || last < first) {
-            return new Result(List.of(), null);
-        }
-        long start;
-        if (afterId != null) {
-            String firstId = idAt(jsm, stream, first);
-            if (first > 1 && firstId != null && EventIds.after(firstId, afterId)) {
-                return Result.of(ResumeReason.history_evicted); // what came right after may have been dropped
+        long seq;
+        long last;
+        try (Held held = hold(permits)) {
+            StreamInfo info;
+            try {
+                info = jsm.getStreamInfo(stream);
+            } catch (JetStreamApiException notFound) {
+                return ResumeReason.history_evicted;
             }
-            start = firstAfter(jsm, stream, first, last, afterId);
-        } else {
-            start = firstAtOrAfterTime(jsm, stream, first, last, fromMs);
+            StreamState state = info.getStreamState();
+            long first = state.getFirstSequence();
+            last = state.getLastSequence();
+            if (state.getMsgCount() == 0 || last < first) {
+                return null;
+            }
+            if (afterId != null) {
+                String firstId = idAt(jsm, stream, first);
+                if (first > 1 && firstId != null && EventIds.after(firstId, afterId)) {
+                    return ResumeReason.history_evicted; // what came right after may have been dropped
+                }
+                seq = firstAfter(jsm, stream, first, last, afterId);
+            } else {
+                seq = first;
+            }
         }
-        List<ChangeEvent> out = new ArrayList<>();
         long read = 0;
-        for (long seq = start; seq <= last && read <= maxBytes; seq++) {
-            MessageInfo m = get(jsm, stream, seq);
-            if (m == null || m.getData() == null || eventId(m) == null) {
-                continue;
-            }
-            read += m.getData().length;
-            ChangeEvent e = mapper.readValue(m.getData(), ChangeEvent.class);
-            if (!projectId.equals(e.projectId()) || !EventIds.after(e.eventId(), afterId)) {
-                continue;
-            }
-            for (String id : e.allowedSubIds()) {
-                if (subIds.contains(id)) {
-                    out.add(e);
-                    break;
+        while (seq <= last && read <= maxBytes) {
+            List<ChangeEvent> chunk = new ArrayList<>();
+            try (Held held = hold(permits)) {
+                long chunkBytes = 0;
+                while (seq <= last && read <= maxBytes && chunkBytes < CHUNK_BYTES) {
+                    MessageInfo m = get(jsm, stream, seq++);
+                    if (m == null || m.getData() == null || eventId(m) == null) {
+                        continue;
+                    }
+                    chunkBytes += m.getData().length;
+                    read += m.getData().length;
+                    ChangeEvent e = mapper.readValue(m.getData(), ChangeEvent.class);
+                    if (!projectId.equals(e.projectId()) || !EventIds.after(e.eventId(), afterId)) {
+                        continue;
+                    }
+                    for (String id : e.allowedSubIds()) {
+                        if (subIds.contains(id)) {
+                            chunk.add(e);
+                            break;
+                        }
+                    }
+                }
+                held.readDone();
+                if (!chunk.isEmpty()) {
+                    try {
+                        sink.deliver(chunk).get();
+                    } catch (java.util.concurrent.ExecutionException closed) {
+                        return null; // the channel closed: nobody to replay to
+                    }
                 }
             }
         }
-        return new Result(out, null);
+        return null;
+    }
+
+    /**
+     * A chunk's permits: one of its project's, its reservation of the byte budget, one read. The
+     * read is given back once the chunk is read, the rest once it is closed (written).
+     */
+    private final class Held implements AutoCloseable {
+        private final ProjectPermits permits;
+        private boolean reading = true;
+
+        Held(ProjectPermits permits) {
+            this.permits = permits;
+        }
+
+        void readDone() {
+            if (reading) {
+                reading = false;
+                reads.release();
+            }
+        }
+
+        @Override
+        public void close() {
+            readDone();
+            budget.release(reserveKib);
+            permits.chunks.release();
+        }
+    }
+
+    private Held hold(ProjectPermits permits) throws InterruptedException {
+        permits.chunks.acquire();
+        try {
+            budget.acquire(reserveKib);
+        } catch (InterruptedException e) {
+            permits.chunks.release();
+            throw e;
+        }
+        try {
+            reads.acquire();
+        } catch (InterruptedException e) {
+            budget.release(reserveKib);
+            permits.chunks.release();
+            throw e;
+        }
+        return new Held(permits);
+    }
+
+    private ProjectPermits enter(String projectId) {
+        synchronized (projects) {
+            ProjectPermits p = projects.computeIfAbsent(projectId, k -> new ProjectPermits());
+            p.users++;
+            return p;
+        }
+    }
+
+    private void leave(String projectId) {
+        synchronized (projects) {
+            ProjectPermits p = projects.get(projectId);
+            if (p != null && --p.users == 0) {
+                projects.remove(projectId);
+            }
+        }
     }
 
     /** The first sequence in [lo, hi] whose event id is after {@code afterId}; hi + 1 when none. */
@@ -138,22 +252,6 @@ public final class HistoryReader implements AutoCloseable {
             long mid = a + (b - a) / 2;
             String id = idAt(jsm, stream, mid);
             if (id != null && EventIds.after(id, afterId)) {
-                b = mid;
-            } else {
-                a = mid + 1;
-            }
-        }
-        return a;
-    }
-
-    private static long firstAtOrAfterTime(JetStreamManagement jsm, String stream, long lo, long hi, long fromMs)
-            throws Exception {
-        long a = lo;
-        long b = hi + 1;
-        while (a < b) {
-            long mid = a + (b - a) / 2;
-            MessageInfo m = get(jsm, stream, mid);
-            if (m != null && m.getTime() != null && m.getTime().toInstant().toEpochMilli() >= fromMs) {
                 b = mid;
             } else {
                 a = mid + 1;

@@ -8,8 +8,8 @@ import java.util.function.Consumer;
 /**
  * The seam between a resumed channel's replay and its live changes (docs/design.md R). While the
  * history is read, live changes for the channel are {@link #hold held} here, bounded in bytes (over
- * the bound the resume fails with {@link ResumeReason#buffer_overflow} rather than using unbounded
- * memory). {@link #goLive} then returns the held changes not already replayed, and from then on
+ * the bound, or past what the replica's resuming channels may hold together ({@link HeldBytes}),
+ * the resume fails with {@link ResumeReason#buffer_overflow} rather than using unbounded memory). {@link #goLive} then returns the held changes not already replayed, and from then on
  * {@link #hold} only drops live copies of what was already sent (ids at or before the seam: a
  * project's changes are published in id order, so a live change at or before the last sent one
  * is a copy still in flight).
@@ -18,6 +18,7 @@ import java.util.function.Consumer;
  */
 public final class ReplayGate {
     private final long maxBytes;
+    private final HeldBytes shared;
     private List<ChangeEvent> buffer = new ArrayList<>();
     private long bytes;
     private boolean overflow;
@@ -25,7 +26,16 @@ public final class ReplayGate {
 
     /** @param maxBytes most bytes of live changes held during the replay */
     public ReplayGate(long maxBytes) {
+        this(maxBytes, new HeldBytes(Long.MAX_VALUE));
+    }
+
+    /**
+     * @param maxBytes most bytes of live changes this channel holds during the replay
+     * @param shared what all resuming channels of the replica hold
+     */
+    public ReplayGate(long maxBytes, HeldBytes shared) {
         this.maxBytes = maxBytes;
+        this.shared = shared;
     }
 
     /**
@@ -34,12 +44,16 @@ public final class ReplayGate {
     public synchronized boolean hold(ChangeEvent e) {
         if (buffer != null) {
             if (!overflow) {
-                buffer.add(e);
-                bytes +=
+                long size =
                         256 + dev.aura.realtime.common.wire.WireJson.toBytes(e.data()).length; // the held heap, roughly
-                if (bytes > maxBytes) {
+                if (bytes + size > maxBytes || !shared.take(size)) {
                     overflow = true;
                     buffer.clear();
+                    shared.give(bytes);
+                    bytes = 0;
+                } else {
+                    buffer.add(e);
+                    bytes += size;
                 }
             }
             return true;
@@ -73,6 +87,8 @@ public final class ReplayGate {
         String last = lastReplayed;
         List<ChangeEvent> held = buffer;
         buffer = null;
+        shared.give(bytes);
+        bytes = 0;
         if (held != null && !overflow) {
             held.sort((a, b) -> EventIds.compare(a.eventId(), b.eventId())); // stable: arrival order among equals
             for (ChangeEvent e : held) {
@@ -95,6 +111,8 @@ public final class ReplayGate {
     public synchronized void abandon() {
         buffer = null;
         seam = null;
+        shared.give(bytes);
+        bytes = 0;
     }
 
     /** Merges a replay and what was held: the replayed changes, then the held ones after them. Pure (tests). */

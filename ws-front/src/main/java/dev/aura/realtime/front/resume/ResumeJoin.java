@@ -1,7 +1,6 @@
 package dev.aura.realtime.front.resume;
 
 import dev.aura.realtime.common.lsn.Lsn;
-import dev.aura.realtime.common.wire.ChangeEvent;
 import dev.aura.realtime.common.wire.ResumeRecord;
 import dev.aura.realtime.front.log.LogCode;
 import java.util.ArrayList;
@@ -9,9 +8,9 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,19 +27,29 @@ import org.slf4j.LoggerFactory;
  */
 public final class ResumeJoin {
     private static final Logger log = LoggerFactory.getLogger(ResumeJoin.class);
-    /** The decision: the sub id per binding, the record claimed (null: not ours to write), what to replay. */
+    /**
+     * The decision: the sub id per binding, the record claimed (null: not ours to write) at
+     * {@code revision}, the record as it was before an adoption ({@code previous}), what to replay,
+     * or why resume is not possible (told after "Subscribed to PostgreSQL").
+     */
     public record Plan(
             Map<String, String> subIds,
             ResumeRecord claimed,
+            long revision,
+            ResumeRecord previous,
             boolean adopted,
             String replayAfter,
-            ResumeReason notPossible) {}
+            ResumeReason notPossible) {
+        static Plan fresh(Map<String, String> subIds, ResumeReason notPossible) {
+            return new Plan(subIds, null, 0, null, false, null, notPossible);
+        }
+    }
 
     private final Resumes owner;
     private final ResumeServices resumes;
     private final String projectId;
     /** The identity the record is keyed by ({@link ResumeKeys#identity}). */
-    private final String identity;
+    private final ResumeKeys.Identity identity;
 
     private final String recordKey;
     private final String pointerKey;
@@ -54,7 +63,7 @@ public final class ResumeJoin {
     ResumeJoin(
             Resumes owner,
             String projectId,
-            String identity,
+            ResumeKeys.Identity identity,
             String recordKey,
             String pointerKey,
             int window,
@@ -90,7 +99,7 @@ public final class ResumeJoin {
         if (window <= 0 && !resumes.limits().known(projectId)) {
             LogCode.ProjectLimitsUnavailable.warn(
                     log, "{}: window unknown after {} ms, resume record kept", projectId, Resumes.LIMITS_WAIT_MS);
-            window = (int) ResumeServices.MAX_WINDOW.toSeconds();
+            window = resumes.maxWindowSeconds();
         }
         return window > 0;
     }
@@ -112,17 +121,23 @@ public final class ResumeJoin {
         for (int i = 0; i < canonical.size(); i++) {
             ids.put(canonical.get(i), m.bindings().get(i).subId());
         }
-        ResumeRecord mine = new ResumeRecord(sorted(ids), upTo, null, now, 0, window, 0, upTo)
+        ResumeRecord mine = new ResumeRecord(sorted(ids), upTo, null, now, 0, window, 0, upTo, identity.claimsDigest())
                 .ownedBy(owner.instanceId, now, window);
+        long revision;
         try {
-            store.claim(recordKey, mine, found == null ? 0 : found.revision()).join();
-        } catch (RuntimeException lost) {
-            log.info("resume of {}: late claim lost ({})", recordKey, lost.toString());
+            revision = store.claim(projectId, recordKey, mine, found == null ? 0 : found.revision(), pointerKey);
+        } catch (ResumeStore.Lost lost) {
+            log.info("resume of {}: late claim lost ({})", recordKey, lost.getMessage());
             return null;
+        } catch (ResumeStore.Refused refused) {
+            // not resumable: the channel is told now, as its rejoin will find no record
+            log.info("resume of {}: late claim refused ({})", recordKey, refused.getMessage());
+            return Plan.fresh(ids, refused.reason());
+        } catch (Exception e) {
+            throw new CompletionException(e);
         }
-        store.putPointer(pointerKey, recordKey);
         log.info("resume of {}: started on access_token, window {} s, after {}", recordKey, window, upTo);
-        return new Plan(ids, mine, false, null, null);
+        return new Plan(ids, mine, revision, null, false, null, null);
     }
 
     void attachLate(ResumableChannel m, Plan p) {
@@ -131,18 +146,24 @@ public final class ResumeJoin {
         if (p == null) {
             return;
         }
+        if (p.claimed() == null) {
+            if (p.notPossible() != null && m.active()) {
+                owner.notPossible(m, p.notPossible());
+            }
+            return;
+        }
         if (!m.active()) {
             // closed while the record was claimed: its entries were removed (not parked), so the
             // record could only resume a gap without verdicts; gone
-            resumes.store().delete(recordKey);
+            resumes.store().deleteIfUnchanged(projectId, recordKey, p.revision());
             return;
         }
         if (state.tracker() != null) {
             return; // cannot happen (one start at a time, a join attaches before the channel is live)
         }
-        if (!identity.equals(ResumeKeys.identity(m.claims().subject(), state.resumeKey()))) {
+        if (!identity.equals(ResumeKeys.identity(m.claims(), state.resumeKey()))) {
             // another access_token changed the identity while this one was claimed: start over for it
-            resumes.store().delete(recordKey);
+            resumes.store().deleteIfUnchanged(projectId, recordKey, p.revision());
             owner.startLate(m);
             return;
         }
@@ -172,7 +193,7 @@ public final class ResumeJoin {
                             this::decide, r -> Thread.ofVirtual().start(r))
                     .exceptionally(e -> {
                         LogCode.HandlerFailed.warn(log, "resume lookup: {}", e.toString());
-                        return new Plan(fresh(), null, false, null, ResumeReason.history_unavailable);
+                        return Plan.fresh(fresh(), ResumeReason.history_unavailable);
                     });
         }
         return plan;
@@ -189,7 +210,7 @@ public final class ResumeJoin {
     private Plan decide() {
         if (!awaitWindow()) {
             log.info("resume of {}: off for project {} (limits known: window 0)", recordKey, projectId);
-            return new Plan(fresh(), null, false, null, null); // resume off
+            return Plan.fresh(fresh(), null); // resume off
         }
         ResumeStore store = resumes.store();
         long now = owner.clock.millis();
@@ -214,7 +235,7 @@ public final class ResumeJoin {
             notPossible = ResumeReason.bindings_changed;
         } else if (found.record().subIds().stream().anyMatch(owner.topics::holds)) {
             // a second live channel of this record on this replica: a fresh subscription, no resume
-            return new Plan(fresh(), null, false, null, null);
+            return Plan.fresh(fresh(), null);
         } else if (found.record().parkedAtMs() == 0
                 && resumes.liveness()
                         .liveElsewhere(found.record().owner(), found.record().subIds())) {
@@ -223,7 +244,11 @@ public final class ResumeJoin {
                     "resume of {}: record live on {}, a fresh subscription",
                     recordKey,
                     found.record().owner());
-            return new Plan(fresh(), null, false, null, null);
+            return Plan.fresh(fresh(), null);
+        } else if (!identity.claimsDigest().equals(found.record().claimsDigest())) {
+            // the same role and subject, other claims: what the record's subscriptions were
+            // allowed is not known to be visible to this token (issue 38)
+            notPossible = ResumeReason.claims_changed;
         } else if (since != null
                 && (!EventIds.valid(since)
                         || found.record().firstEventId() == null
@@ -240,18 +265,51 @@ public final class ResumeJoin {
                 adopt,
                 notPossible);
         Map<String, String> ids = adopt ? adopted(found.record()) : fresh();
-        ResumeRecord base = adopt ? found.record() : new ResumeRecord(sorted(ids), null, null, now, 0, window, 0, null);
+        ResumeRecord base = adopt
+                ? found.record()
+                : new ResumeRecord(sorted(ids), null, null, now, 0, window, 0, null, identity.claimsDigest());
         ResumeRecord mine = base.ownedBy(owner.instanceId, now, window);
+        long revision;
         try {
-            store.claim(recordKey, mine, found == null ? 0 : found.revision()).join();
-        } catch (RuntimeException lost) {
-            log.info("resume of {}: claim lost ({})", recordKey, lost.toString());
+            revision = store.claim(projectId, recordKey, mine, found == null ? 0 : found.revision(), pointerKey);
+        } catch (ResumeStore.Lost lost) {
+            log.info("resume of {}: claim lost ({})", recordKey, lost.getMessage());
             // another channel claimed it first (a second tab): fresh sub ids, nothing resumed or written
-            return new Plan(fresh(), null, false, null, null);
+            return Plan.fresh(fresh(), null);
+        } catch (ResumeStore.Refused refused) {
+            // over the project's share, or the bucket full: no record, so the client is told now
+            // (issue 38: a refused claim is not a second tab)
+            log.info("resume of {}: claim refused ({})", recordKey, refused.getMessage());
+            return Plan.fresh(fresh(), refused.reason());
+        } catch (Exception e) {
+            throw new CompletionException(e);
         }
-        store.putPointer(pointerKey, recordKey);
         String after = adopt ? (since != null ? since : found.record().lastEventId()) : null;
-        return new Plan(ids, mine, adopt, after, notPossible);
+        return new Plan(ids, mine, revision, adopt ? found.record() : null, adopt, after, notPossible);
+    }
+
+    /**
+     * The join claimed the record but does not go on (superseded by a later join of the topic, or
+     * its socket closed before it was registered): an adopted record is put back as it was (parked
+     * as before, resumable by the next rejoin), a new one deleted; either only if nobody wrote it since.
+     */
+    public void abandon() {
+        if (plan == null || !plan.isDone()) {
+            return;
+        }
+        Plan p = plan.join();
+        if (p.claimed() == null) {
+            return;
+        }
+        ResumeStore store = resumes.store();
+        if (p.previous() == null) {
+            store.deleteIfUnchanged(projectId, recordKey, p.revision());
+            return;
+        }
+        ResumeRecord previous = p.previous();
+        store.put(projectId, recordKey, previous)
+                .thenAccept(revision ->
+                        store.parked(projectId, recordKey, revision, pointerKey, 0, previous.resumableUntilMs()));
     }
 
     /** Whether the slot lost changes after {@code lastEventId} (a gap this replica heard of ends at or after it). */
@@ -310,10 +368,12 @@ public final class ResumeJoin {
                         0,
                         window,
                         0,
-                        p.claimed().firstEventId());
-        ResumeTracker tracker = new ResumeTracker(resumes.store(), recordKey, claimed, m, owner.clock);
+                        p.claimed().firstEventId(),
+                        p.claimed().claimsDigest());
+        ResumeTracker tracker =
+                new ResumeTracker(resumes.store(), projectId, recordKey, pointerKey, claimed, m, owner.clock);
         if (p.adopted()) {
-            tracker.gate(new ReplayGate(resumes.replayBufferBytes()));
+            tracker.gate(new ReplayGate(resumes.replayBufferBytes(), resumes.heldBytes()));
         }
         m.resume().attach(tracker, identity);
         tracker.start();
@@ -329,32 +389,7 @@ public final class ResumeJoin {
         if (!p.adopted() || tracker == null || tracker.gate() == null) {
             return;
         }
-        Set<String> subIds = new HashSet<>(p.subIds().values());
-        HistoryReader.Result none = new HistoryReader.Result(List.of(), ResumeReason.history_unavailable);
-        resumes.history()
-                .read(projectId, p.replayAfter(), 0, subIds, resumes.historyBytes(projectId))
-                .exceptionally(e -> none)
-                .thenAccept(result -> m.recipient().eventLoop().execute(() -> replay(m, tracker, result)));
-    }
-
-    private void replay(ResumableChannel m, ResumeTracker tracker, HistoryReader.Result result) {
-        ReplayGate gate = tracker.gate();
-        if (!m.active() || gate == null) {
-            return;
-        }
-        String last = null;
-        if (result.notPossible() != null) {
-            owner.notPossible(m, result.notPossible());
-        } else {
-            for (ChangeEvent e : result.events()) {
-                owner.fanout.deliverChange(m, e);
-                last = e.eventId();
-            }
-            owner.metrics.resumed(result.events().size());
-        }
-        // the held changes are queued while the gate still holds: a live change cannot overtake them
-        if (gate.goLive(last, e -> owner.fanout.deliverChange(m, e))) {
-            owner.notPossible(m, ResumeReason.buffer_overflow);
-        }
+        new ResumeReplay(owner, m, tracker)
+                .start(projectId, p.replayAfter(), new HashSet<>(p.subIds().values()));
     }
 }

@@ -18,5 +18,17 @@ public enum ResumeReason {
     /** More live events arrived during the replay than the channel may buffer. */
     buffer_overflow,
     /** The history could not be read (NATS unavailable). */
-    history_unavailable
+    history_unavailable,
+    /**
+     * The token has the record's role and subject but other claims (issue 38): what the record's
+     * subscriptions were allowed is not known to be visible to it.
+     */
+    claims_changed,
+    /**
+     * The project's share of the {@code aura_resume} bucket is used up (issue 38): the channel has
+     * no record, so its rejoin cannot be resumed. Told at the join that could not write it.
+     */
+    resume_quota_exceeded,
+    /** The {@code aura_resume} bucket itself is full: as {@link #resume_quota_exceeded}, for every project. */
+    resume_store_full
 }

@@ -4,6 +4,7 @@ import dev.aura.realtime.common.wire.ProjectLimits;
 import dev.aura.realtime.common.wire.SubscriptionEntry;
 import dev.aura.realtime.front.relay.ProjectLimitsSource;
 import java.time.Duration;
+import java.util.function.Supplier;
 
 /**
  * What postgres_changes resume needs (docs/design.md R): the records, the history reader, the owners'
@@ -12,26 +13,33 @@ import java.time.Duration;
  *
  * @param replayBufferBytes most bytes of live changes held per channel while its history is replayed
  * @param liveness asks a record's owner whether the record's channel is still live there
+ * @param registryMaxAge the registry bucket's max age in force (the cdc-worker sets it from the
+ *     longest window, docs/design.md R)
+ * @param heldBytes the live changes all channels of the replica hold while their histories are replayed
  */
 public record ResumeServices(
         ResumeStore store,
         HistoryReader history,
         ProjectLimitsSource limits,
         long replayBufferBytes,
-        ResumeLiveness liveness) {
+        ResumeLiveness liveness,
+        Supplier<Duration> registryMaxAge,
+        HeldBytes heldBytes) {
 
     /**
-     * The longest a parked registry entry lives in the registry bucket after its last write, and
-     * so the longest a resume can span: the bucket's max age less one refresh period (a replica
-     * that died wrote its entries at most one period before). Windows above it are capped.
+     * The longest a resume can span now: a parked registry entry lives the bucket's max age after
+     * its last write, and a replica that died wrote its entries at most one refresh before
+     * ({@link SubscriptionEntry#longestWindowWithin}). A project's window above it is capped.
      */
-    public static final Duration MAX_WINDOW = SubscriptionEntry.MAX_AGE.minus(SubscriptionEntry.REFRESH_INTERVAL);
+    public int maxWindowSeconds() {
+        return SubscriptionEntry.longestWindowWithin(registryMaxAge.get());
+    }
 
-    /** The project's resume window in seconds, capped at {@link #MAX_WINDOW}; 0 when off. */
+    /** The project's resume window in seconds, capped at {@link #maxWindowSeconds}; 0 when off. */
     public int windowSeconds(String projectId) {
         ProjectLimits l = limits.overrides(projectId);
         int w = l == null ? 0 : l.resumeSeconds();
-        return (int) Math.min(w, MAX_WINDOW.toSeconds());
+        return Math.min(w, maxWindowSeconds());
     }
 
     /**

@@ -13,7 +13,7 @@ public final class ResumeState {
     private final String resumeKey;
     private volatile ResumeTracker tracker;
     private volatile String lastWritten;
-    private String identity;
+    private ResumeKeys.Identity identity;
     private boolean starting;
 
     /** @param resumeKey the join's {@code postgres_changes_options.resume_key}, or null */
@@ -31,11 +31,11 @@ public final class ResumeState {
     }
 
     /** The identity the tracked record is keyed by, or null. */
-    String identity() {
+    ResumeKeys.Identity identity() {
         return identity;
     }
 
-    void attach(ResumeTracker t, String id) {
+    void attach(ResumeTracker t, ResumeKeys.Identity id) {
         this.tracker = t;
         this.identity = id;
     }

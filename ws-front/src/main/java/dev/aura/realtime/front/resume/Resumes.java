@@ -79,7 +79,7 @@ public final class Resumes {
         if (window == 0) {
             return null; // resume off for the project
         }
-        String identity = ResumeKeys.identity(claims.subject(), options.resumeKey());
+        ResumeKeys.Identity identity = ResumeKeys.identity(claims, options.resumeKey());
         if (identity == null) {
             // a token without sub and no resume_key: no automatic resume (docs/protocol.md), unless an
             // access_token with a sub follows (startLate)
@@ -111,7 +111,7 @@ public final class Resumes {
 
     private ResumeJoin record(
             String projectId,
-            String identity,
+            ResumeKeys.Identity identity,
             String topic,
             List<ResumeKeys.BindingKey> keys,
             int window,
@@ -124,8 +124,8 @@ public final class Resumes {
                 this,
                 projectId,
                 identity,
-                ResumeKeys.record(projectId, identity, topic, keys),
-                ResumeKeys.pointer(projectId, identity, topic),
+                ResumeKeys.record(projectId, identity.key(), topic, keys),
+                ResumeKeys.pointer(projectId, identity.key(), topic),
                 window,
                 since,
                 canonical);
@@ -145,11 +145,18 @@ public final class Resumes {
         if (services == null || m.bindings().isEmpty() || state.starting() || !m.active()) {
             return;
         }
-        String identity = ResumeKeys.identity(m.claims().subject(), state.resumeKey());
+        ResumeKeys.Identity identity = ResumeKeys.identity(m.claims(), state.resumeKey());
         ResumeTracker current = state.tracker();
         if (current != null) {
             if (Objects.equals(identity, state.identity()) || current.replaying()) {
                 return; // the same identity: its record goes on (a replay running: decided at its join)
+            }
+            if (identity != null && identity.key().equals(state.identity().key())) {
+                // the same role and subject with other claims (the entries now carry them): the
+                // record names the new digest, so only a token with these claims adopts it
+                state.attach(current, identity);
+                current.claims(identity.claimsDigest());
+                return;
             }
             // another identity on this channel (a sign-in as someone else, a sign-out, a resume_key
             // channel that got a sub): the record of the old one is deleted, as its sub ids' entries

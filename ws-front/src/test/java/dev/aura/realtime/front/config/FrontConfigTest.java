@@ -87,7 +87,7 @@ class FrontConfigTest {
                 .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("WS_MAX_OUTBOUND_BYTES=4096")
                 .hasMessageContaining("WS_WRITE_BUFFER_HIGH_BYTES");
-        assertThatThrownBy(() -> load("SUBSCRIPTION_REFRESH_MS", "120000"))
+        assertThatThrownBy(() -> load("SUBSCRIPTION_REFRESH_MS", "30001"))
                 .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("SUBSCRIPTION_REFRESH_MS");
         assertThatThrownBy(() -> load("PRESENCE_RECONCILE_MS", "60000"))

@@ -98,7 +98,7 @@ class InspectorEndpointTest {
         }
         h.overrides.rows.put(
                 FrontFixture.PROJECT,
-                new ProjectLimits(3, null, null, null, null, null, null, null, null, null, null, null));
+                new ProjectLimits(3, null, null, null, null, null, null, null, null, null, null, null, null));
         assertThat(h.quotas.admitConnection(FrontFixture.PROJECT)).isNull();
 
         JsonNode s = get("GET", "apikey: " + FrontFixture.TOKENS.serviceRole(FrontFixture.PROJECT))
