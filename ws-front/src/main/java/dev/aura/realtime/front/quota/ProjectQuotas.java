@@ -48,7 +48,7 @@ public final class ProjectQuotas {
     private final BucketUsage registryBytes;
     private final BucketUsage presenceBytes;
     private final BucketUsage resumeBytes;
-    private final Map<String, Counters> projects = new ConcurrentHashMap<>();
+    private final Map<String, ProjectCounters> projects = new ConcurrentHashMap<>();
 
     public ProjectQuotas(ProjectQuota defaults, ProjectLimitsSource overrides, UsageBoard others, Clock clock) {
         this(defaults, overrides, others, clock, BucketUsage.NONE, BucketUsage.NONE);
@@ -138,10 +138,10 @@ public final class ProjectQuotas {
 
     /** A held connection slot; {@link #release} is idempotent. */
     public static final class Permit {
-        private final Counters counters;
+        private final ProjectCounters counters;
         private final AtomicBoolean released = new AtomicBoolean();
 
-        private Permit(Counters counters) {
+        private Permit(ProjectCounters counters) {
             this.counters = counters;
         }
 
@@ -165,7 +165,7 @@ public final class ProjectQuotas {
         long now = clock.millis();
         Permit[] out = new Permit[1];
         projects.compute(projectId, (k, c) -> {
-            Counters counters = c == null ? new Counters() : c;
+            ProjectCounters counters = c == null ? new ProjectCounters() : c;
             synchronized (counters) {
                 counters.lastActiveMs = now;
                 if (counters.users < limit) {
@@ -198,20 +198,21 @@ public final class ProjectQuotas {
         ProjectQuota q = quota(projectId);
         UsageReport.Counts elsewhere = others.others(projectId);
         long now = clock.millis();
-        Counters c = counters(projectId, now);
+        ProjectCounters c = counters(projectId, now);
         synchronized (c) {
             c.roll(now);
-            if (c.current[Kind.JOINS.ordinal()] >= q.maxJoinsPerSecond() - elsewhere.joins()) {
+            if (c.current[ProjectCounters.Kind.JOINS.ordinal()] >= q.maxJoinsPerSecond() - elsewhere.joins()) {
                 c.refuse(Refusal.JOINS, now);
                 return Reasons.PROJECT_TOO_MANY_JOINS;
             }
             if (checks > 0
-                    && c.current[Kind.CHECKS.ordinal()] + checks > (long) q.maxChecksPerSecond() - elsewhere.checks()) {
+                    && c.current[ProjectCounters.Kind.CHECKS.ordinal()] + checks
+                            > (long) q.maxChecksPerSecond() - elsewhere.checks()) {
                 c.refuse(Refusal.CHECKS, now);
                 return Reasons.tooManyChecks(checks, q.maxChecksPerSecond());
             }
-            c.current[Kind.JOINS.ordinal()]++;
-            c.current[Kind.CHECKS.ordinal()] += checks;
+            c.current[ProjectCounters.Kind.JOINS.ordinal()]++;
+            c.current[ProjectCounters.Kind.CHECKS.ordinal()] += checks;
             return null;
         }
     }
@@ -224,26 +225,31 @@ public final class ProjectQuotas {
         ProjectQuota q = quota(projectId);
         UsageReport.Counts elsewhere = others.others(projectId);
         long now = clock.millis();
-        Counters c = counters(projectId, now);
+        ProjectCounters c = counters(projectId, now);
         synchronized (c) {
             c.roll(now);
-            if (c.current[Kind.EVENTS.ordinal()] >= q.maxEventsPerSecond() - elsewhere.events()
-                    || c.current[Kind.BYTES.ordinal()] >= q.maxBytesPerSecond() - elsewhere.bytes()) {
+            if (c.current[ProjectCounters.Kind.EVENTS.ordinal()] >= q.maxEventsPerSecond() - elsewhere.events()
+                    || c.current[ProjectCounters.Kind.BYTES.ordinal()] >= q.maxBytesPerSecond() - elsewhere.bytes()) {
                 c.refuse(Refusal.MESSAGES, now);
                 return false;
             }
-            c.current[Kind.EVENTS.ordinal()]++;
-            c.current[Kind.BYTES.ordinal()] += payloadBytes;
+            c.current[ProjectCounters.Kind.EVENTS.ordinal()]++;
+            c.current[ProjectCounters.Kind.BYTES.ordinal()] += payloadBytes;
             return true;
         }
     }
 
     /** Counts one presence event; false when the project's presence events per second are spent. */
     public boolean tryPresence(String projectId) {
-        return admit(projectId, Kind.PRESENCE, 1, quota(projectId).maxPresenceEventsPerSecond(), Refusal.PRESENCE);
+        return admit(
+                projectId,
+                ProjectCounters.Kind.PRESENCE,
+                1,
+                quota(projectId).maxPresenceEventsPerSecond(),
+                Refusal.PRESENCE);
     }
 
-    private boolean admit(String projectId, Kind kind, long amount, long limit, Refusal refusal) {
+    private boolean admit(String projectId, ProjectCounters.Kind kind, long amount, long limit, Refusal refusal) {
         UsageReport.Counts elsewhere = others.others(projectId);
         long othersCount = switch (kind) {
             case JOINS -> elsewhere.joins();
@@ -254,7 +260,7 @@ public final class ProjectQuotas {
             case REFUSED -> 0;
         };
         long now = clock.millis();
-        Counters c = counters(projectId, now);
+        ProjectCounters c = counters(projectId, now);
         synchronized (c) {
             c.roll(now);
             if (c.current[kind.ordinal()] >= limit - othersCount) {
@@ -266,8 +272,8 @@ public final class ProjectQuotas {
         }
     }
 
-    private Counters counters(String projectId, long now) {
-        Counters c = projects.computeIfAbsent(projectId, k -> new Counters());
+    private ProjectCounters counters(String projectId, long now) {
+        ProjectCounters c = projects.computeIfAbsent(projectId, k -> new ProjectCounters());
         c.lastActiveMs = now;
         return c;
     }
@@ -295,15 +301,15 @@ public final class ProjectQuotas {
                             k,
                             new UsageReport.Counts(
                                     c.users,
-                                    (int) p[Kind.JOINS.ordinal()],
-                                    (int) p[Kind.EVENTS.ordinal()],
-                                    p[Kind.BYTES.ordinal()],
-                                    (int) p[Kind.PRESENCE.ordinal()],
-                                    (int) Math.min(Integer.MAX_VALUE, p[Kind.CHECKS.ordinal()]),
+                                    (int) p[ProjectCounters.Kind.JOINS.ordinal()],
+                                    (int) p[ProjectCounters.Kind.EVENTS.ordinal()],
+                                    p[ProjectCounters.Kind.BYTES.ordinal()],
+                                    (int) p[ProjectCounters.Kind.PRESENCE.ordinal()],
+                                    (int) Math.min(Integer.MAX_VALUE, p[ProjectCounters.Kind.CHECKS.ordinal()]),
                                     registry.getOrDefault(k, 0L),
                                     presence.getOrDefault(k, 0L),
                                     resume.getOrDefault(k, 0L),
-                                    (int) Math.min(Integer.MAX_VALUE, p[Kind.REFUSED.ordinal()])));
+                                    (int) Math.min(Integer.MAX_VALUE, p[ProjectCounters.Kind.REFUSED.ordinal()])));
                 }
                 return c;
             });
@@ -330,7 +336,7 @@ public final class ProjectQuotas {
 
     /** Connections of {@code projectId} on this replica. */
     public int localUsers(String projectId) {
-        Counters c = projects.get(projectId);
+        ProjectCounters c = projects.get(projectId);
         if (c == null) {
             return 0;
         }
@@ -347,69 +353,27 @@ public final class ProjectQuotas {
         for (Refusal r : Refusal.values()) {
             refused.put(r, 0L);
         }
-        Counters c = projects.get(projectId);
+        ProjectCounters c = projects.get(projectId);
         if (c != null) {
             synchronized (c) {
                 c.roll(now);
                 long[] p = c.previous;
                 here = new UsageReport.Counts(
                         c.users,
-                        (int) p[Kind.JOINS.ordinal()],
-                        (int) p[Kind.EVENTS.ordinal()],
-                        p[Kind.BYTES.ordinal()],
-                        (int) p[Kind.PRESENCE.ordinal()],
-                        (int) Math.min(Integer.MAX_VALUE, p[Kind.CHECKS.ordinal()]),
+                        (int) p[ProjectCounters.Kind.JOINS.ordinal()],
+                        (int) p[ProjectCounters.Kind.EVENTS.ordinal()],
+                        p[ProjectCounters.Kind.BYTES.ordinal()],
+                        (int) p[ProjectCounters.Kind.PRESENCE.ordinal()],
+                        (int) Math.min(Integer.MAX_VALUE, p[ProjectCounters.Kind.CHECKS.ordinal()]),
                         registryBytes.totals().getOrDefault(projectId, 0L),
                         presenceBytes.totals().getOrDefault(projectId, 0L),
                         resumeBytes.totals().getOrDefault(projectId, 0L),
-                        (int) Math.min(Integer.MAX_VALUE, p[Kind.REFUSED.ordinal()]));
+                        (int) Math.min(Integer.MAX_VALUE, p[ProjectCounters.Kind.REFUSED.ordinal()]));
                 for (Refusal r : Refusal.values()) {
                     refused.put(r, c.refusedTotal[r.ordinal()]);
                 }
             }
         }
         return new ProjectUsage(here, others.others(projectId), refused, quota(projectId));
-    }
-
-    private enum Kind {
-        JOINS,
-        CHECKS,
-        EVENTS,
-        BYTES,
-        PRESENCE,
-        REFUSED
-    }
-
-    /** One project's counts; guarded by its own monitor. */
-    private static final class Counters {
-        int users;
-        volatile long lastActiveMs;
-        /** Wall-clock second ({@code ms / 1000}) that {@link #current} counts. */
-        long second = Long.MIN_VALUE;
-
-        final long[] current = new long[Kind.values().length];
-        /** The counts of the second before {@link #second}, zero when that second saw nothing. */
-        final long[] previous = new long[Kind.values().length];
-        /** Refusals since this replica started counting the project, by {@link Refusal}. */
-        final long[] refusedTotal = new long[Refusal.values().length];
-
-        /** Counts one refusal (caller holds the monitor). */
-        void refuse(Refusal what, long nowMs) {
-            roll(nowMs);
-            current[Kind.REFUSED.ordinal()]++;
-            refusedTotal[what.ordinal()]++;
-        }
-
-        void roll(long nowMs) {
-            long s = nowMs / 1000;
-            if (s == second) {
-                return;
-            }
-            for (int i = 0; i < current.length; i++) {
-                previous[i] = s == second + 1 ? current[i] : 0;
-                current[i] = 0;
-            }
-            second = s;
-        }
     }
 }
