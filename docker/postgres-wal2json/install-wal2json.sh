@@ -92,7 +92,7 @@ configure() {
     fi
     echo "$MARKER_END"
   } >>"$conf"
-  echo "install-wal2json.sh: configured $conf (output_plugin_libraries: $([ "$knows_plugin_list" -eq 1 ] && echo set || echo 'not supported by this server'))"
+  echo "install-wal2json.sh: configured $conf (output_plugin_libraries: $([ "$knows_plugin_list" -eq 1 ] && echo set || echo 'not needed: this Postgres release loads any output plugin'))"
 }
 
 main() {
