@@ -90,7 +90,7 @@ public final class CdcSettings {
             .doc("How often the cdc-worker re-reads which projects have resume on and creates, updates or deletes"
                     + " their history streams");
     public static final Setting<Duration> AURA_RESUME_DEFAULT_SECONDS = Setting.seconds(
-                    "AURA_RESUME_DEFAULT_SECONDS", 120)
+                    "AURA_RESUME_DEFAULT_SECONDS", 0)
             .range(0, 86_400)
             .doc(
                     "The postgres_changes resume window of every project whose aura_platform.project_limits row does not"

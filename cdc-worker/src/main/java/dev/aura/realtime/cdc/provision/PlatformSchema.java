@@ -112,7 +112,7 @@ public final class PlatformSchema {
                 + " AND postgres_changes_resume_seconds <= 86400)",
         "ALTER TABLE aura_platform.project_limits ADD COLUMN IF NOT EXISTS postgres_changes_history_bytes bigint"
                 + " NOT NULL DEFAULT 67108864 CHECK (postgres_changes_history_bytes > 0)",
-        // issue 38: resume is on by default. NULL = the operator's AURA_RESUME_DEFAULT_SECONDS, 0 = off.
+        // issue 38: NULL = the operator's AURA_RESUME_DEFAULT_SECONDS (shipped as 0), 0 = off.
         // Once (while the column is still NOT NULL): the 0s that meant "the default" become NULL.
         """
         DO $$ BEGIN

@@ -16,8 +16,9 @@ import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 38's "must show": resume is on by default. A project with no settings (no row in
- * {@code aura_platform.project_limits}); realtime-js 2.119.1 with no resume options, a signed-in
+ * Issue 38's "must show": with an operator default window ({@code AURA_RESUME_DEFAULT_SECONDS},
+ * 120 s in {@link ResumeStack}; shipped as 0, docs/design.md R says why) a project with no settings
+ * (no row in {@code aura_platform.project_limits}) resumes; realtime-js 2.119.1 with no resume options, a signed-in
  * user listening to every event of two tables. One writer commits INSERTs, UPDATEs and DELETEs on
  * both tables, one statement per transaction, every 20 ms, while the client's ws-front is killed
  * with {@code kill -9} and started again. The client must receive every change once, in commit

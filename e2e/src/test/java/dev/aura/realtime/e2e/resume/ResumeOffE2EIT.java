@@ -12,8 +12,8 @@ import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 /**
- * A project whose {@code postgres_changes_resume_seconds} is 0 has resume off (issue 38: on by
- * default, 0 turns it off). The issue 27 scenario (replica 1 killed and restarted while a row is
+ * A project whose {@code postgres_changes_resume_seconds} is 0 has resume off (0 turns it off
+ * whatever the operator's default). The issue 27 scenario (replica 1 killed and restarted while a row is
  * inserted every 20 ms) behaves as before resume existed: the client rejoins and receives the rows
  * committed after its rejoin; no {@code system} message about resume, no {@code _aura_event_id} in
  * records, and no history stream exists on NATS.

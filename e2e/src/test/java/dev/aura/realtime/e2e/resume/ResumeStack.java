@@ -33,7 +33,7 @@ final class ResumeStack implements AutoCloseable {
 
     /**
      * Starts everything; {@code resumeSeconds} null leaves the project without a limits row (resume
-     * on with the operator's default window, issue 38), 0 turns resume off. {@code setup} runs after table {@code t} ({@code columns}) is created and
+     * on with the operator's default window, set to 120 s here), 0 turns resume off. {@code setup} runs after table {@code t} ({@code columns}) is created and
      * enabled ({@code {t}} in it stands for the table's quoted name), before the replicas start (a
      * replica reads the limits on its first connection).
      */
@@ -47,7 +47,10 @@ final class ResumeStack implements AutoCloseable {
         E2eStack stack = new E2eStack(PostgresServer.shared(), nats);
         ResumeStack s = new ResumeStack(nats, stack);
         try {
-            stack.startCdcWorker(Map.of(), List.of());
+            // null: the project sets no window, and this stack's operator default is 120 s (the
+            // shipped default is 0, resume off: docs/design.md R)
+            stack.startCdcWorker(
+                    resumeSeconds == null ? Map.of("AURA_RESUME_DEFAULT_SECONDS", "120") : Map.of(), List.of());
             stack.createProject();
             if (resumeSeconds != null) {
                 setWindow(stack, resumeSeconds);

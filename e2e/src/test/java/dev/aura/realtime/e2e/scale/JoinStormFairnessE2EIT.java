@@ -41,7 +41,7 @@ import org.junit.jupiter.api.Test;
  */
 class JoinStormFairnessE2EIT {
     static final int A_CLIENTS = 300;
-    static final int A_SOCKETS = 4 * A_CLIENTS;
+    static final int A_SOCKETS = 12 * A_CLIENTS;
     static final int B_CLIENTS = 20;
     static final long B_P95_BOUND_MS = 500;
     private static final Duration T = Duration.ofSeconds(30);
@@ -66,7 +66,7 @@ class JoinStormFairnessE2EIT {
                     "CREATE POLICY room_reads ON " + rt + ".messages FOR SELECT TO aura_authenticated USING (" + rt
                             + ".topic() LIKE 'room:%' AND auth.uid() IS NOT NULL)",
                     "INSERT INTO aura_platform.project_limits(project_id, max_concurrent_users, max_joins_per_second)"
-                            + " VALUES ('" + p + "', 2000, 2000)");
+                            + " VALUES ('" + p + "', " + (A_SOCKETS + 100) + ", 2000)");
             stack.createEnabledTable(p, "feed", "(id bigserial PRIMARY KEY, body text)");
         }
         // started after the limits rows: a replica reads a project's row on its first connection
