@@ -78,8 +78,8 @@ class ResumeBucketE2EIT {
             String b = UUID.randomUUID().toString();
             s.stack.createProject(b);
             s.stack.createEnabledTable(b, "t", "(id int PRIMARY KEY)");
-            s.stack.sql("INSERT INTO aura_platform.project_limits(project_id, max_resume_bytes) VALUES ('" + b
-                    + "', 16384)");
+            s.stack.sql("INSERT INTO aura_platform.project_limits(project_id, max_resume_bytes,"
+                    + " postgres_changes_resume_seconds) VALUES ('" + b + "', 16384, 60)");
             s.awaitHistoryStream(b);
             int told = 0;
             List<RealtimeJsClient> clientsOfA = new ArrayList<>();

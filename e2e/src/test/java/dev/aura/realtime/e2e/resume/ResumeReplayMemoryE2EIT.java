@@ -35,7 +35,8 @@ class ResumeReplayMemoryE2EIT {
     void largeReplaysToEightClientsAtOnceNeitherCrashTheReplicaNorDelayAnotherProject() throws Exception {
         try (NatsServer nats = NatsServer.start();
                 E2eStack stack = new E2eStack(PostgresServer.shared(), nats)) {
-            stack.startCdcWorker(Map.of(), List.of());
+            // both projects resume with the operator's default window (shipped as 0: design.md R)
+            stack.startCdcWorker(Map.of("AURA_RESUME_DEFAULT_SECONDS", "120"), List.of());
             stack.createProject();
             stack.createEnabledTable("big", "(id int PRIMARY KEY, body text)");
             String b = UUID.randomUUID().toString();
