@@ -44,7 +44,8 @@ class ControlApiIT {
     @BeforeAll
     static void setUp() throws Exception {
         fx = new CdcFixture(PostgresServer.shared(), NatsServer.shared());
-        fx.startWorker(Map.of());
+        // an operator default window of 120 s (shipped as 0), so the default's answer is seen
+        fx.startWorker(Map.of("AURA_RESUME_DEFAULT_SECONDS", "120"));
         api = new ControlApiClient(fx.worker().httpPort());
         fx.createProject();
         tokens = TestTokens.of(CdcFixture.SECRET);

@@ -23,8 +23,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The per-project history streams of postgres_changes resume (docs/design.md R): a project with
- * resume on (by default, issue 38: no row, or {@code postgres_changes_resume_seconds} NULL, means
- * the operator's 120 s) gets a stream holding its change events (and only its own), bounded by its
+ * resume on (no row, or {@code postgres_changes_resume_seconds} NULL, means the operator's
+ * default window, 120 s here; shipped as 0) gets a stream holding its change events (and only its own), bounded by its
  * history bytes; switching resume off (0) deletes it; a project with resume off gets none.
  */
 class HistoryStreamIT {
@@ -35,7 +35,13 @@ class HistoryStreamIT {
     @BeforeAll
     static void setUp() throws Exception {
         fx = new CdcFixture(PostgresServer.shared(), NatsServer.shared());
-        fx.startWorker(Map.of("AURA_HISTORY_REFRESH_MS", "200", "AURA_HISTORY_STORAGE", "memory"));
+        fx.startWorker(Map.of(
+                "AURA_HISTORY_REFRESH_MS",
+                "200",
+                "AURA_HISTORY_STORAGE",
+                "memory",
+                "AURA_RESUME_DEFAULT_SECONDS",
+                "120"));
         fx.createProject();
         fx.sql(
                 "CREATE TABLE " + fx.table("todos") + "(id int PRIMARY KEY, title text)",
@@ -65,7 +71,7 @@ class HistoryStreamIT {
         String stream = ChangeHistory.streamName(fx.projectId);
         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> streamExists(jsm, stream));
         assertThat(jsm.getStreamInfo(stream).getConfiguration().getMaxAge())
-                .as("on by default: the operator's 120 s window plus a minute")
+                .as("the operator's default: its 120 s window plus a minute")
                 .isEqualTo(Duration.ofSeconds(180));
         fx.sql("INSERT INTO aura_platform.project_limits(project_id, postgres_changes_resume_seconds,"
                 + " postgres_changes_history_bytes) VALUES ('" + fx.projectId + "', 30, 1048576)");
