@@ -2,6 +2,7 @@ package dev.aura.realtime.e2e.security;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.aura.realtime.testkit.RawWebSocket;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -64,21 +65,9 @@ final class Upgrades {
      */
     private static Answer afterUpgrade(InputStream in, OutputStream out, byte[] head, int bodyStart)
             throws IOException {
-        byte[] join =
-                "{\"topic\":\"realtime:upgrades-probe\",\"event\":\"phx_join\",\"payload\":{\"config\":{}},\"ref\":\"1\",\"join_ref\":\"1\"}"
-                        .getBytes(StandardCharsets.UTF_8);
-        ByteArrayOutputStream frame = new ByteArrayOutputStream();
-        frame.write(0x81);
-        if (join.length < 126) {
-            frame.write(0x80 | join.length);
-        } else {
-            frame.write(0x80 | 126);
-            frame.write(join.length >> 8);
-            frame.write(join.length & 0xff);
-        }
-        frame.write(new byte[] {0, 0, 0, 0}); // a zero mask: the payload goes as it is
-        frame.write(join);
-        out.write(frame.toByteArray());
+        out.write(
+                RawWebSocket.maskedText(
+                        "{\"topic\":\"realtime:upgrades-probe\",\"event\":\"phx_join\",\"payload\":{\"config\":{}},\"ref\":\"1\",\"join_ref\":\"1\"}"));
         out.flush();
         DataInputStream frames = new DataInputStream(new java.io.SequenceInputStream(
                 new java.io.ByteArrayInputStream(head, bodyStart, head.length - bodyStart), in));
